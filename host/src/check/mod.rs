@@ -1,0 +1,7 @@
+//! From a response block to verdicts.
+//!
+//! The main type is the [`Verdict`] of one check.
+
+mod verdict;
+
+pub use verdict::{Outcome, Verdict};

@@ -1,0 +1,72 @@
+//! `assay check`: evaluates one check through the plugin that owns its key,
+//! exactly as a test case would.
+
+use super::UsageError;
+use super::args::CheckArgs;
+use anyhow::{Context, Result};
+use assay::check::{Outcome, Verdict};
+use assay::plugin::{ActualValue, CheckInput, PluginOptions, PluginSource, Registry, Runtime};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub fn run(args: CheckArgs) -> Result<u8> {
+    let registry = load_registry(&args.plugins)?;
+    let key = args.key.to_ascii_lowercase();
+    let (base, negated) = match key.strip_prefix("not_") {
+        Some(base) if registry.has_key(base) => (base, true),
+        _ => (key.as_str(), false),
+    };
+    let Some(plugin) = registry.plugin_for(base) else {
+        let hint = registry.suggest(&key).map(|s| format!(": did you mean `{s}`?")).unwrap_or_default();
+        return Err(UsageError(format!("unknown matcher key `{}`{hint}", args.key)).into());
+    };
+    let actual: serde_json::Value =
+        serde_json::from_str(&args.actual).map_err(|e| UsageError(format!("--actual is not valid JSON: {e}")))?;
+    let expected: serde_json::Value =
+        serde_json::from_str(&args.expected).map_err(|e| UsageError(format!("--expected is not valid JSON: {e}")))?;
+    let actual_json = actual.to_string();
+    let actual_value = match &actual {
+        serde_json::Value::String(text) => ActualValue::Text(text),
+        _ => ActualValue::Json(&actual_json),
+    };
+    let expected_json = expected.to_string();
+    let check = CheckInput { key: base, actual: 0, expected: &expected_json };
+    let mut output = plugin.evaluate(&[actual_value], &[check]);
+    let verdict = Verdict::from_plugin(output.results.remove(0), negated);
+
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let json = serde_json::json!({
+            "pass": verdict.passed(),
+            "outcome": verdict.outcome,
+            "score": verdict.score,
+            "message": verdict.message,
+            "extras": verdict.extras,
+            "error_kind": verdict.error_kind,
+        });
+        serde_json::to_writer(&mut out, &json)?;
+        writeln!(out)?;
+    } else {
+        let label = match verdict.outcome {
+            Outcome::Pass => "PASS",
+            Outcome::Fail => "FAIL",
+            Outcome::Error => "ERROR",
+        };
+        writeln!(out, "{label} {}: {}", args.key, verdict.message)?;
+        if let Some(score) = verdict.score {
+            writeln!(out, "  score {score}")?;
+        }
+    }
+    Ok(if verdict.passed() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+}
+
+/// The built-in plugins plus any given with `--plugin`.
+pub fn load_registry(extra: &[PathBuf]) -> Result<Registry> {
+    let runtime = Runtime::default();
+    let mut registry = Registry::with_builtins(&runtime)?;
+    for path in extra {
+        let bytes = std::fs::read(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
+        registry.load(&runtime, PluginSource::File(path.clone()), &bytes, PluginOptions::default())?;
+    }
+    Ok(registry)
+}

@@ -1,0 +1,32 @@
+//! The command line: flag definitions (`args.rs`) and one module per
+//! command. This is the binary's side of the crate; everything it calls is
+//! the `assay` library.
+
+mod args;
+mod check;
+mod plugins;
+
+pub use args::Cli;
+use args::Command;
+
+/// Marks an error as the user's (bad invocation): exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Runs a parsed command line and returns the exit code.
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Plugins(args) => plugins::run(args),
+        Command::Check(args) => check::run(args),
+    }
+}
+
+/// The exit code for an error that ended a command.
+pub fn exit_code_for(error: &anyhow::Error) -> u8 {
+    if error.downcast_ref::<UsageError>().is_some() || error.downcast_ref::<clap::Error>().is_some() {
+        assay::exit_codes::USAGE
+    } else {
+        assay::exit_codes::FAILED
+    }
+}

@@ -1,0 +1,25 @@
+//! The generated host bindings, in one place: the matcher world and the
+//! agent world. Host implementations of the imported interfaces live in
+//! `plugin/host/`.
+
+/// Bindings for `assay:plugin/capable-matcher-plugin`.
+#[expect(missing_docs, reason = "generated code")]
+pub mod matcher {
+    wasmtime::component::bindgen!({
+        path: "../wit/plugin",
+        world: "assay:plugin/capable-matcher-plugin",
+        ownership: Borrowing { duplicate_if_necessary: true },
+        anyhow: true,
+    });
+}
+
+/// Bindings for `assay:agent/agent`.
+#[expect(missing_docs, reason = "generated code")]
+pub mod agent {
+    wasmtime::component::bindgen!({
+        path: "../wit/agent",
+        world: "assay:agent/agent",
+        ownership: Borrowing { duplicate_if_necessary: true },
+        anyhow: true,
+    });
+}

@@ -1,0 +1,111 @@
+//! The process-wide wasmtime [`Runtime`]: one `Engine` configured for the
+//! sandbox (component model, epoch interruption driven by a ticker thread,
+//! the pooling allocator when the machine allows it), and a second engine
+//! with fuel metering, created only when a plugin asks for a fuel budget
+//! (fuel changes code generation, so it cannot share the first engine).
+
+use std::sync::{Arc, OnceLock};
+use std::thread;
+use std::time::Duration;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the ticker thread advances the epoch: the granularity of every
+/// deadline.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The largest linear memory a pooled instance can have. A plugin configured
+/// with more memory than this still gets it: the engine then allocates on
+/// demand instead (see [`Runtime::new`]).
+const POOLED_MEMORY_MAX: usize = 1 << 30;
+
+/// The wasmtime engines shared by every plugin and agent of a process.
+///
+/// Cheap to clone (it is an `Arc` inside).
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+struct RuntimeInner {
+    engine: Engine,
+    fuel_engine: OnceLock<Engine>,
+    pooling: bool,
+}
+
+impl Runtime {
+    /// Creates the engine, using the pooling allocator when `largest_memory`
+    /// (the largest memory limit any plugin will have) fits in a pool slot and
+    /// the machine grants the address space the pool reserves, and falling
+    /// back to on-demand allocation otherwise (as Spin does).
+    pub fn new(largest_memory: usize) -> Runtime {
+        let pooled = (largest_memory <= POOLED_MEMORY_MAX).then(|| Engine::new(&config(false, true)).ok()).flatten();
+        let pooling = pooled.is_some();
+        let engine =
+            pooled.unwrap_or_else(|| Engine::new(&config(false, false)).expect("the on-demand engine config is valid"));
+        start_ticker(&engine);
+        Runtime { inner: Arc::new(RuntimeInner { engine, fuel_engine: OnceLock::new(), pooling }) }
+    }
+
+    /// The engine for plugins without a fuel budget.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The engine for plugins with a fuel budget (created on first use).
+    pub fn fuel_engine(&self) -> &Engine {
+        self.inner.fuel_engine.get_or_init(|| {
+            let engine = Engine::new(&config(true, false)).expect("the fuel engine config is valid");
+            start_ticker(&engine);
+            engine
+        })
+    }
+
+    /// Whether the main engine uses the pooling allocator.
+    pub fn is_pooling(&self) -> bool {
+        self.inner.pooling
+    }
+}
+
+impl Default for Runtime {
+    /// A runtime for plugins with the default limits.
+    fn default() -> Self {
+        Runtime::new(crate::plugin::Limits::default().memory_bytes)
+    }
+}
+
+fn config(fuel: bool, pooling: bool) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true).epoch_interruption(true).consume_fuel(fuel);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(512)
+            .total_core_instances(2048)
+            .total_memories(1024)
+            .total_tables(1024)
+            .max_memories_per_component(8)
+            .max_tables_per_component(8)
+            .max_core_instances_per_component(64)
+            .max_component_instance_size(1 << 20)
+            .max_core_instance_size(1 << 20)
+            .table_elements(100_000)
+            .max_memory_size(POOLED_MEMORY_MAX);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is
+/// dropped.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    thread::Builder::new()
+        .name("assay-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("failed to spawn the epoch ticker thread");
+}

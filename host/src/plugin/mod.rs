@@ -1,0 +1,32 @@
+//! Matchers as sandboxed WebAssembly components.
+//!
+//! The main type is the [`Registry`], which maps assertion keys to loaded
+//! [`MatcherPlugin`]s; every plugin runs in the one [`Runtime`] of the
+//! process, under [`Limits`] and with the capabilities its [`Grants`] allow.
+//!
+//! The WIT contract lives in `wit/plugin/plugin.wit` (package
+//! `assay:plugin@0.1.0`) and `wit/agent/agent.wit` (`assay:agent@0.1.0`);
+//! `bindings.rs` is the only place bindings are generated, `host/` holds the
+//! host side of each imported interface, `sandbox.rs` the limits, and
+//! `policy.rs` the capability check run before anything of a component runs.
+
+pub mod bindings;
+mod builtin;
+mod engine;
+pub mod host;
+mod matcher;
+mod policy;
+mod registry;
+mod sandbox;
+
+pub use builtin::BUILTIN_MATCHERS;
+pub use engine::{EPOCH_TICK, Runtime};
+pub use host::Capabilities;
+pub use host::log::LogLine;
+pub use matcher::{
+    ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin, PluginOptions,
+    PluginSource, sha256_hex,
+};
+pub use policy::{Denied, Grants};
+pub use registry::Registry;
+pub use sandbox::{Fault, Limits, SandboxState};

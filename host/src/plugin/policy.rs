@@ -1,0 +1,113 @@
+//! The capability policy: which imports a component may have, given its
+//! grants. Checked before anything of the component runs.
+
+use std::fmt;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// The capabilities a plugin is granted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grants {
+    /// Log lines to the host (on by default).
+    pub log: bool,
+    /// The language-model judge.
+    pub judge: bool,
+    /// The embeddings backend.
+    pub embeddings: bool,
+}
+
+impl Default for Grants {
+    /// Only `log`.
+    fn default() -> Self {
+        Grants { log: true, judge: false, embeddings: false }
+    }
+}
+
+impl Grants {
+    /// Parses grant names as written in `assay.toml` (`log`, `judge`,
+    /// `embeddings`), on top of the default (`log`).
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
+        let mut grants = Grants::default();
+        for name in names {
+            match name {
+                "log" => grants.log = true,
+                "judge" => grants.judge = true,
+                "embeddings" => grants.embeddings = true,
+                other => return Err(format!("unknown grant `{other}`: the grants are log, judge and embeddings")),
+            }
+        }
+        Ok(grants)
+    }
+
+    fn allows(&self, grant: &str) -> bool {
+        match grant {
+            "log" => self.log,
+            "judge" => self.judge,
+            "embeddings" => self.embeddings,
+            _ => false,
+        }
+    }
+}
+
+/// An import the policy refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denied {
+    /// The import's full name, e.g. `assay:plugin/judge@0.1.0`.
+    pub import: String,
+    /// The grant that would allow it, when one exists.
+    pub grant: Option<&'static str>,
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.grant {
+            Some(grant) => write!(
+                f,
+                "it imports `{}`, which its grants do not cover.\n\nConsider granting it: grants = [\"{grant}\"] in the plugin's [plugins.NAME] entry of assay.toml",
+                self.import
+            ),
+            None if self.import.starts_with("wasi:") => write!(
+                f,
+                "it imports `{}`: plugins get no file system, network or HTTP access, and no grant allows it",
+                self.import
+            ),
+            None => write!(f, "it imports `{}`, which assay does not provide to plugins", self.import),
+        }
+    }
+}
+
+/// What an import needs: nothing, a grant, or it is refused outright.
+enum Need {
+    Nothing,
+    Grant(&'static str),
+    Refused,
+}
+
+fn need(import: &str) -> Need {
+    let (name, _version) = import.split_once('@').unwrap_or((import, ""));
+    match name {
+        "assay:plugin/types" => Need::Nothing,
+        "assay:plugin/log" => Need::Grant("log"),
+        "assay:plugin/judge" => Need::Grant("judge"),
+        "assay:plugin/embeddings" => Need::Grant("embeddings"),
+        _ if ["wasi:filesystem/", "wasi:sockets/", "wasi:http/"].iter().any(|p| name.starts_with(p)) => Need::Refused,
+        // The rest of WASI (cli, clocks, random, io) is linked with nothing
+        // granted: empty environment and arguments, no stdin, output
+        // discarded.
+        _ if name.starts_with("wasi:") => Need::Nothing,
+        _ => Need::Refused,
+    }
+}
+
+/// Checks every import of `component` against `grants`.
+pub fn check_imports(engine: &Engine, component: &Component, grants: &Grants) -> Result<(), Denied> {
+    for (import, _) in component.component_type().imports(engine) {
+        match need(import) {
+            Need::Nothing => {}
+            Need::Grant(grant) if grants.allows(grant) => {}
+            Need::Grant(grant) => return Err(Denied { import: import.to_owned(), grant: Some(grant) }),
+            Need::Refused => return Err(Denied { import: import.to_owned(), grant: None }),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! The sandboxed plugin runtime: real components in real wasmtime. The
+//! built-in stock plugin evaluates real checks; the hostile fixture plugin
+//! misbehaves one way per key, and each fault is contained, named, bounded
+//! in time, and leaves the host serving the next check.
+
+use crate::util::{eval_one, fixture, load, quick_limits, runtime};
+use assay::check::{Outcome, Verdict};
+use assay::plugin::host::judge::Judge;
+use assay::plugin::{
+    ActualValue, CheckInput, EvaluationError, Fault, Grants, Limits, PluginOptions, PluginSource, Registry,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn hostile(limits: Limits) -> assay::plugin::MatcherPlugin {
+    load("plugins/hostile/hostile.wasm", PluginOptions { limits, ..PluginOptions::default() }).unwrap()
+}
+
+/// The fault every check of a batch got.
+fn fault_of(output: &assay::plugin::BatchOutput) -> (String, Fault) {
+    match &output.results[0] {
+        Err(EvaluationError::Fault { plugin, fault }) => (plugin.clone(), fault.clone()),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+}
+
+fn passes_count(plugin: &assay::plugin::MatcherPlugin) -> String {
+    let output = eval_one(plugin, "count", "x", "1");
+    output.results[0].as_ref().expect("count passes").message.clone()
+}
+
+#[test]
+fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
+    let registry = Registry::with_builtins(runtime()).unwrap();
+    let stock = registry.plugin_for("keywords").unwrap();
+    assert_eq!(stock.name(), "stock");
+    let actuals = [ActualValue::Text("The Beatles were from Liverpool"), ActualValue::Json("19481.0")];
+    let checks = [
+        CheckInput { key: "keywords", actual: 0, expected: "\"Beatles\"" },
+        CheckInput { key: "keywords", actual: 0, expected: "\"Stones\"" },
+        CheckInput { key: "value", actual: 1, expected: "19481" },
+        CheckInput { key: "greater", actual: 1, expected: "20000" },
+        CheckInput { key: "less", actual: 0, expected: "5" },
+    ];
+    let output = stock.evaluate(&actuals, &checks);
+    let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| Verdict::from_plugin(r, false)).collect();
+    let outcomes: Vec<Outcome> = verdicts.iter().map(|v| v.outcome).collect();
+    assert_eq!(outcomes, [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Fail, Outcome::Error]);
+    assert_eq!(verdicts[0].message, "found \"Beatles\" in a 31-character string");
+    assert_eq!(verdicts[2].message, "19481.0 equals 19481");
+    assert_eq!(
+        verdicts[4].message,
+        "less cannot compare the string \"The Beatles were from Liverpool\" with the number 5: compare numbers with numbers and strings with strings"
+    );
+}
+
+#[test]
+fn an_infinite_loop_is_stopped_by_the_deadline_and_the_host_goes_on() {
+    let plugin = hostile(quick_limits());
+    let started = Instant::now();
+    let output = eval_one(&plugin, "spin", "x", "1");
+    let elapsed = started.elapsed();
+    let (name, fault) = fault_of(&output);
+    assert_eq!(name, "hostile");
+    assert_eq!(fault, Fault::Deadline(Duration::from_millis(200)));
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?} for a 200 ms deadline");
+    let message = output.results[0].as_ref().unwrap_err().to_string();
+    assert_eq!(message, "plugin `hostile` exceeded its deadline of 200 ms and was stopped");
+    assert_eq!(passes_count(&plugin), "call 1", "a fresh instance serves the next check");
+}
+
+#[test]
+fn a_memory_bomb_is_stopped_by_the_memory_limit() {
+    let plugin = hostile(quick_limits());
+    let started = Instant::now();
+    let (_, fault) = fault_of(&eval_one(&plugin, "hog", "x", "1"));
+    match fault {
+        Fault::Memory { limit, requested } => {
+            assert_eq!(limit, 64 << 20);
+            assert!(requested > limit);
+        }
+        other => panic!("expected a memory fault, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(passes_count(&plugin), "call 1");
+}
+
+#[test]
+fn runaway_recursion_is_a_stack_overflow() {
+    let plugin = hostile(quick_limits());
+    let (_, fault) = fault_of(&eval_one(&plugin, "recurse", "x", "1"));
+    assert_eq!(fault, Fault::StackOverflow);
+    assert_eq!(passes_count(&plugin), "call 1");
+}
+
+#[test]
+fn a_panic_is_reported_with_its_message_and_the_next_call_gets_a_fresh_instance() {
+    let plugin = hostile(quick_limits());
+    assert_eq!(passes_count(&plugin), "call 1");
+    assert_eq!(passes_count(&plugin), "call 2", "a healthy instance is reused");
+    let (_, fault) = fault_of(&eval_one(&plugin, "panic", "x", "1"));
+    match fault {
+        Fault::Panic(Some(message)) => {
+            assert!(message.ends_with("the hostile plugin panics on purpose"), "{message}");
+            assert!(message.starts_with("at fixtures/plugins/hostile/src/lib.rs:"), "{message}");
+        }
+        other => panic!("expected a panic with its message, got {other:?}"),
+    }
+    assert_eq!(passes_count(&plugin), "call 1", "the trapped instance was discarded");
+}
+
+#[test]
+fn a_100_mb_message_hits_the_memory_limit() {
+    let plugin = hostile(quick_limits());
+    let (_, fault) = fault_of(&eval_one(&plugin, "shout", "x", "1"));
+    assert!(matches!(fault, Fault::Memory { .. }), "{fault:?}");
+}
+
+#[test]
+fn a_100_mb_message_within_memory_is_cut_to_the_message_cap() {
+    let limits = Limits { memory_bytes: 512 << 20, ..Limits::default() };
+    let plugin = hostile(limits);
+    let output = eval_one(&plugin, "shout", "x", "1");
+    let evaluation = output.results[0].as_ref().unwrap();
+    assert!(evaluation.truncated);
+    assert!(evaluation.message.len() <= 4096 + 64, "{}", evaluation.message.len());
+    assert!(evaluation.message.ends_with(" … [message truncated by assay]"));
+}
+
+#[test]
+fn long_messages_are_cut_on_a_character_boundary() {
+    let plugin = hostile(quick_limits());
+    let output = eval_one(&plugin, "long", "x", "1");
+    let evaluation = output.results[0].as_ref().unwrap();
+    assert!(evaluation.truncated);
+    let kept = evaluation.message.strip_suffix(" … [message truncated by assay]").unwrap();
+    assert_eq!(kept, "é".repeat(2048));
+}
+
+#[test]
+fn an_extras_flood_is_dropped_and_flagged() {
+    let plugin = hostile(quick_limits());
+    let output = eval_one(&plugin, "flood", "x", "1");
+    let evaluation = output.results[0].as_ref().unwrap();
+    assert!(evaluation.truncated);
+    assert_eq!(evaluation.extras, None);
+    assert_eq!(evaluation.message, "extras [extras of 1048578 bytes dropped: the limit is 65536 bytes]");
+}
+
+#[test]
+fn a_log_flood_is_capped() {
+    let plugin = hostile(Limits::default());
+    let output = eval_one(&plugin, "chatter", "x", "1");
+    assert!(output.results[0].as_ref().unwrap().message == "logged 100000 lines");
+    assert_eq!(output.log.len(), 100);
+    assert_eq!(output.log[0].message, "line 0");
+    assert_eq!(output.log_dropped, 100_000 - 100);
+}
+
+#[test]
+fn a_plugin_that_faults_repeatedly_is_disabled() {
+    let limits = Limits { deadline: Duration::from_millis(50), max_consecutive_faults: 3, ..Limits::default() };
+    let plugin = hostile(limits);
+    for _ in 0..3 {
+        assert!(matches!(fault_of(&eval_one(&plugin, "panic", "x", "1")).1, Fault::Panic(_)));
+    }
+    let started = Instant::now();
+    let (_, fault) = fault_of(&eval_one(&plugin, "count", "x", "1"));
+    assert_eq!(fault, Fault::Disabled(3));
+    assert!(started.elapsed() < Duration::from_millis(50), "a disabled plugin is not run");
+}
+
+#[test]
+fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
+    let plugin = hostile(quick_limits());
+    let checks =
+        [CheckInput { key: "count", actual: 0, expected: "1" }, CheckInput { key: "panic", actual: 0, expected: "1" }];
+    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks);
+    assert_eq!(output.results.len(), 2);
+    assert!(output.results.iter().all(|r| matches!(r, Err(EvaluationError::Fault { .. }))));
+}
+
+#[test]
+fn an_import_without_its_grant_is_refused_naming_import_and_grant() {
+    let error = load("plugins/judge-importer/judge-importer.wasm", PluginOptions::default()).unwrap_err();
+    let message = error.to_string();
+    assert!(message.starts_with("failed to load plugin `"), "{message}");
+    assert!(
+        message.contains("judge-importer.wasm`: it imports `assay:plugin/judge@0.1.0`, which its grants do not cover."),
+        "{message}"
+    );
+    assert!(message.contains("grants = [\"judge\"]"), "{message}");
+}
+
+struct EchoJudge;
+
+impl Judge for EchoJudge {
+    fn complete(&self, prompt: &str) -> Result<String, String> {
+        Ok(if prompt.starts_with("\"say pass\"") { "pass".into() } else { "fail".into() })
+    }
+}
+
+#[test]
+fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
+    let grants = Grants { judge: true, ..Grants::default() };
+    let plugin =
+        load("plugins/judge-importer/judge-importer.wasm", PluginOptions { grants, ..PluginOptions::default() })
+            .unwrap();
+    let output = eval_one(&plugin, "ask_judge", "text", "\"say pass\"");
+    assert_eq!(
+        output.results[0],
+        Err(EvaluationError::Rejected("no judge is configured: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()))
+    );
+
+    let mut options = PluginOptions { grants, ..PluginOptions::default() };
+    options.capabilities.judge = Some(Arc::new(EchoJudge));
+    let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
+    let output = eval_one(&plugin, "ask_judge", "text", "\"say pass\"");
+    assert!(output.results[0].as_ref().unwrap().pass);
+    let output = eval_one(&plugin, "ask_judge", "text", "\"say fail\"");
+    assert!(!output.results[0].as_ref().unwrap().pass);
+}
+
+#[test]
+fn a_sha256_mismatch_refuses_to_load() {
+    let options = PluginOptions { sha256: Some("00".repeat(32)), ..PluginOptions::default() };
+    let message = load("plugins/hostile/hostile.wasm", options).unwrap_err().to_string();
+    assert!(message.contains(&format!("but assay.toml pins {}; refusing to load it", "00".repeat(32))), "{message}");
+}
+
+#[test]
+fn a_truncated_component_is_refused() {
+    let bytes = std::fs::read(fixture("plugins/hostile/hostile.wasm")).unwrap();
+    let path = fixture("plugins/hostile/hostile.wasm");
+    let error = assay::plugin::MatcherPlugin::load(
+        runtime(),
+        PluginSource::File(path),
+        &bytes[..bytes.len() / 2],
+        PluginOptions::default(),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("it is not a valid WebAssembly component"), "{error}");
+}
+
+#[test]
+fn two_plugins_claiming_one_key_is_an_error_naming_both() {
+    let mut registry = Registry::with_builtins(runtime()).unwrap();
+    registry.add(hostile(quick_limits())).unwrap();
+    let error = registry.add(hostile(quick_limits())).unwrap_err().to_string();
+    assert!(error.starts_with("two plugins claim the key `spin`: hostile (`"), "{error}");
+    assert!(error.contains("[keys] spin = \"PLUGIN-NAME\""), "{error}");
+}
+
+#[test]
+fn the_registry_suggests_close_keys_only() {
+    let registry = Registry::with_builtins(runtime()).unwrap();
+    assert_eq!(registry.suggest("keywordz").as_deref(), Some("keywords"));
+    assert_eq!(registry.suggest("not_valeu").as_deref(), Some("not_value"));
+    assert_eq!(registry.suggest("Greter").as_deref(), Some("greater"));
+    assert_eq!(registry.suggest("banana"), None);
+}

@@ -1,0 +1,130 @@
+//! Builds the workspace's component crates, writes or checks the committed
+//! components, and keeps the record `plugins/components.txt`.
+
+use crate::toolchain::{Choice, Toolchain};
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The record of what built the committed components.
+const RECORD: &str = "plugins/components.txt";
+
+/// A workspace package that builds into a component.
+struct ComponentCrate {
+    /// The cargo package name.
+    package: String,
+    /// Where the committed component lives.
+    output: PathBuf,
+}
+
+pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
+    let crates = component_crates(root)?;
+    let record_path = root.join(RECORD);
+    let recorded = std::fs::read_to_string(&record_path).ok();
+    let recorded_toolchain = recorded.as_deref().and_then(|r| field(r, "toolchain"));
+    let recorded_route = recorded.as_deref().and_then(|r| field(r, "route"));
+    let toolchain = Toolchain::find(choice, recorded_route.as_deref())?;
+    eprintln!("building {} components with {} ({})", crates.len(), toolchain.version, toolchain.route);
+
+    let target_dir = root.join("target/wasm");
+    let packages: Vec<String> = crates.iter().map(|c| c.package.clone()).collect();
+    let status = toolchain
+        .cargo_build(root, &target_dir, &packages)
+        .status()
+        .context("failed to run cargo for the wasm build")?;
+    if !status.success() {
+        bail!("the wasm build failed (see cargo's output above)");
+    }
+
+    let mut record = format!(
+        "# Written by `cargo xtask build`; `cargo xtask build --check` rebuilds and compares.\n\
+         toolchain: {}\nroute: {}\n\n",
+        toolchain.version, toolchain.route
+    );
+    let mut differing = Vec::new();
+    for krate in &crates {
+        let module_path =
+            target_dir.join("wasm32-unknown-unknown/release").join(format!("{}.wasm", krate.package.replace('-', "_")));
+        let module =
+            std::fs::read(&module_path).with_context(|| format!("failed to read {}", module_path.display()))?;
+        let component =
+            componentize(&module).with_context(|| format!("failed to make a component of {}", krate.package))?;
+        let relative = krate.output.strip_prefix(root).unwrap_or(&krate.output).display().to_string();
+        writeln!(record, "{}  {relative}", sha256_hex(&component))?;
+        if check {
+            let committed = std::fs::read(&krate.output).unwrap_or_default();
+            if committed != component {
+                differing.push(relative);
+            }
+        } else {
+            std::fs::write(&krate.output, &component)
+                .with_context(|| format!("failed to write {}", krate.output.display()))?;
+            eprintln!("wrote {relative} ({} bytes)", component.len());
+        }
+    }
+
+    if !check {
+        std::fs::write(&record_path, record).with_context(|| format!("failed to write {}", record_path.display()))?;
+        return Ok(());
+    }
+    if differing.is_empty() {
+        eprintln!("all {} committed components match their source", crates.len());
+        return Ok(());
+    }
+    let mut message =
+        format!("these committed components differ from a build of their source:\n  {}\n", differing.join("\n  "));
+    match recorded_toolchain {
+        Some(recorded) if recorded != toolchain.version => write!(
+            message,
+            "\nThey were built with `{recorded}`, but this machine built with `{}`: a different compiler \
+             produces different bytes. Rebuild them here with `cargo xtask build` and commit the result.",
+            toolchain.version
+        )?,
+        _ => message.push_str(
+            "\nThe source changed since they were built. Rebuild them with `cargo xtask build` and commit the result.",
+        ),
+    }
+    bail!(message)
+}
+
+/// Turns a core module built by wit-bindgen (with its component-type custom
+/// section) into a component.
+fn componentize(module: &[u8]) -> Result<Vec<u8>> {
+    wit_component::ComponentEncoder::default().module(module)?.validate(true).encode()
+}
+
+/// Reads `name: value` from the record.
+fn field(record: &str, name: &str) -> Option<String> {
+    record.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(": ").map(str::to_owned))
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every workspace package with `[package.metadata.assay] component`.
+fn component_crates(root: &Path) -> Result<Vec<ComponentCrate>> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .output()
+        .context("failed to run cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let mut crates = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let Some(component) = package["metadata"]["assay"]["component"].as_str() else { continue };
+        let manifest = PathBuf::from(package["manifest_path"].as_str().unwrap_or_default());
+        let dir = manifest.parent().context("manifest path has no parent")?;
+        crates.push(ComponentCrate {
+            package: package["name"].as_str().unwrap_or_default().to_owned(),
+            output: dir.join(component),
+        });
+    }
+    crates.sort_by(|a, b| a.output.cmp(&b.output));
+    Ok(crates)
+}

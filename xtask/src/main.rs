@@ -1,0 +1,68 @@
+//! assay's build tool.
+//!
+//! `cargo xtask build` builds every component crate of the workspace (a
+//! package with `[package.metadata.assay] component = "NAME.wasm"`) for
+//! `wasm32-unknown-unknown`, turns each core module into a component with
+//! `wit-component`, and writes it next to the crate, plus the record
+//! `plugins/components.txt` (toolchain and sha256 of every component).
+//!
+//! `cargo xtask build --check` does the same into a scratch directory and
+//! fails if any committed component differs from its source build.
+
+mod components;
+mod toolchain;
+
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask build [--check] [--toolchain auto|rustup|debian]
+
+  build        build every component from source and write it next to its crate
+  --check      rebuild into a scratch directory and fail if a committed component differs
+  --toolchain  which Rust toolchain builds the wasm: `rustup` (needs `rustup target add
+               wasm32-unknown-unknown`), `debian` (Debian's rustc-web with -Zbuild-std), or
+               `auto` (the one the committed components were built with, when present)";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut check = false;
+    let mut choice = toolchain::Choice::Auto;
+    let mut iter = args.iter();
+    match iter.next().map(String::as_str) {
+        Some("build") => {}
+        Some("-h" | "--help") | None => {
+            println!("{USAGE}");
+            return Ok(());
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--check" => check = true,
+            "--toolchain" => {
+                let value = iter.next().map(String::as_str).unwrap_or("");
+                choice = toolchain::Choice::parse(value)?;
+            }
+            other => bail!("unknown option `{other}`\n\n{USAGE}"),
+        }
+    }
+    let root = workspace_root();
+    components::build_all(&root, choice, check)
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives inside the workspace").to_path_buf()
+}
