@@ -39,9 +39,14 @@ pub enum PluginLoadErrorKind {
     /// Linking failed (an import the host cannot satisfy).
     #[error("its imports cannot be satisfied: {0}")]
     Link(String),
-    /// The exports are not the matcher interface.
-    #[error("it does not export assay:plugin/matcher@0.1.0: {0}")]
-    Exports(String),
+    /// The exports are not the interface it was loaded as.
+    #[error("it does not export {interface}: {cause}")]
+    Exports {
+        /// The interface expected, e.g. `assay:plugin/matcher@0.1.0`.
+        interface: &'static str,
+        /// What is missing or mismatched.
+        cause: String,
+    },
     /// Instantiating faulted.
     #[error("instantiating it {0}")]
     Instantiate(Fault),
@@ -70,5 +75,290 @@ pub enum RegistryError {
         first: String,
         /// The plugin loaded second.
         second: String,
+    },
+}
+
+/// `assay.toml` could not be read.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("invalid configuration `{}`: {message}", file.display())]
+pub struct ConfigError {
+    /// The file.
+    pub file: std::path::PathBuf,
+    /// What is wrong, with the line when known.
+    pub message: String,
+}
+
+/// One request to an agent failed. The run records it as an error verdict
+/// on that interaction and goes on.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("agent `{agent}` at {endpoint}: {kind}")]
+pub struct AgentError {
+    /// The agent's name.
+    pub agent: String,
+    /// Where it was reached: a URL, or `direct (COMPONENT)`.
+    pub endpoint: String,
+    /// What went wrong.
+    #[source]
+    pub kind: AgentErrorKind,
+}
+
+/// Why a request to an agent failed.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum AgentErrorKind {
+    /// Nothing answered at the address.
+    #[error(
+        "cannot connect: {0}\n\nConsider starting the server (`assay agent serve --port PORT` serves the demo agents) or passing --agent-url"
+    )]
+    Unreachable(String),
+    /// The TLS handshake failed.
+    #[error(
+        "TLS handshake failed: {0}\n\nConsider --agent-ca FILE if the server uses a private or self-signed certificate"
+    )]
+    Tls(String),
+    /// The server does not know the agent (HTTP 404).
+    #[error("the server has no such agent (HTTP 404){}", body_suffix(.0))]
+    NotFound(String),
+    /// Any other non-success status.
+    #[error("the server answered HTTP {status}{}", body_suffix(body))]
+    Status {
+        /// The status code.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// A line of the stream is not `{"response": ChatMessage}`.
+    #[error("line {line} of the response stream is malformed: {cause}")]
+    Malformed {
+        /// 1-based line number.
+        line: usize,
+        /// The parse error.
+        cause: String,
+    },
+    /// The stream broke off: the connection dropped or the last line was
+    /// cut short.
+    #[error("the response stream was cut off: {0}")]
+    Truncated(String),
+    /// No bytes arrived for too long.
+    #[error("the agent stopped sending: nothing arrived for {} s", .0.as_secs_f64())]
+    Stalled(std::time::Duration),
+    /// The response passed the size cap.
+    #[error("the response exceeded the cap of {} MiB and was abandoned", .0 >> 20)]
+    TooLarge(usize),
+    /// The request could not be built (e.g. a metadata value that is not a
+    /// valid HTTP header).
+    #[error("invalid request: {0}")]
+    BadRequest(String),
+    /// No agent component of that name is configured for `direct`.
+    #[error(
+        "no agent component of this name; the known ones are {0}\n\nConsider adding it to assay.toml under [agents], or --agent NAME=FILE.wasm"
+    )]
+    UnknownAgent(String),
+    /// The agent component could not be loaded.
+    #[error("{0}")]
+    Load(String),
+    /// The agent component faulted.
+    #[error("the agent component {0}")]
+    Fault(Fault),
+    /// The agent answered with an error of its own.
+    #[error("the agent refused the request: {0}")]
+    Refused(String),
+    /// The connection type is not supported.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl AgentErrorKind {
+    /// A short name for reports and results files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentErrorKind::Unreachable(_) => "unreachable",
+            AgentErrorKind::Tls(_) => "tls",
+            AgentErrorKind::NotFound(_) => "not-found",
+            AgentErrorKind::Status { .. } => "http-status",
+            AgentErrorKind::Malformed { .. } => "malformed",
+            AgentErrorKind::Truncated(_) => "truncated",
+            AgentErrorKind::Stalled(_) => "stalled",
+            AgentErrorKind::TooLarge(_) => "too-large",
+            AgentErrorKind::BadRequest(_) => "bad-request",
+            AgentErrorKind::UnknownAgent(_) => "unknown-agent",
+            AgentErrorKind::Load(_) => "load",
+            AgentErrorKind::Fault(fault) => fault.kind(),
+            AgentErrorKind::Refused(_) => "refused",
+            AgentErrorKind::Unsupported(_) => "unsupported",
+        }
+    }
+}
+
+fn body_suffix(body: &str) -> String {
+    if body.trim().is_empty() { String::new() } else { format!(": {}", body.trim()) }
+}
+
+/// A test case file could not be read or planned.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("`{}`: {kind}", file.display())]
+pub struct CaseError {
+    /// The file.
+    pub file: std::path::PathBuf,
+    /// What is wrong with it.
+    #[source]
+    pub kind: Box<CaseErrorKind>,
+}
+
+impl CaseError {
+    /// An error in `file`.
+    pub fn new(file: impl Into<std::path::PathBuf>, kind: CaseErrorKind) -> CaseError {
+        CaseError { file: file.into(), kind: Box::new(kind) }
+    }
+}
+
+/// What is wrong with a test case file. Paths name keys the way the file
+/// nests them, e.g. `interactions[0].response.text.keywords`.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum CaseErrorKind {
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Io(String),
+    /// HOCON syntax, with the line and column when known.
+    #[error("{}", syntax(line, message))]
+    Syntax {
+        /// (line, column), 1-based.
+        line: Option<(usize, usize)>,
+        /// The parser's message.
+        message: String,
+    },
+    /// A `${VAR}` with no such environment variable.
+    #[error(
+        "the environment variable in ${{{variable}}} at {line}:{col} is not set\n\nConsider exporting {variable}, or writing ${{?{variable}}} to leave the value out when it is unset"
+    )]
+    UnsetVariable {
+        /// The variable's name.
+        variable: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+    },
+    /// A key the format does not have.
+    #[error("unknown {what} `{key}` at `{path}`{}; the known ones are {known}", did_you_mean(suggestion))]
+    UnknownKey {
+        /// Where.
+        path: String,
+        /// The key as written.
+        key: String,
+        /// `key`, `connection`, `response part`.
+        what: &'static str,
+        /// The closest known one.
+        suggestion: Option<String>,
+        /// Every known one, comma-separated.
+        known: String,
+    },
+    /// A test name no plugin provides.
+    #[error(
+        "unknown matcher key `{key}` at `{path}`{}\n\nConsider `assay plugins` to list the keys, or adding the plugin that provides it to assay.toml",
+        did_you_mean(suggestion)
+    )]
+    UnknownMatcher {
+        /// Where.
+        path: String,
+        /// The key as written.
+        key: String,
+        /// The closest known key.
+        suggestion: Option<String>,
+    },
+    /// A value of the wrong type.
+    #[error("`{path}` must be {expected}, but it is {found}")]
+    WrongType {
+        /// Where.
+        path: String,
+        /// What it must be.
+        expected: String,
+        /// What it is.
+        found: String,
+    },
+    /// A value of the right type that is still wrong.
+    #[error("invalid `{path}`: {message}")]
+    Invalid {
+        /// Where.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// A required key is absent.
+    #[error("missing `{path}`: {what}")]
+    Missing {
+        /// Which key.
+        path: String,
+        /// What it holds.
+        what: &'static str,
+    },
+}
+
+impl CaseErrorKind {
+    /// A [`CaseErrorKind::WrongType`] describing the value found.
+    pub(crate) fn wrong_type(path: &str, expected: &str, found: &serde_json::Value) -> CaseErrorKind {
+        CaseErrorKind::WrongType { path: path.to_owned(), expected: expected.to_owned(), found: describe_json(found) }
+    }
+}
+
+fn syntax(line: &Option<(usize, usize)>, message: &str) -> String {
+    match line {
+        Some((line, col)) => format!("HOCON syntax error at {line}:{col}: {message}"),
+        None => format!("HOCON error: {message}"),
+    }
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
+}
+
+/// A JSON value's type and a short rendering, for messages: `the number 5`,
+/// `the string "abc"`.
+pub(crate) fn describe_json(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let text = value.to_string();
+    let mut short: String = text.chars().take(40).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(_) => format!("the boolean {short}"),
+        Value::Number(_) => format!("the number {short}"),
+        Value::String(_) => format!("the string {short}"),
+        Value::Array(_) => format!("the list {short}"),
+        Value::Object(_) => format!("the dictionary {short}"),
+    }
+}
+
+/// Test case files could not be found.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum DiscoverError {
+    /// A path that does not exist.
+    #[error("`{}` does not exist", path.display())]
+    NotFound {
+        /// The path.
+        path: std::path::PathBuf,
+    },
+    /// A glob that matched nothing.
+    #[error("the pattern `{pattern}` matches no files")]
+    NoMatch {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A malformed glob.
+    #[error("the pattern `{pattern}` is malformed: {error}")]
+    BadGlob {
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        error: String,
+    },
+    /// A directory that cannot be read.
+    #[error("cannot read `{}`: {error}", path.display())]
+    Io {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why.
+        error: String,
     },
 }

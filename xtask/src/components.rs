@@ -46,7 +46,7 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
     let mut differing = Vec::new();
     for krate in &crates {
         let module_path =
-            target_dir.join("wasm32-unknown-unknown/release").join(format!("{}.wasm", krate.package.replace('-', "_")));
+            target_dir.join("wasm32-unknown-unknown/plugin").join(format!("{}.wasm", krate.package.replace('-', "_")));
         let module =
             std::fs::read(&module_path).with_context(|| format!("failed to read {}", module_path.display()))?;
         let component =

@@ -105,7 +105,7 @@ impl Toolchain {
             .env("RUSTFLAGS", rustflags)
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .env_remove("RUSTC_WRAPPER")
-            .args(["build", "--locked", "--release", "--target", "wasm32-unknown-unknown"])
+            .args(["build", "--locked", "--profile", "plugin", "--target", "wasm32-unknown-unknown"])
             .arg("--target-dir")
             .arg(target_dir);
         if self.route == "debian" {

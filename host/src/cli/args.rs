@@ -17,10 +17,141 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run test cases against their agents and check every response.
+    Run(RunArgs),
     /// List the loaded matcher plugins: their keys, version, source and sha256.
     Plugins(PluginsArgs),
     /// Evaluate one check from the shell.
     Check(CheckArgs),
+    /// Show the checks each test case will run, without running anything.
+    Plan(PlanArgs),
+    /// Work with agent components: serve them over neuro-san's HTTP protocol.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+}
+
+/// `assay agent ...`.
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Serve agent components over neuro-san's HTTP protocol on 127.0.0.1
+    /// (list, function and streaming_chat endpoints).
+    Serve(ServeArgs),
+    /// List the agents `direct` connections can reach.
+    List(AgentListArgs),
+}
+
+/// The project configuration and the agent components it and the command
+/// line add to the built-in demo agents.
+#[derive(Debug, Args)]
+pub struct AgentSources {
+    /// The configuration file [default: ./assay.toml, if present].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Make the agent NAME the component FILE (repeatable).
+    #[arg(long = "agent", value_name = "NAME=FILE", value_parser = parse_named_path)]
+    pub agents: Vec<(String, PathBuf)>,
+}
+
+/// `assay agent serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Agents to serve: names of known agents or paths to `.wasm` agent
+    /// components (named after the file). Default: every known agent.
+    #[arg(value_name = "NAME|COMPONENT")]
+    pub names: Vec<String>,
+    /// The port on 127.0.0.1 (0 picks a free one and prints it).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key for --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: AgentSources,
+}
+
+/// `assay agent list`.
+#[derive(Debug, Args)]
+pub struct AgentListArgs {
+    #[command(flatten)]
+    pub sources: AgentSources,
+}
+
+/// Parses `NAME=PATH`.
+pub fn parse_named_path(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_owned(), PathBuf::from(path))),
+        _ => Err(format!("`{text}` is not NAME=FILE (e.g. my_agent=target/my_agent.wasm)")),
+    }
+}
+
+/// `assay run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Test case files, directories (searched recursively for *.hocon) or globs.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Only the cases whose id contains this text or matches it as a regex.
+    #[arg(long, value_name = "TEXT|REGEX")]
+    pub filter: Option<String>,
+    /// List the selected cases and exit without running them.
+    #[arg(long)]
+    pub list: bool,
+    /// How many samples run at once [default: CPUs × 4].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Bound every sample by this many seconds, overriding the cases'
+    /// timeout_in_seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Run every case over these connections instead of its own
+    /// (repeatable: direct, http, https).
+    #[arg(long = "connection", value_name = "NAME")]
+    pub connections: Vec<String>,
+    /// The neuro-san server for http/https cases; the scheme follows each
+    /// case's connection.
+    /// [default: `[agent] url` in assay.toml, else http://localhost:8080]
+    #[arg(long, env = "ASSAY_AGENT_URL", value_name = "URL")]
+    pub agent_url: Option<String>,
+    /// Trust the CA certificates in this PEM file for https.
+    #[arg(long, env = "ASSAY_AGENT_CA", value_name = "FILE")]
+    pub agent_ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: AgentSources,
+    /// Also load this plugin component (no grants).
+    #[arg(long = "plugin", value_name = "PATH")]
+    pub plugins: Vec<PathBuf>,
+    /// Where results.jsonl and summary.json go [default: results/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// Also write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Exit with failure when a case is flaky.
+    #[arg(long)]
+    pub fail_on_flaky: bool,
+    /// Show every case and every check.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Show only the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `assay plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Test case files, directories (searched recursively for *.hocon) or globs.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Also load this plugin component (no grants).
+    #[arg(long = "plugin", value_name = "PATH")]
+    pub plugins: Vec<PathBuf>,
+    /// Print one JSON object per case instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `assay plugins`.
@@ -49,4 +180,12 @@ pub struct CheckArgs {
     /// Print the verdict as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
 }

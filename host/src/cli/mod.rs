@@ -2,9 +2,12 @@
 //! command. This is the binary's side of the crate; everything it calls is
 //! the `assay` library.
 
+mod agent;
 mod args;
 mod check;
+mod plan;
 mod plugins;
+mod run;
 
 pub use args::Cli;
 use args::Command;
@@ -17,8 +20,11 @@ pub struct UsageError(pub String);
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Check(args) => check::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Agent(command) => agent::run(command),
     }
 }
 

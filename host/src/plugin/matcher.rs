@@ -182,8 +182,9 @@ impl MatcherPlugin {
             .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker));
         linked.map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
         let pre = linker.instantiate_pre(&component).map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
-        let pre =
-            CapableMatcherPluginPre::new(pre).map_err(|e| fail(PluginLoadErrorKind::Exports(format!("{e:#}"))))?;
+        let pre = CapableMatcherPluginPre::new(pre).map_err(|e| {
+            fail(PluginLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause: format!("{e:#}") })
+        })?;
 
         let mut plugin = MatcherPlugin {
             name: String::new(),

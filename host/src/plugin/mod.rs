@@ -27,6 +27,8 @@ pub use matcher::{
     ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin, PluginOptions,
     PluginSource, sha256_hex,
 };
+pub(crate) use policy::check_imports;
 pub use policy::{Denied, Grants};
 pub use registry::Registry;
 pub use sandbox::{Fault, Limits, SandboxState};
+pub(crate) use sandbox::{arm, classify, new_store};

@@ -88,12 +88,8 @@ impl Registry {
     /// The known key (or `not_` form) closest to a mistyped one, if any is
     /// close enough to be a likely typo.
     pub fn suggest(&self, unknown: &str) -> Option<String> {
-        let unknown = unknown.to_ascii_lowercase();
-        let candidates = self.keys.keys().flat_map(|k| [k.clone(), format!("not_{k}")]);
-        let (distance, best) = candidates
-            .map(|candidate| (strsim::damerau_levenshtein(&unknown, &candidate), candidate))
-            .min_by_key(|(distance, _)| *distance)?;
-        (distance <= (unknown.len() / 3).max(2)).then_some(best)
+        let candidates: Vec<String> = self.keys.keys().flat_map(|k| [k.clone(), format!("not_{k}")]).collect();
+        crate::suggest::nearest(unknown, candidates.iter().map(String::as_str))
     }
 }
 

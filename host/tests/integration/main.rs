@@ -1,6 +1,11 @@
 //! assay's integration tests, one binary with a module per area: they load
 //! real components into real wasmtime and run the real `assay` binary.
 
+mod agents;
 mod cli;
+mod conformance;
+mod dispatch;
+mod fake_server;
 mod plugin_runtime;
+mod run;
 mod util;

@@ -1,7 +1,6 @@
 //! Helpers shared by the integration tests: fixture paths, loading fixture
 //! plugins, running the `assay` binary.
 
-
 use assay::plugin::{
     ActualValue, BatchOutput, CheckInput, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
 };
@@ -55,4 +54,47 @@ pub fn stdout(output: &Output) -> String {
 /// Standard error as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An `assay agent serve` child process, killed on drop.
+pub struct Served {
+    child: std::process::Child,
+    /// The URL it printed, e.g. `http://127.0.0.1:41234`.
+    pub url: String,
+}
+
+impl Served {
+    /// Starts `assay agent serve --port 0 ARGS…` and waits for its
+    /// "serving … on URL" line.
+    pub fn start(args: &[&str]) -> Served {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+            .args(["agent", "serve", "--port", "0"])
+            .args(args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let Some((_, url)) = line.trim().rsplit_once(" on ") else {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("`assay agent serve` printed {line:?}; stderr: {err}");
+        };
+        Served { child, url: url.to_owned() }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.url.rsplit(':').next().unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -8,7 +8,7 @@ use crate::plugin::sandbox::SandboxState;
 const MAX_LINE_BYTES: usize = 1024;
 
 /// One line a plugin logged.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LogLine {
     /// `trace`, `debug`, `info`, `warn` or `error`.
     pub level: &'static str,

@@ -1,0 +1,163 @@
+//! In-process agents: an agent component of the `assay:agent/agent` world,
+//! sandboxed like a matcher (same engine, limits and capability policy, no
+//! grants). Each call gets a fresh instance: agents keep no state between
+//! turns, so a fault can never leak into the next request.
+
+use crate::agent::message::{ChatMessage, ChatRequest, Origin};
+use crate::case::ChatFilter;
+use crate::errors::{PluginLoadError, PluginLoadErrorKind};
+use crate::plugin::bindings::agent::exports::assay::agent::chat as wit;
+use crate::plugin::bindings::agent::{Agent, AgentPre};
+use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
+use serde_json::{Map, Value};
+use std::time::Duration;
+use wasmtime::component::{Component, Linker};
+
+/// A loaded agent component.
+pub struct AgentComponent {
+    name: String,
+    description: String,
+    source: PluginSource,
+    limits: Limits,
+    pre: AgentPre<SandboxState>,
+}
+
+impl std::fmt::Debug for AgentComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentComponent").field("name", &self.name).field("source", &self.source).finish_non_exhaustive()
+    }
+}
+
+impl AgentComponent {
+    /// Compiles a component, checks it imports nothing (agents get no
+    /// grants), and asks it to describe itself.
+    pub fn load(
+        runtime: &Runtime,
+        source: PluginSource,
+        bytes: &[u8],
+        limits: Limits,
+    ) -> Result<AgentComponent, PluginLoadError> {
+        let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
+        let engine = runtime.engine();
+        let component =
+            Component::new(engine, bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
+        let grants = Grants { log: false, judge: false, embeddings: false };
+        plugin::check_imports(engine, &component, &grants).map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+        let mut linker = Linker::<SandboxState>::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
+        let pre = AgentPre::new(pre).map_err(|e| {
+            fail(PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause: format!("{e:#}") })
+        })?;
+        let mut agent =
+            AgentComponent { name: String::new(), description: String::new(), source: source.clone(), limits, pre };
+        let info =
+            agent.call(agent.limits.deadline, |bindings, store| bindings.assay_agent_chat().call_describe(store));
+        let info = info.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
+        if info.name.trim().is_empty() {
+            return Err(fail(PluginLoadErrorKind::BadDescription("the agent's name is empty".into())));
+        }
+        agent.name = info.name;
+        agent.description = info.description;
+        Ok(agent)
+    }
+
+    /// The name the agent gave itself.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the agent says it does.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Where it came from.
+    pub fn source(&self) -> &PluginSource {
+        &self.source
+    }
+
+    /// Answers one turn. `deadline` bounds the call (the sandbox deadline
+    /// when none is given). Blocking: call it from a blocking thread.
+    pub fn chat(&self, request: &ChatRequest, deadline: Option<Duration>) -> Result<Vec<ChatMessage>, AgentCallError> {
+        let sly_data = request.sly_data.as_ref().map(|m| Value::Object(m.clone()).to_string());
+        let chat_context = request.chat_context.as_ref().map(Value::to_string);
+        let metadata: Vec<(&str, &str)> = request.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let wit_request = wit::ChatRequest {
+            agent: &request.agent,
+            text: &request.text,
+            sly_data: sly_data.as_deref(),
+            chat_context: chat_context.as_deref(),
+            chat_filter: match request.chat_filter {
+                ChatFilter::Minimal => wit::ChatFilter::Minimal,
+                ChatFilter::Maximal => wit::ChatFilter::Maximal,
+            },
+            metadata: &metadata,
+        };
+        let deadline = deadline.unwrap_or(self.limits.deadline);
+        let answer = self
+            .call(deadline, |bindings, store| bindings.assay_agent_chat().call_chat(store, wit_request))
+            .map_err(AgentCallError::Fault)?;
+        let messages = answer.map_err(AgentCallError::Refused)?;
+        messages
+            .into_iter()
+            .map(from_wit)
+            .collect::<Result<_, _>>()
+            .map_err(|e| AgentCallError::Fault(Fault::BadAnswer(e)))
+    }
+
+    /// Instantiates under the instantiation deadline and makes one call
+    /// under `deadline`.
+    fn call<T>(
+        &self,
+        deadline: Duration,
+        f: impl FnOnce(&Agent, &mut wasmtime::Store<SandboxState>) -> wasmtime::Result<T>,
+    ) -> Result<T, Fault> {
+        let limits = &self.limits;
+        let mut store = plugin::new_store(self.pre.engine(), limits, Capabilities::default());
+        plugin::arm(&mut store, limits.instantiation_deadline, None);
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| plugin::classify(&e, store.data(), limits.instantiation_deadline, None))?;
+        plugin::arm(&mut store, deadline, None);
+        f(&bindings, &mut store).map_err(|e| plugin::classify(&e, store.data(), deadline, None))
+    }
+}
+
+/// Why a call to an agent component failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentCallError {
+    /// The component faulted.
+    Fault(Fault),
+    /// The agent returned an error of its own.
+    Refused(String),
+}
+
+fn from_wit(message: wit::ChatMessage) -> Result<ChatMessage, String> {
+    let object = |json: Option<String>, field: &str| -> Result<Option<Map<String, Value>>, String> {
+        json.map(|text| match serde_json::from_str(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(format!("its `{field}` is not a JSON object: {other}")),
+            Err(e) => Err(format!("its `{field}` is not JSON: {e}")),
+        })
+        .transpose()
+    };
+    let chat_context = match message.chat_context {
+        None => None,
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| format!("its `chat_context` is not JSON: {e}"))?),
+    };
+    Ok(ChatMessage {
+        message_type: message.message_type,
+        text: message.text,
+        structure: object(message.structure, "structure")?,
+        sly_data: object(message.sly_data, "sly_data")?,
+        chat_context,
+        origin: message
+            .origin
+            .into_iter()
+            .map(|o| Origin { tool: o.tool, instantiation_index: o.instantiation_index })
+            .collect(),
+    })
+}

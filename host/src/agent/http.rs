@@ -1,0 +1,200 @@
+//! The neuro-san HTTP client: `POST {base}/api/v1/{agent}/streaming_chat`,
+//! read as `application/json-lines`, one `{"response": ChatMessage}` per
+//! line. Every failure becomes an [`AgentErrorKind`] naming its cause.
+
+use crate::agent::message::{ChatMessage, ChatRequest, StreamLine};
+use crate::case::Connection;
+use crate::errors::AgentErrorKind;
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the neuro-san server is when nothing says otherwise.
+pub const DEFAULT_AGENT_URL: &str = "http://localhost:8080";
+
+/// How to reach neuro-san servers.
+#[derive(Clone, Debug)]
+pub struct HttpSettings {
+    /// The server's base URL (default `http://localhost:8080`). Its scheme
+    /// is replaced by each case's connection: `http` or `https`.
+    pub base_url: String,
+    /// A PEM file of extra CA certificates to trust for `https`.
+    pub ca_file: Option<PathBuf>,
+    /// The largest response accepted, in bytes (default 16 MiB).
+    pub max_response_bytes: usize,
+    /// How long the stream may stay silent before the request is abandoned
+    /// (default 120 s).
+    pub idle_timeout: Duration,
+    /// How long connecting may take (default 10 s).
+    pub connect_timeout: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            base_url: DEFAULT_AGENT_URL.to_owned(),
+            ca_file: None,
+            max_response_bytes: 16 << 20,
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A client for neuro-san servers.
+#[derive(Clone, Debug)]
+pub struct HttpAgents {
+    client: reqwest::Client,
+    base: reqwest::Url,
+    settings: HttpSettings,
+}
+
+impl HttpAgents {
+    /// Builds the client; fails on a bad URL or an unreadable CA file.
+    pub fn new(settings: HttpSettings) -> Result<HttpAgents, String> {
+        let base = reqwest::Url::parse(&settings.base_url)
+            .map_err(|e| format!("invalid agent URL `{}`: {e} (e.g. http://localhost:8080)", settings.base_url))?;
+        if base.cannot_be_a_base() || base.host().is_none() {
+            return Err(format!(
+                "invalid agent URL `{}`: it has no host (e.g. http://localhost:8080)",
+                settings.base_url
+            ));
+        }
+        let mut builder = reqwest::Client::builder().connect_timeout(settings.connect_timeout).use_rustls_tls();
+        if let Some(path) = &settings.ca_file {
+            let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
+            if certificates.is_empty() {
+                return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
+            }
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let client = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(HttpAgents { client, base, settings })
+    }
+
+    /// The streaming_chat URL of `agent` over `connection` (`http` or
+    /// `https`).
+    pub fn url(&self, connection: Connection, agent: &str) -> String {
+        let mut url = self.base.clone();
+        // Both schemes are special, so switching between them cannot fail.
+        let _ = url.set_scheme(connection.name());
+        let base = url.as_str().trim_end_matches('/');
+        format!("{base}/api/v1/{agent}/streaming_chat")
+    }
+
+    /// Sends one request and reads the whole stream.
+    pub async fn chat(&self, url: &str, request: &ChatRequest) -> Result<Vec<ChatMessage>, AgentErrorKind> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &request.metadata {
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                AgentErrorKind::BadRequest(format!("metadata key `{name}` is not a valid HTTP header name"))
+            })?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                AgentErrorKind::BadRequest(format!("metadata `{name}` has a value that is not a valid HTTP header"))
+            })?;
+            headers.insert(header, value);
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let body = request.to_wire().to_string();
+        let send = self.client.post(url).headers(headers).body(body).send();
+        let response = match tokio::time::timeout(self.settings.idle_timeout, send).await {
+            Err(_) => return Err(AgentErrorKind::Stalled(self.settings.idle_timeout)),
+            Ok(result) => result.map_err(classify_send_error)?,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            let body: String = body.chars().take(300).collect();
+            return Err(if status == reqwest::StatusCode::NOT_FOUND {
+                AgentErrorKind::NotFound(body)
+            } else {
+                AgentErrorKind::Status { status: status.as_u16(), body }
+            });
+        }
+        self.read_stream(response).await
+    }
+
+    async fn read_stream(&self, response: reqwest::Response) -> Result<Vec<ChatMessage>, AgentErrorKind> {
+        let cap = self.settings.max_response_bytes;
+        let mut stream = response.bytes_stream();
+        let mut buffer: Vec<u8> = Vec::new();
+        let mut messages = Vec::new();
+        let mut line_number = 0;
+        let mut received = 0usize;
+        loop {
+            let chunk = match tokio::time::timeout(self.settings.idle_timeout, stream.next()).await {
+                Err(_) => return Err(AgentErrorKind::Stalled(self.settings.idle_timeout)),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(AgentErrorKind::Truncated(error_chain(&e))),
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            received += chunk.len();
+            if received > cap {
+                return Err(AgentErrorKind::TooLarge(cap));
+            }
+            buffer.extend_from_slice(&chunk);
+            while let Some(end) = buffer.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buffer.drain(..=end).collect();
+                line_number += 1;
+                if let Some(message) = parse_line(&line[..end], line_number)? {
+                    messages.push(message);
+                }
+            }
+        }
+        if !buffer.iter().all(u8::is_ascii_whitespace) {
+            line_number += 1;
+            // A last line without a newline is fine if it is whole.
+            return match parse_line(&buffer, line_number) {
+                Ok(message) => Ok(messages.into_iter().chain(message).collect()),
+                Err(AgentErrorKind::Malformed { cause, .. }) if cause.contains("EOF") => {
+                    Err(AgentErrorKind::Truncated(format!("the stream ended in the middle of line {line_number}")))
+                }
+                Err(other) => Err(other),
+            };
+        }
+        Ok(messages)
+    }
+}
+
+/// Parses one line; blank lines are skipped.
+fn parse_line(line: &[u8], number: usize) -> Result<Option<ChatMessage>, AgentErrorKind> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice::<StreamLine>(line).map(|l| Some(l.response)).map_err(|e| {
+        let preview: String = String::from_utf8_lossy(line).chars().take(80).collect();
+        AgentErrorKind::Malformed { line: number, cause: format!("{e} in `{preview}`") }
+    })
+}
+
+fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
+    let chain = error_chain(&error);
+    let lower = chain.to_lowercase();
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        AgentErrorKind::Tls(chain)
+    } else if error.is_connect() || error.is_timeout() {
+        AgentErrorKind::Unreachable(chain)
+    } else {
+        AgentErrorKind::Truncated(chain)
+    }
+}
+
+/// An error and its sources, joined: reqwest's own message is too vague.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

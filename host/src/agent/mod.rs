@@ -1,0 +1,122 @@
+//! Connections to the agent under test.
+//!
+//! [`Agents`] sends one [`ChatRequest`] over a case's connection and reduces
+//! the streamed messages to an [`AgentResponse`]:
+//! - `direct`: an agent component from the [`AgentCatalog`], in-process and
+//!   sandboxed (`component.rs`);
+//! - `http`/`https`: a neuro-san server (`http.rs`).
+//!
+//! `serve.rs` is the other side: any agent component served over neuro-san's
+//! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
+//! sly_data carry-forward) belongs to the runner, which owns a conversation.
+
+mod catalog;
+mod component;
+mod http;
+mod message;
+mod reduce;
+pub mod serve;
+
+pub use catalog::{AgentCatalog, DEMO_AGENTS};
+pub use component::{AgentCallError, AgentComponent};
+pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
+pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
+pub use reduce::{AgentResponse, reduce};
+
+use crate::case::Connection;
+use crate::errors::{AgentError, AgentErrorKind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Every way of reaching an agent, configured once per run.
+#[derive(Clone)]
+pub struct Agents {
+    catalog: Arc<AgentCatalog>,
+    http: HttpAgents,
+}
+
+impl Agents {
+    /// Agents reached through `catalog` (direct) and `http` (servers).
+    pub fn new(catalog: AgentCatalog, http: HttpAgents) -> Agents {
+        Agents { catalog: Arc::new(catalog), http }
+    }
+
+    /// The direct agents.
+    pub fn catalog(&self) -> &AgentCatalog {
+        &self.catalog
+    }
+
+    /// Compiles the direct agents named, in parallel, so that no request's
+    /// deadline pays for compilation. Unknown or broken agents are skipped:
+    /// their requests report the problem.
+    pub async fn prepare(&self, names: impl IntoIterator<Item = String>) {
+        let loads: Vec<_> = names
+            .into_iter()
+            .map(|name| {
+                let catalog = self.catalog.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = catalog.get(&name);
+                })
+            })
+            .collect();
+        for load in loads {
+            let _ = load.await;
+        }
+    }
+
+    /// Sends one turn over `connection`. `deadline` bounds a direct call
+    /// inside the sandbox; for servers the caller's timeout cancels the
+    /// request by dropping this future.
+    pub async fn chat(
+        &self,
+        connection: Connection,
+        request: ChatRequest,
+        deadline: Option<Duration>,
+    ) -> Result<AgentResponse, AgentError> {
+        let agent = request.agent.clone();
+        let (endpoint, result) = match connection {
+            Connection::Direct => self.chat_direct(request, deadline).await,
+            Connection::Http | Connection::Https => {
+                let url = self.http.url(connection, &agent);
+                let result = self.http.chat(&url, &request).await;
+                (url, result)
+            }
+            Connection::Grpc => (
+                "grpc".to_owned(),
+                Err(AgentErrorKind::Unsupported(
+                    "assay does not speak neuro-san's gRPC service\n\nConsider `connections: [http]`: the same server answers over HTTP".into(),
+                )),
+            ),
+        };
+        result.map(reduce).map_err(|kind| AgentError { agent, endpoint, kind })
+    }
+
+    async fn chat_direct(
+        &self,
+        request: ChatRequest,
+        deadline: Option<Duration>,
+    ) -> (String, Result<Vec<ChatMessage>, AgentErrorKind>) {
+        let name = request.agent.clone();
+        let endpoint = match self.catalog.source(&name) {
+            Some(source) => format!("direct ({source})"),
+            None => "direct".to_owned(),
+        };
+        let catalog = self.catalog.clone();
+        let call = tokio::task::spawn_blocking(move || {
+            let component = match catalog.get(&name) {
+                Ok(Some(component)) => component,
+                Ok(None) => {
+                    let known = catalog.names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+                    return Err(AgentErrorKind::UnknownAgent(known));
+                }
+                Err(load) => return Err(AgentErrorKind::Load(load)),
+            };
+            component.chat(&request, deadline).map_err(|e| match e {
+                AgentCallError::Fault(fault) => AgentErrorKind::Fault(fault),
+                AgentCallError::Refused(message) => AgentErrorKind::Refused(message),
+            })
+        });
+        let result = call.await.unwrap_or_else(|e| Err(AgentErrorKind::Load(format!("the agent call panicked: {e}"))));
+        (endpoint, result)
+    }
+}

@@ -1,0 +1,99 @@
+//! Finds test case files: a single file, a directory (recursively, every
+//! `*.hocon`), or a glob pattern. Each file gets a stable case id.
+
+use crate::errors::DiscoverError;
+use std::path::{Path, PathBuf};
+
+/// A test case file and the id its case will have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseFile {
+    /// Where the file is.
+    pub path: PathBuf,
+    /// The case id: the path relative to the directory it was found in (or
+    /// as given, for a file or glob), without the `.hocon` extension, with
+    /// `/` separators.
+    pub id: String,
+}
+
+/// The extension of neuro-san test case files.
+const EXTENSION: &str = "hocon";
+
+/// Finds every test case file named by `inputs`, in a stable order (each
+/// input's files sorted by path; inputs in the order given; duplicates
+/// dropped).
+pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let found = discover_one(input)?;
+        for file in found {
+            if !files.iter().any(|f: &CaseFile| f.path == file.path) {
+                files.push(file);
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn discover_one(input: &Path) -> Result<Vec<CaseFile>, DiscoverError> {
+    let text = input.to_string_lossy();
+    if input.is_dir() {
+        let mut paths = Vec::new();
+        walk(input, &mut paths).map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
+        paths.sort();
+        return Ok(paths
+            .into_iter()
+            .map(|path| {
+                let relative = path.strip_prefix(input).unwrap_or(&path).to_path_buf();
+                CaseFile { id: id_of(&relative), path }
+            })
+            .collect());
+    }
+    if input.is_file() {
+        return Ok(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]);
+    }
+    if text.contains(['*', '?', '[']) {
+        let pattern = glob::glob(&text)
+            .map_err(|e| DiscoverError::BadGlob { pattern: text.to_string(), error: e.to_string() })?;
+        let mut paths: Vec<PathBuf> = pattern.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+        paths.sort();
+        if paths.is_empty() {
+            return Err(DiscoverError::NoMatch { pattern: text.to_string() });
+        }
+        return Ok(paths.into_iter().map(|path| CaseFile { id: id_of(&path), path }).collect());
+    }
+    Err(DiscoverError::NotFound { path: input.to_path_buf() })
+}
+
+/// Collects every `*.hocon` file under `dir`, skipping hidden entries.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if entry.file_type()?.is_dir() || (entry.file_type()?.is_symlink() && path.is_dir()) {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == EXTENSION) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn id_of(path: &Path) -> String {
+    let without = path.with_extension("");
+    let text = without.to_string_lossy().replace('\\', "/");
+    text.trim_start_matches("./").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_drop_the_extension_and_leading_dot() {
+        assert_eq!(id_of(Path::new("./math_guy/basic.hocon")), "math_guy/basic");
+        assert_eq!(id_of(Path::new("case.hocon")), "case");
+    }
+}

@@ -1,0 +1,229 @@
+//! The neuro-san HOCON reader: one `.hocon` file into a [`TestCase`], with
+//! every error naming the file and the line or key path.
+
+use crate::case::model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
+use crate::errors::{CaseError, CaseErrorKind};
+use crate::suggest::nearest;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The top-level keys of a test case.
+const CASE_KEYS: &[&str] =
+    &["agent", "connections", "success_ratio", "use_direct", "metadata", "timeout_in_seconds", "interactions"];
+
+/// The keys of one interaction.
+const INTERACTION_KEYS: &[&str] =
+    &["text", "sly_data", "timeout_in_seconds", "chat_filter", "continue_conversation", "response"];
+
+/// Reads one test case from HOCON text. `${VAR}` substitutions resolve from
+/// `env`; `id` and `file` name the case in the model and in errors.
+pub fn parse_case(text: &str, id: &str, file: &Path, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
+    let fail = |kind| CaseError::new(file, kind);
+    let config = hocon::parse_with_env(text, env).map_err(|e| fail(hocon_error(e)))?;
+    let root: Map<String, Value> =
+        config.deserialize().map_err(|e| fail(CaseErrorKind::Syntax { line: None, message: e.to_string() }))?;
+    read_case(root, id, file).map_err(fail)
+}
+
+/// Reads a test case from a file.
+pub fn read_case_file(path: &Path, id: &str, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CaseError::new(path, CaseErrorKind::Io(e.to_string())))?;
+    parse_case(&text, id, path, env)
+}
+
+fn hocon_error(error: hocon::HoconError) -> CaseErrorKind {
+    match error {
+        hocon::HoconError::Parse(e) => CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message },
+        hocon::HoconError::Resolve(e) if e.message.contains("could not resolve") => {
+            CaseErrorKind::UnsetVariable { variable: e.path, line: e.line, col: e.col }
+        }
+        hocon::HoconError::Resolve(e) => CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message },
+        other => CaseErrorKind::Syntax { line: None, message: other.to_string() },
+    }
+}
+
+fn read_case(mut root: Map<String, Value>, id: &str, file: &Path) -> Result<TestCase, CaseErrorKind> {
+    reject_unknown_keys(&root, CASE_KEYS, "")?;
+    let agent = match root.remove("agent") {
+        Some(Value::String(agent)) if !agent.trim().is_empty() => agent,
+        Some(Value::String(_)) => {
+            return Err(CaseErrorKind::Invalid { path: "agent".into(), message: "the agent name is empty".into() });
+        }
+        Some(other) => return Err(wrong_type("agent", "a string", &other)),
+        None => return Err(CaseErrorKind::Missing { path: "agent".into(), what: "the name of the agent to test" }),
+    };
+    let connections = match root.remove("connections") {
+        None => vec![Connection::Direct],
+        Some(Value::String(name)) => vec![connection(&name, "connections")?],
+        Some(Value::Array(items)) if items.is_empty() => {
+            return Err(CaseErrorKind::Invalid { path: "connections".into(), message: "the list is empty".into() });
+        }
+        Some(Value::Array(items)) => {
+            let mut connections = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("connections[{i}]");
+                let Value::String(name) = item else { return Err(wrong_type(&path, "a string", item)) };
+                let connection = connection(name, &path)?;
+                if !connections.contains(&connection) {
+                    connections.push(connection);
+                }
+            }
+            connections
+        }
+        Some(other) => return Err(wrong_type("connections", "a string or a list of strings", &other)),
+    };
+    let success_ratio = match root.remove("success_ratio") {
+        None => SuccessRatio::default(),
+        Some(Value::String(text)) => SuccessRatio::parse(&text)
+            .map_err(|message| CaseErrorKind::Invalid { path: "success_ratio".into(), message })?,
+        Some(other) => return Err(wrong_type("success_ratio", "a string such as \"3/5\"", &other)),
+    };
+    let use_direct = optional_bool(root.remove("use_direct"), "use_direct")?.unwrap_or(false);
+    let metadata = match root.remove("metadata") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(map)) => {
+            let mut metadata = Vec::new();
+            for (key, value) in map {
+                let value = match value {
+                    Value::String(s) => s,
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    other => {
+                        return Err(wrong_type(
+                            &format!("metadata.{key}"),
+                            "a string (sent as an HTTP header)",
+                            &other,
+                        ));
+                    }
+                };
+                metadata.push((key, value));
+            }
+            metadata
+        }
+        Some(other) => return Err(wrong_type("metadata", "a dictionary", &other)),
+    };
+    let timeout = optional_seconds(root.remove("timeout_in_seconds"), "timeout_in_seconds")?;
+    let interactions = match root.remove("interactions") {
+        Some(Value::Array(items)) if items.is_empty() => {
+            return Err(CaseErrorKind::Invalid {
+                path: "interactions".into(),
+                message: "the list is empty; a test case needs at least one interaction".into(),
+            });
+        }
+        Some(Value::Array(items)) => {
+            items.into_iter().enumerate().map(|(i, item)| read_interaction(item, i)).collect::<Result<_, _>>()?
+        }
+        Some(other) => return Err(wrong_type("interactions", "a list of dictionaries", &other)),
+        None => return Err(CaseErrorKind::Missing { path: "interactions".into(), what: "the list of interactions" }),
+    };
+    Ok(TestCase {
+        id: id.to_owned(),
+        file: file.to_path_buf(),
+        agent,
+        connections,
+        success_ratio,
+        use_direct,
+        metadata,
+        timeout,
+        interactions,
+    })
+}
+
+fn read_interaction(value: Value, index: usize) -> Result<Interaction, CaseErrorKind> {
+    let prefix = format!("interactions[{index}]");
+    let Value::Object(mut map) = value else { return Err(wrong_type(&prefix, "a dictionary", &value)) };
+    reject_unknown_keys(&map, INTERACTION_KEYS, &prefix)?;
+    let at = |key: &str| format!("{prefix}.{key}");
+    let text = match map.remove("text") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text),
+        Some(other) => return Err(wrong_type(&at("text"), "a string", &other)),
+    };
+    let sly_data = match map.remove("sly_data") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(other) => return Err(wrong_type(&at("sly_data"), "a dictionary", &other)),
+    };
+    let timeout = optional_seconds(map.remove("timeout_in_seconds"), &at("timeout_in_seconds"))?;
+    let chat_filter = match map.remove("chat_filter") {
+        None | Some(Value::Null) => ChatFilter::default(),
+        Some(Value::String(name)) => match name.to_ascii_uppercase().as_str() {
+            "MINIMAL" => ChatFilter::Minimal,
+            "MAXIMAL" => ChatFilter::Maximal,
+            _ => {
+                return Err(CaseErrorKind::Invalid {
+                    path: at("chat_filter"),
+                    message: format!("`{name}` is not a chat filter: use MINIMAL or MAXIMAL"),
+                });
+            }
+        },
+        Some(other) => return Err(wrong_type(&at("chat_filter"), "\"MINIMAL\" or \"MAXIMAL\"", &other)),
+    };
+    let continue_conversation =
+        optional_bool(map.remove("continue_conversation"), &at("continue_conversation"))?.unwrap_or(true);
+    let response = match map.remove("response") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(wrong_type(&at("response"), "a dictionary", &other)),
+    };
+    Ok(Interaction { text, sly_data, timeout, chat_filter, continue_conversation, response })
+}
+
+fn connection(name: &str, path: &str) -> Result<Connection, CaseErrorKind> {
+    Connection::ALL.into_iter().find(|c| c.name() == name.to_ascii_lowercase()).ok_or_else(|| {
+        let names: Vec<&str> = Connection::ALL.iter().map(|c| c.name()).collect();
+        CaseErrorKind::UnknownKey {
+            path: path.to_owned(),
+            key: name.to_owned(),
+            what: "connection",
+            suggestion: nearest(name, names.iter().copied()),
+            known: names.join(", "),
+        }
+    })
+}
+
+fn reject_unknown_keys(map: &Map<String, Value>, known: &[&str], prefix: &str) -> Result<(), CaseErrorKind> {
+    match map.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(CaseErrorKind::UnknownKey {
+            path: if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") },
+            key: key.clone(),
+            what: "key",
+            suggestion: nearest(key, known.iter().copied()),
+            known: known.join(", "),
+        }),
+    }
+}
+
+fn optional_bool(value: Option<Value>, path: &str) -> Result<Option<bool>, CaseErrorKind> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(other) => Err(wrong_type(path, "true or false", &other)),
+    }
+}
+
+fn optional_seconds(value: Option<Value>, path: &str) -> Result<Option<Duration>, CaseErrorKind> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(seconds) if seconds > 0.0 && seconds.is_finite() && seconds < 1e9 => {
+                Ok(Some(Duration::from_secs_f64(seconds)))
+            }
+            _ => Err(CaseErrorKind::Invalid {
+                path: path.into(),
+                message: format!("{n} is not a positive number of seconds"),
+            }),
+        },
+        Some(other) => Err(wrong_type(path, "a number of seconds", &other)),
+    }
+}
+
+fn wrong_type(path: &str, expected: &str, found: &Value) -> CaseErrorKind {
+    CaseErrorKind::wrong_type(path, expected, found)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,224 @@
+//! Dispatch: the checks on one response, evaluated with one batched call per
+//! plugin. Targets are resolved here (a missing one fails without calling a
+//! plugin), each distinct actual value is handed over once however many
+//! checks read it, and negation is applied to the answers.
+
+use crate::check::plan::{Check, Target};
+use crate::check::verdict::Verdict;
+use crate::plugin::{ActualValue, CheckInput, LogLine, Registry};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// The most characters of an actual value a result keeps.
+const ACTUAL_PREVIEW_CHARS: usize = 300;
+
+/// The parts of an agent's response that checks look at.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResponseView<'a> {
+    /// The answer's text.
+    pub text: Option<&'a str>,
+    /// The returned sly_data.
+    pub sly_data: Option<&'a Map<String, Value>>,
+    /// The answer's structure.
+    pub structure: Option<&'a Map<String, Value>>,
+}
+
+/// One evaluated check.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// What it looked at, e.g. `structure.answer`.
+    pub target: String,
+    /// The key as written, with `not_` if negated.
+    pub key: String,
+    /// The expected value.
+    pub expected: Value,
+    /// The actual value, cut to a preview; absent when the target was
+    /// missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// Lines a plugin logged while evaluating.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PluginLog {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The lines.
+    pub lines: Vec<LogLine>,
+    /// How many more were dropped by the cap.
+    pub dropped: usize,
+}
+
+/// Evaluates `checks` against `response`: one `evaluate` call per plugin.
+/// Results come back in check order.
+pub fn evaluate(
+    checks: &[Check],
+    response: &ResponseView<'_>,
+    registry: &Registry,
+) -> (Vec<CheckResult>, Vec<PluginLog>) {
+    let mut results: Vec<Option<CheckResult>> = vec![None; checks.len()];
+    // Resolve targets once each: target → index into `actuals`.
+    let mut actual_index: HashMap<&Target, Option<usize>> = HashMap::new();
+    let mut actuals: Vec<Found<'_>> = Vec::new();
+    // Per plugin: (check indices, their inputs by actual index).
+    let mut batches: Vec<(usize, Vec<usize>)> = Vec::new();
+    let plugins = registry.plugins();
+
+    for (i, check) in checks.iter().enumerate() {
+        let slot = *actual_index.entry(&check.target).or_insert_with(|| {
+            let value = match &check.target {
+                Target::Text => response.text.map(Found::Text),
+                Target::SlyData(path) => lookup(response.sly_data, path).map(Found::Value),
+                Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
+            };
+            value.map(|v| {
+                actuals.push(v);
+                actuals.len() - 1
+            })
+        });
+        let Some(_) = slot else {
+            results[i] = Some(CheckResult {
+                target: check.target.to_string(),
+                key: check.display_key(),
+                expected: check.expected.clone(),
+                actual: None,
+                verdict: Verdict::fail(missing_message(&check.target, response)),
+            });
+            continue;
+        };
+        let Some(plugin) = registry.plugin_for(&check.key) else {
+            results[i] = Some(CheckResult {
+                target: check.target.to_string(),
+                key: check.display_key(),
+                expected: check.expected.clone(),
+                actual: None,
+                verdict: Verdict::error("unknown-key", format!("no loaded plugin provides the key `{}`", check.key)),
+            });
+            continue;
+        };
+        let plugin_index = plugins.iter().position(|p| std::sync::Arc::ptr_eq(p, plugin)).expect("registered");
+        match batches.iter_mut().find(|(p, _)| *p == plugin_index) {
+            Some((_, members)) => members.push(i),
+            None => batches.push((plugin_index, vec![i])),
+        }
+    }
+
+    // Text actuals cross as strings; everything else as JSON, serialized once.
+    let serialized: Vec<Option<String>> = actuals
+        .iter()
+        .map(|found| match found {
+            Found::Value(value) if !value.is_string() => Some(value.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut logs = Vec::new();
+    for (plugin_index, members) in batches {
+        let plugin = &plugins[plugin_index];
+        // Only the actuals this batch reads, renumbered.
+        let mut local: HashMap<usize, u32> = HashMap::new();
+        let mut batch_actuals: Vec<ActualValue<'_>> = Vec::new();
+        let mut inputs = Vec::with_capacity(members.len());
+        for &i in &members {
+            let check = &checks[i];
+            let global = actual_index[&check.target].expect("resolved above");
+            let local_index = *local.entry(global).or_insert_with(|| {
+                batch_actuals.push(match (actuals[global], &serialized[global]) {
+                    (Found::Text(text), _) => ActualValue::Text(text),
+                    (Found::Value(Value::String(text)), _) => ActualValue::Text(text),
+                    (_, Some(json)) => ActualValue::Json(json),
+                    (Found::Value(_), None) => unreachable!("non-strings are serialized"),
+                });
+                (batch_actuals.len() - 1) as u32
+            });
+            inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
+        }
+        let output = plugin.evaluate(&batch_actuals, &inputs);
+        if !output.log.is_empty() || output.log_dropped > 0 {
+            logs.push(PluginLog { plugin: plugin.name().to_owned(), lines: output.log, dropped: output.log_dropped });
+        }
+        for (&i, answer) in members.iter().zip(output.results) {
+            let check = &checks[i];
+            let global = actual_index[&check.target].expect("resolved above");
+            results[i] = Some(CheckResult {
+                target: check.target.to_string(),
+                key: check.display_key(),
+                expected: check.expected.clone(),
+                actual: Some(preview(actuals[global])),
+                verdict: Verdict::from_plugin(answer, check.negated),
+            });
+        }
+    }
+    (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
+}
+
+/// A resolved target: the response text, or a value inside sly_data or
+/// structure.
+#[derive(Clone, Copy)]
+enum Found<'a> {
+    Text(&'a str),
+    Value(&'a Value),
+}
+
+/// The value at `path` inside `root`.
+fn lookup<'a>(root: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    let mut value = root?.get(first)?;
+    for key in rest {
+        value = value.as_object()?.get(key)?;
+    }
+    Some(value)
+}
+
+/// Says exactly what is missing: the whole part, or which key and what the
+/// parent holds instead.
+fn missing_message(target: &Target, response: &ResponseView<'_>) -> String {
+    let (root_name, root, path) = match target {
+        Target::Text => return "the response has no text".to_owned(),
+        Target::SlyData(path) => ("sly_data", response.sly_data, path),
+        Target::Structure(path) => ("structure", response.structure, path),
+    };
+    let Some(mut map) = root else {
+        return format!("{target} is missing: the response has no {root_name}");
+    };
+    let mut walked = root_name.to_owned();
+    for key in path {
+        match map.get(key) {
+            Some(Value::Object(inner)) => {
+                walked = format!("{walked}.{key}");
+                map = inner;
+            }
+            Some(other) => {
+                return format!(
+                    "{target} is missing: {walked}.{key} is {}, not a dictionary",
+                    crate::errors::describe_json(other)
+                );
+            }
+            None => {
+                let keys: Vec<&str> = map.keys().map(String::as_str).take(10).collect();
+                let holds = if keys.is_empty() { "nothing".to_owned() } else { keys.join(", ") };
+                return format!("{target} is missing: {walked} has no key `{key}` (it has {holds})");
+            }
+        }
+    }
+    format!("{target} is missing")
+}
+
+/// A short rendering of an actual value: strings as they are, anything else
+/// as JSON, cut to a readable length.
+fn preview(found: Found<'_>) -> String {
+    let text = match found {
+        Found::Text(text) => text.to_owned(),
+        Found::Value(Value::String(text)) => text.clone(),
+        Found::Value(other) => other.to_string(),
+    };
+    if text.chars().count() <= ACTUAL_PREVIEW_CHARS {
+        return text;
+    }
+    let mut cut: String = text.chars().take(ACTUAL_PREVIEW_CHARS).collect();
+    cut.push('…');
+    cut
+}

@@ -1,0 +1,255 @@
+//! The check planner: a `response` block into a flat list of [`Check`]s.
+//!
+//! Rules (from the seed document and DESIGN.md):
+//! - `text` holds a test dictionary: every key names a matcher.
+//! - `sly_data` and `structure` hold data keys at the first level; deeper, a
+//!   key naming a matcher (or `not_` + one) is an assertion and anything else
+//!   a nested data key.
+//! - A matcher's value is a scalar (one check), a list (one check per
+//!   element, all must pass) or a dictionary (the matcher's parameters).
+//! - Matcher names are case-insensitive; data keys are not.
+
+use crate::case::TestCase;
+use crate::errors::{CaseErrorKind, describe_json as describe};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The keys a planner may treat as matchers.
+pub trait KeySet {
+    /// Whether `key` (lowercase, without `not_`) names a matcher.
+    fn has_key(&self, key: &str) -> bool;
+    /// The known key or `not_` form closest to a mistyped one.
+    fn suggest(&self, key: &str) -> Option<String>;
+}
+
+impl KeySet for crate::plugin::Registry {
+    fn has_key(&self, key: &str) -> bool {
+        crate::plugin::Registry::has_key(self, key)
+    }
+
+    fn suggest(&self, key: &str) -> Option<String> {
+        crate::plugin::Registry::suggest(self, key)
+    }
+}
+
+/// Which part of a response a check looks at.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The answer's text.
+    Text,
+    /// A value inside the returned sly_data, by key path.
+    SlyData(Vec<String>),
+    /// A value inside the answer's structure, by key path.
+    Structure(Vec<String>),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (root, path) = match self {
+            Target::Text => return f.write_str("text"),
+            Target::SlyData(path) => ("sly_data", path),
+            Target::Structure(path) => ("structure", path),
+        };
+        f.write_str(root)?;
+        for key in path {
+            write!(f, ".{key}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// One check: a matcher key applied to one target with one expected value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    /// What it looks at.
+    pub target: Target,
+    /// The matcher key, lowercase, without `not_`.
+    pub key: String,
+    /// Whether the verdict is negated (`not_<key>`).
+    pub negated: bool,
+    /// The expected value: a scalar, one list element, or a parameter
+    /// dictionary.
+    pub expected: Value,
+    /// `expected` as JSON text, computed once.
+    #[serde(skip)]
+    pub expected_json: String,
+}
+
+impl Check {
+    /// The key as the user wrote it, with its `not_` prefix if negated.
+    pub fn display_key(&self) -> String {
+        if self.negated { format!("not_{}", self.key) } else { self.key.clone() }
+    }
+}
+
+/// The checks of every interaction of a case, in order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CasePlan {
+    /// `interactions[i]` holds the checks on the i-th response.
+    pub interactions: Vec<Vec<Check>>,
+}
+
+impl CasePlan {
+    /// How many checks in all.
+    pub fn check_count(&self) -> usize {
+        self.interactions.iter().map(Vec::len).sum()
+    }
+}
+
+/// Plans every interaction of a case.
+pub fn plan_case(case: &TestCase, keys: &dyn KeySet) -> Result<CasePlan, CaseErrorKind> {
+    let interactions = case
+        .interactions
+        .iter()
+        .enumerate()
+        .map(|(i, interaction)| plan_response(&interaction.response, &format!("interactions[{i}].response"), keys))
+        .collect::<Result<_, _>>()?;
+    Ok(CasePlan { interactions })
+}
+
+/// Plans one `response` block; `path` names it in errors.
+pub fn plan_response(
+    response: &Map<String, Value>,
+    path: &str,
+    keys: &dyn KeySet,
+) -> Result<Vec<Check>, CaseErrorKind> {
+    let mut checks = Vec::new();
+    for (part, value) in response {
+        let at = format!("{path}.{part}");
+        let Value::Object(tests) = value else {
+            return Err(CaseErrorKind::wrong_type(&at, "a dictionary of tests, e.g. { keywords: \"Beatles\" }", value));
+        };
+        match part.as_str() {
+            "text" => plan_tests(tests, Target::Text, &at, keys, &mut checks)?,
+            "sly_data" | "structure" => {
+                for (key, nested) in tests {
+                    let target = if part == "sly_data" {
+                        Target::SlyData(vec![key.clone()])
+                    } else {
+                        Target::Structure(vec![key.clone()])
+                    };
+                    plan_data_key(key, nested, target, &format!("{at}.{key}"), keys, &mut checks)?;
+                }
+            }
+            other => {
+                return Err(CaseErrorKind::UnknownKey {
+                    path: at.clone(),
+                    key: other.to_owned(),
+                    what: "response part",
+                    suggestion: crate::suggest::nearest(other, ["text", "sly_data", "structure"]),
+                    known: "text, sly_data, structure".into(),
+                });
+            }
+        }
+    }
+    Ok(checks)
+}
+
+/// A data key's value must be a dictionary of tests and nested data keys.
+fn plan_data_key(
+    key: &str,
+    value: &Value,
+    target: Target,
+    at: &str,
+    keys: &dyn KeySet,
+    checks: &mut Vec<Check>,
+) -> Result<(), CaseErrorKind> {
+    let Value::Object(entries) = value else {
+        let hint = match keys.suggest(key) {
+            Some(s) => format!(" (did you mean the test `{s}`?)"),
+            None => String::new(),
+        };
+        return Err(CaseErrorKind::WrongType {
+            path: at.to_owned(),
+            expected: format!("a dictionary of tests for the data key `{key}`, e.g. {{ value: 5 }}{hint}"),
+            found: describe(value),
+        });
+    };
+    for (entry, nested) in entries {
+        let entry_at = format!("{at}.{entry}");
+        if let Some((base, negated)) = matcher_key(entry, keys) {
+            push_checks(&base, negated, nested, &target, &entry_at, checks)?;
+        } else {
+            let mut nested_target = target.clone();
+            match &mut nested_target {
+                Target::SlyData(path) | Target::Structure(path) => path.push(entry.clone()),
+                Target::Text => unreachable!("text has no data keys"),
+            }
+            plan_data_key(entry, nested, nested_target, &entry_at, keys, checks)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every key of a `text` dictionary must name a matcher.
+fn plan_tests(
+    tests: &Map<String, Value>,
+    target: Target,
+    at: &str,
+    keys: &dyn KeySet,
+    checks: &mut Vec<Check>,
+) -> Result<(), CaseErrorKind> {
+    for (key, value) in tests {
+        let entry_at = format!("{at}.{key}");
+        let Some((base, negated)) = matcher_key(key, keys) else {
+            return Err(CaseErrorKind::UnknownMatcher {
+                path: entry_at,
+                key: key.clone(),
+                suggestion: keys.suggest(key),
+            });
+        };
+        push_checks(&base, negated, value, &target, &entry_at, checks)?;
+    }
+    Ok(())
+}
+
+/// Splits a matcher's value into checks: a list is one check per element.
+fn push_checks(
+    key: &str,
+    negated: bool,
+    value: &Value,
+    target: &Target,
+    at: &str,
+    checks: &mut Vec<Check>,
+) -> Result<(), CaseErrorKind> {
+    let expected: Vec<&Value> = match value {
+        Value::Array(items) if items.is_empty() => {
+            return Err(CaseErrorKind::Invalid {
+                path: at.to_owned(),
+                message: "the list is empty, so it checks nothing; give at least one expected value".into(),
+            });
+        }
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    for value in expected {
+        checks.push(Check {
+            target: target.clone(),
+            key: key.to_owned(),
+            negated,
+            expected: value.clone(),
+            expected_json: value.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// `(base key, negated)` when `key` names a matcher or its `not_` form.
+fn matcher_key(key: &str, keys: &dyn KeySet) -> Option<(String, bool)> {
+    let lower = key.to_ascii_lowercase();
+    if keys.has_key(&lower) {
+        return Some((lower, false));
+    }
+    let base = lower.strip_prefix("not_")?;
+    keys.has_key(base).then(|| (base.to_owned(), true))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! `assay agent serve` and `assay agent list`.
+
+use crate::cli::UsageError;
+use crate::cli::args::{AgentCommand, AgentListArgs, AgentSources, ServeArgs};
+use assay::agent::{AgentCatalog, serve};
+use assay::config::Config;
+use assay::plugin::{Limits, Runtime};
+use std::io::Write;
+use std::path::Path;
+
+/// Runs an `assay agent` command.
+pub fn run(command: AgentCommand) -> anyhow::Result<u8> {
+    match command {
+        AgentCommand::Serve(args) => serve_agents(args),
+        AgentCommand::List(args) => list(args),
+    }
+}
+
+/// The configuration, and the agents `direct` can reach: the demo agents,
+/// then `[agents]` from the configuration, then `--agent` flags.
+pub fn project(sources: &AgentSources) -> anyhow::Result<(Config, AgentCatalog)> {
+    let config = Config::discover(sources.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let limits = Limits::default();
+    let mut catalog = AgentCatalog::with_demo_agents(Runtime::new(limits.memory_bytes), limits);
+    for (name, path) in &config.agents {
+        catalog.add_file(name, &config.resolve(path)).map_err(UsageError)?;
+    }
+    for (name, path) in &sources.agents {
+        catalog.add_file(name, path).map_err(UsageError)?;
+    }
+    Ok((config, catalog))
+}
+
+fn list(args: AgentListArgs) -> anyhow::Result<u8> {
+    let (_, catalog) = project(&args.sources)?;
+    let mut out = std::io::stdout().lock();
+    for name in catalog.names().map(str::to_owned).collect::<Vec<_>>() {
+        let agent = catalog.get(&name).map_err(anyhow::Error::msg)?.expect("listed names are known");
+        writeln!(out, "{name:<16} {} — {}", agent.source(), agent.description())?;
+    }
+    Ok(assay::exit_codes::OK)
+}
+
+fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
+    let (_, mut catalog) = project(&args.sources)?;
+    let mut names = Vec::new();
+    for agent in &args.names {
+        if agent.ends_with(".wasm") {
+            let path = Path::new(agent);
+            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or(agent).to_owned();
+            catalog.add_file(&name, path).map_err(UsageError)?;
+            names.push(name);
+        } else {
+            names.push(agent.clone());
+        }
+    }
+    if names.is_empty() {
+        names = catalog.names().map(str::to_owned).collect();
+    }
+    let mut served = serve::ServedAgents::new();
+    for name in names {
+        let Some(agent) = catalog.get(&name).map_err(anyhow::Error::msg)? else {
+            let known: Vec<&str> = catalog.names().collect();
+            return Err(UsageError(format!(
+                "unknown agent `{name}`; the known ones are {}\n\nConsider passing a component file (`path/to/agent.wasm`) or --agent {name}=FILE",
+                known.join(", ")
+            ))
+            .into());
+        };
+        served.insert(name, agent);
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(serve::tls_acceptor(cert, key).map_err(UsageError)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+            .await
+            .map_err(|e| UsageError(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+        let address = listener.local_addr()?;
+        let names: Vec<&str> = served.keys().map(String::as_str).collect();
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "serving {} on {scheme}://{address}", names.join(", "))?;
+        out.flush()?;
+        drop(out);
+        serve::serve(listener, served, tls).await?;
+        Ok(assay::exit_codes::OK)
+    })
+}

@@ -1,0 +1,54 @@
+//! What went wrong in a case, as lines a person can act on: which sample,
+//! connection and interaction, and for each failing check its target, key,
+//! expected and actual values and the matcher's message.
+
+use crate::check::CheckResult;
+use crate::run::{CaseResult, SampleResult};
+
+/// The lines explaining why `case` did not simply pass: its load error, or
+/// the failures of its first failing sample, with a count of the others.
+pub fn failure_lines(case: &CaseResult) -> Vec<String> {
+    if let Some(error) = &case.error {
+        return vec![error.message.clone()];
+    }
+    let failed: Vec<&SampleResult> = case.samples.iter().filter(|s| !s.passed).collect();
+    let Some(first) = failed.first() else { return Vec::new() };
+    let mut lines = Vec::new();
+    if case.samples.len() > 1 {
+        lines.push(format!(
+            "{} of {} samples failed (success_ratio {}); sample {}:",
+            failed.len(),
+            case.samples.len(),
+            case.success_ratio,
+            first.index
+        ));
+    }
+    lines.extend(sample_failure_lines(first));
+    lines
+}
+
+/// The failures of one sample.
+pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    for run in sample.runs.iter().filter(|r| !r.passed) {
+        for interaction in run.interactions.iter().filter(|i| !i.passed) {
+            let at = format!("[{}] interaction {}", run.connection, interaction.index + 1);
+            if let Some(error) = &interaction.error {
+                lines.push(format!("{at}: {}", error.message));
+            }
+            for check in interaction.checks.iter().filter(|c| !c.verdict.passed()) {
+                lines.push(format!("{at}: {}", check_line(check)));
+            }
+        }
+    }
+    lines
+}
+
+/// One check: `structure.answer keywords "Liverpool": <message> (actual: …)`.
+pub fn check_line(check: &CheckResult) -> String {
+    let actual = match &check.actual {
+        Some(actual) => format!(" (actual: {actual})"),
+        None => String::new(),
+    };
+    format!("{} {} {}: {}{actual}", check.target, check.key, check.expected, check.verdict.message)
+}

@@ -1,0 +1,88 @@
+//! JUnit XML (with quick-junit, as nextest writes it): one `<testcase>` per
+//! case, named by its id with the agent as class name. A failed case is a
+//! `<failure>`, an errored one an `<error>`, and a flaky one passes with a
+//! `<flakyFailure>` per failed sample.
+
+use crate::report::describe::{failure_lines, sample_failure_lines};
+use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Collects cases and writes the report when the run finishes.
+#[derive(Debug)]
+pub struct JunitReport {
+    path: PathBuf,
+    suite: TestSuite,
+}
+
+impl JunitReport {
+    /// A report to be written to `path`.
+    pub fn new(path: PathBuf) -> JunitReport {
+        JunitReport { path, suite: TestSuite::new("assay") }
+    }
+}
+
+impl Reporter for JunitReport {
+    fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
+        match event {
+            RunEvent::Started { .. } => Ok(()),
+            RunEvent::CaseFinished(case) => {
+                self.suite.add_test_case(test_case(case));
+                Ok(())
+            }
+            RunEvent::Finished(summary) => {
+                let mut report = Report::new("assay");
+                let mut suite = std::mem::replace(&mut self.suite, TestSuite::new("assay"));
+                suite.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
+                report.add_test_suite(suite);
+                report.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
+                if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let file = std::fs::File::create(&self.path).map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot write the JUnit report `{}`: {e}", self.path.display()))
+                })?;
+                report.serialize(io::BufWriter::new(file)).map_err(io::Error::other)
+            }
+        }
+    }
+}
+
+fn test_case(case: &CaseResult) -> TestCase {
+    let lines = failure_lines(case);
+    let mut status = match case.status {
+        CaseStatus::Passed => TestCaseStatus::success(),
+        CaseStatus::Flaky => {
+            let mut status = TestCaseStatus::success();
+            for sample in case.samples.iter().filter(|s| !s.passed) {
+                let sample_lines = sample_failure_lines(sample);
+                let mut rerun = TestRerun::new(NonSuccessKind::Failure);
+                rerun.set_message(format!("sample {} failed", sample.index));
+                rerun.set_description(sample_lines.join("\n"));
+                status.add_rerun(rerun);
+            }
+            status
+        }
+        CaseStatus::Failed | CaseStatus::Error => {
+            let kind = if case.status == CaseStatus::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error };
+            let mut status = TestCaseStatus::non_success(kind);
+            // The first concrete failure, not the "k of n samples" header.
+            let headline = lines.iter().find(|l| l.starts_with('[')).or(lines.first()).cloned().unwrap_or_default();
+            status.set_message(headline);
+            status.set_description(lines.join("\n"));
+            status
+        }
+    };
+    if let TestCaseStatus::NonSuccess { .. } = &mut status {
+        status.set_type(case.status.name());
+    }
+    let mut test_case = TestCase::new(case.id.clone(), status);
+    test_case.set_classname(if case.agent.is_empty() { "assay".to_owned() } else { case.agent.clone() });
+    test_case.set_time(Duration::from_secs_f64(case.duration_ms / 1e3));
+    test_case.set_assertions(
+        case.samples.iter().flat_map(|s| &s.runs).flat_map(|r| &r.interactions).map(|i| i.checks.len()).sum(),
+    );
+    test_case
+}

@@ -1,0 +1,60 @@
+//! The results directory: `results.jsonl`, one line per case, appended and
+//! flushed as each case finishes (a killed run keeps every finished case),
+//! and `summary.json` at the end.
+
+use crate::run::{Reporter, RunEvent};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `results.jsonl` and `summary.json` into a directory.
+#[derive(Debug)]
+pub struct ResultsDir {
+    dir: PathBuf,
+    lines: File,
+}
+
+impl ResultsDir {
+    /// Creates the directory (and parents) and an empty `results.jsonl`.
+    pub fn create(dir: &Path) -> io::Result<ResultsDir> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
+        })?;
+        let path = dir.join("results.jsonl");
+        let lines = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
+        Ok(ResultsDir { dir: dir.to_owned(), lines })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Reporter for ResultsDir {
+    fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
+        match event {
+            RunEvent::Started { .. } => Ok(()),
+            RunEvent::CaseFinished(case) => {
+                // One write of a whole line: a kill can only lose lines not
+                // yet written, never leave half of one.
+                let mut line = serde_json::to_vec(case)?;
+                line.push(b'\n');
+                self.lines.write_all(&line)?;
+                self.lines.flush()
+            }
+            RunEvent::Finished(summary) => {
+                let path = self.dir.join("summary.json");
+                let mut file = BufWriter::new(File::create(&path)?);
+                serde_json::to_writer_pretty(&mut file, summary)?;
+                file.write_all(b"\n")?;
+                file.flush()
+            }
+        }
+    }
+}

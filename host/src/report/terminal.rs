@@ -1,0 +1,190 @@
+//! The terminal: a live progress bar (on a TTY) with passed/failed/flaky/
+//! error counts, each case that did not pass as it finishes with its failing
+//! checks, and a summary. Colour only when stdout is a terminal.
+
+use crate::report::describe::{check_line, failure_lines};
+use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent, RunSummary};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{self, IsTerminal, Write};
+
+/// How much the terminal shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Only the summary and errors.
+    Quiet,
+    /// Progress, the cases that did not pass, the summary.
+    #[default]
+    Normal,
+    /// Every case and every check.
+    Verbose,
+}
+
+/// Writes progress and results to stdout/stderr.
+pub struct Terminal {
+    verbosity: Verbosity,
+    colour: bool,
+    bar: Option<ProgressBar>,
+    counts: RunSummary,
+}
+
+impl Terminal {
+    /// A terminal reporter; the bar and colours appear only on a TTY.
+    pub fn new(verbosity: Verbosity) -> Terminal {
+        Terminal { verbosity, colour: io::stdout().is_terminal(), bar: None, counts: RunSummary::default() }
+    }
+
+    fn paint(&self, text: &str, status: CaseStatus) -> String {
+        if !self.colour {
+            return text.to_owned();
+        }
+        let code = match status {
+            CaseStatus::Passed => "32",
+            CaseStatus::Flaky => "33",
+            CaseStatus::Failed | CaseStatus::Error => "31",
+        };
+        format!("\x1b[1;{code}m{text}\x1b[0m")
+    }
+
+    fn print(&self, text: &str) -> io::Result<()> {
+        match &self.bar {
+            Some(bar) => {
+                bar.println(text);
+                Ok(())
+            }
+            None => writeln!(io::stdout().lock(), "{text}"),
+        }
+    }
+
+    fn case_lines(&self, case: &CaseResult) -> Vec<String> {
+        let label = match case.status {
+            CaseStatus::Passed => "PASS",
+            CaseStatus::Flaky => "FLAKY",
+            CaseStatus::Failed => "FAIL",
+            CaseStatus::Error => "ERROR",
+        };
+        let samples = if case.samples.len() > 1 || case.success_ratio.samples > 1 {
+            format!(
+                " ({}/{} samples passed, needed {})",
+                case.passed_samples(),
+                case.samples.len(),
+                case.success_ratio.required
+            )
+        } else {
+            String::new()
+        };
+        let mut lines = vec![format!(
+            "{:>6} [{:>8.3}s] {}{samples}",
+            self.paint(label, case.status),
+            case.duration_ms / 1e3,
+            case.id
+        )];
+        if self.verbosity == Verbosity::Verbose {
+            for sample in &case.samples {
+                for run in &sample.runs {
+                    for interaction in &run.interactions {
+                        let at = format!(
+                            "[{}] sample {} interaction {}",
+                            run.connection,
+                            sample.index,
+                            interaction.index + 1
+                        );
+                        if let Some(error) = &interaction.error {
+                            lines.push(format!("         {at}: {}", error.message));
+                        }
+                        for check in &interaction.checks {
+                            let mark = if check.verdict.passed() { "ok  " } else { "FAIL" };
+                            lines.push(format!("         {mark} {at}: {}", check_line(check)));
+                        }
+                    }
+                }
+            }
+            if let Some(error) = &case.error {
+                lines.push(format!("         {}", error.message));
+            }
+        } else {
+            lines.extend(failure_lines(case).into_iter().map(|l| format!("         {l}")));
+        }
+        lines
+    }
+
+    fn counts_message(&self) -> String {
+        let c = &self.counts;
+        format!("{} passed, {} failed, {} flaky, {} errors", c.passed, c.failed, c.flaky, c.errors)
+    }
+}
+
+impl Reporter for Terminal {
+    fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
+        match self.render(event) {
+            // A closed stdout (`assay run … | head`) is the reader's choice.
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    }
+}
+
+impl Terminal {
+    fn render(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
+        match event {
+            RunEvent::Started { cases } => {
+                if self.verbosity != Verbosity::Quiet && io::stderr().is_terminal() {
+                    let bar = ProgressBar::with_draw_target(Some(*cases as u64), ProgressDrawTarget::stderr());
+                    let style =
+                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                            .expect("a valid template");
+                    bar.set_style(style);
+                    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+                    self.bar = Some(bar);
+                } else if self.verbosity != Verbosity::Quiet {
+                    writeln!(io::stdout().lock(), "Running {cases} test cases")?;
+                }
+                Ok(())
+            }
+            RunEvent::CaseFinished(case) => {
+                self.counts.add(case);
+                let show = match self.verbosity {
+                    Verbosity::Quiet => false,
+                    Verbosity::Normal => case.status != CaseStatus::Passed,
+                    Verbosity::Verbose => true,
+                };
+                if show {
+                    for line in self.case_lines(case) {
+                        self.print(&line)?;
+                    }
+                }
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                    bar.set_message(self.counts_message());
+                }
+                Ok(())
+            }
+            RunEvent::Finished(summary) => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish_and_clear();
+                }
+                let status = if summary.failed + summary.errors > 0 {
+                    CaseStatus::Failed
+                } else if summary.flaky > 0 {
+                    CaseStatus::Flaky
+                } else {
+                    CaseStatus::Passed
+                };
+                let mut out = io::stdout().lock();
+                writeln!(
+                    out,
+                    "{} [{:.3}s] {} test cases: {}",
+                    self.paint("Summary", status),
+                    summary.duration_ms / 1e3,
+                    summary.cases,
+                    self.counts_message()
+                )?;
+                for (status, ids) in &summary.not_passed {
+                    for id in ids {
+                        writeln!(out, "{:>8} {id}", status.to_uppercase())?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}

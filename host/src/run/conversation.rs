@@ -1,0 +1,187 @@
+//! One conversation: a case's interactions in order over one connection,
+//! from a fresh start. Owns the conversation state (chat_context, sly_data
+//! carry-forward) and the deadlines that cancel requests.
+
+use crate::agent::{AgentResponse, Agents, ChatRequest};
+use crate::case::{ChatFilter, Connection, TestCase};
+use crate::check::{self, Check, ResponseView};
+use crate::plugin::Registry;
+use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The most characters of answer text a result keeps.
+const TEXT_PREVIEW_CHARS: usize = 2000;
+
+/// What a conversation needs, shared by every sample of a run.
+#[derive(Clone)]
+pub struct Context {
+    /// Where agents are.
+    pub agents: Agents,
+    /// The matchers.
+    pub registry: Arc<Registry>,
+}
+
+/// Runs every interaction of `case` over `connection` for sample `sample`.
+/// `sample_deadline` is when the case's per-sample timeout fires, if it has
+/// one.
+pub async fn converse(
+    context: &Context,
+    case: &TestCase,
+    plan: &Arc<Vec<Vec<Check>>>,
+    connection: Connection,
+    sample: u32,
+    sample_deadline: Option<(Instant, Duration)>,
+) -> ConnectionRun {
+    let mut interactions = Vec::new();
+    let mut chat_context: Option<Value> = None;
+    let mut carried_sly_data: Map<String, Value> = Map::new();
+    let mut metadata = case.metadata.clone();
+    metadata.push(("x-assay-sample".to_owned(), sample.to_string()));
+
+    for (index, interaction) in case.interactions.iter().enumerate() {
+        let started = Instant::now();
+        if !interaction.continue_conversation {
+            chat_context = None;
+            carried_sly_data.clear();
+        }
+        let mut sly_data = carried_sly_data.clone();
+        if let Some(sent) = &interaction.sly_data {
+            sly_data.extend(sent.clone());
+        }
+        let request = ChatRequest {
+            agent: case.agent.clone(),
+            text: interaction.text.clone().unwrap_or_default(),
+            sly_data: (!sly_data.is_empty()).then(|| sly_data.clone()),
+            chat_context: chat_context.clone(),
+            chat_filter: interaction.chat_filter,
+            metadata: metadata.clone(),
+        };
+
+        // The earlier of the interaction's and the sample's deadline.
+        let interaction_deadline = interaction.timeout.map(|t| (started + t, t));
+        let deadline = match (interaction_deadline, sample_deadline) {
+            (Some(i), Some(s)) => Some(if i.0 <= s.0 { (i, Limit::Interaction) } else { (s, Limit::Sample) }),
+            (Some(i), None) => Some((i, Limit::Interaction)),
+            (None, Some(s)) => Some((s, Limit::Sample)),
+            (None, None) => None,
+        };
+        let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
+        let call = context.agents.chat(connection, request, direct_deadline);
+        let answer = match deadline {
+            None => Ok(call.await),
+            Some(((at, limit_length), limit)) => {
+                tokio::time::timeout_at(at, call).await.map_err(|_| limit.error(limit_length, index))
+            }
+        };
+        let response = match answer {
+            Ok(Ok(response)) => response,
+            Ok(Err(agent_error)) => {
+                let error = RunError { kind: agent_error.kind.kind().to_owned(), message: agent_error.to_string() };
+                interactions.push(failed(index, error, started));
+                break;
+            }
+            Err(timeout) => {
+                interactions.push(failed(index, timeout, started));
+                break;
+            }
+        };
+        if continues(case, index) {
+            if let Some(returned) = &response.chat_context {
+                chat_context = Some(returned.clone());
+            }
+            carried_sly_data = sly_data;
+            if let Some(returned) = &response.sly_data {
+                carried_sly_data.extend(returned.clone());
+            }
+        }
+        let checks = plan[index].clone();
+        let registry = context.registry.clone();
+        let (checks, logs, response) = tokio::task::spawn_blocking(move || {
+            let view = ResponseView {
+                text: response.text.as_deref(),
+                sly_data: response.sly_data.as_ref(),
+                structure: response.structure.as_ref(),
+            };
+            let (results, logs) = check::evaluate(&checks, &view, &registry);
+            (results, logs, response)
+        })
+        .await
+        .expect("check evaluation does not panic");
+        let passed = checks.iter().all(|c| c.verdict.passed());
+        interactions.push(InteractionResult {
+            index,
+            passed,
+            checks,
+            error: None,
+            logs,
+            response: Some(record(response, interaction.chat_filter)),
+            duration_ms: millis(started.elapsed()),
+        });
+    }
+    let passed = interactions.len() == case.interactions.len() && interactions.iter().all(|i| i.passed);
+    ConnectionRun { connection, passed, interactions }
+}
+
+/// Whether the state after interaction `index` is worth keeping: the next
+/// one continues the conversation.
+fn continues(case: &TestCase, index: usize) -> bool {
+    case.interactions.get(index + 1).is_some_and(|next| next.continue_conversation)
+}
+
+/// Which timeout fired.
+#[derive(Clone, Copy)]
+enum Limit {
+    Interaction,
+    Sample,
+}
+
+impl Limit {
+    fn error(self, length: Duration, index: usize) -> RunError {
+        let seconds = length.as_secs_f64();
+        match self {
+            Limit::Interaction => RunError {
+                kind: "interaction-timeout".into(),
+                message: format!(
+                    "interaction {} exceeded its timeout_in_seconds of {seconds} s; the request was cancelled",
+                    index + 1
+                ),
+            },
+            Limit::Sample => RunError {
+                kind: "case-timeout".into(),
+                message: format!(
+                    "the case's timeout_in_seconds of {seconds} s fired during interaction {}; the request was cancelled",
+                    index + 1
+                ),
+            },
+        }
+    }
+}
+
+fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult {
+    InteractionResult {
+        index,
+        passed: false,
+        checks: Vec::new(),
+        error: Some(error),
+        logs: Vec::new(),
+        response: None,
+        duration_ms: millis(started.elapsed()),
+    }
+}
+
+fn record(response: AgentResponse, filter: ChatFilter) -> ResponseRecord {
+    let text = response.text.map(|t| match t.char_indices().nth(TEXT_PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}…", &t[..cut]),
+        None => t,
+    });
+    let messages = if filter == ChatFilter::Maximal { response.messages } else { Vec::new() };
+    ResponseRecord { text, structure: response.structure, sly_data: response.sly_data, messages }
+}
+
+/// A duration in milliseconds, for results.
+pub fn millis(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1e6).round() / 1e3
+}

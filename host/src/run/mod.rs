@@ -1,0 +1,245 @@
+//! The runner: every test case × sample × connection as tasks on tokio,
+//! under one concurrency limit, with `success_ratio` early stopping and
+//! deadlines that cancel requests. Results flow to reporters as a stream of
+//! [`RunEvent`]s, one `CaseFinished` as soon as each case is decided.
+//!
+//! ```
+//! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
+//! use assay::case::discover;
+//! use assay::plugin::{Limits, Registry, Runtime};
+//! use assay::run::{RunEvent, RunOptions, Reporter, Runner, load_cases};
+//! use std::sync::Arc;
+//!
+//! /// Prints each case's status.
+//! struct Print;
+//! impl Reporter for Print {
+//!     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+//!         if let RunEvent::CaseFinished(case) = event {
+//!             println!("{} {}", case.id, case.status.name());
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let runtime = Runtime::new(Limits::default().memory_bytes);
+//! let registry = Arc::new(Registry::with_builtins(&runtime).unwrap());
+//! let catalog = AgentCatalog::with_demo_agents(runtime, Limits::default());
+//! let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
+//! let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
+//! let files = discover(&[fixtures.into()]).unwrap();
+//! let env = std::env::vars().collect();
+//! let cases = load_cases(&files, registry.as_ref(), &env, None);
+//! let runner = Runner::new(registry, agents, RunOptions::default());
+//! let summary = runner.run_blocking(cases, &mut [&mut Print]);
+//! assert!(summary.success(false));
+//! ```
+
+mod conversation;
+mod event;
+mod load;
+mod result;
+
+pub use event::{Reporter, RunEvent, RunSummary};
+pub use load::{CaseFilter, LoadedCase, load_cases};
+pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
+
+use crate::agent::Agents;
+use crate::case::{Connection, TestCase};
+use crate::check::Check;
+use crate::plugin::Registry;
+use conversation::{Context, converse, millis};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+/// How a run runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// How many samples may be in flight at once (default: CPUs × 4, since
+    /// agents are I/O-bound).
+    pub jobs: usize,
+    /// Overrides every case's `timeout_in_seconds` (the bound on a sample).
+    pub sample_timeout: Option<Duration>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        RunOptions { jobs: cpus * 4, sample_timeout: None }
+    }
+}
+
+/// Runs test cases against agents and reports as it goes.
+pub struct Runner {
+    context: Context,
+    options: RunOptions,
+}
+
+impl Runner {
+    /// A runner checking responses with `registry`'s matchers.
+    pub fn new(registry: Arc<Registry>, agents: Agents, options: RunOptions) -> Runner {
+        Runner { context: Context { agents, registry }, options }
+    }
+
+    /// Runs every case and reports each as it finishes. Never fails: bad
+    /// files, dead agents and faulty plugins are results. A reporter that
+    /// fails is dropped from the run and named in the summary.
+    pub async fn run(&self, cases: Vec<LoadedCase>, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
+        let started = Instant::now();
+        let mut failed_reporters: Vec<Option<String>> = vec![None; reporters.len()];
+        let mut emit = |event: RunEvent<'_>| {
+            for (reporter, failure) in reporters.iter_mut().zip(failed_reporters.iter_mut()) {
+                if failure.is_none()
+                    && let Err(error) = reporter.report(&event)
+                {
+                    *failure = Some(error.to_string());
+                }
+            }
+        };
+        emit(RunEvent::Started { cases: cases.len() });
+        let direct_agents: BTreeSet<String> = cases
+            .iter()
+            .filter_map(|case| match case {
+                LoadedCase::Ready(ready) if ready.0.connections.contains(&Connection::Direct) => {
+                    Some(ready.0.agent.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        self.context.agents.prepare(direct_agents).await;
+
+        let semaphore = Arc::new(Semaphore::new(self.options.jobs.max(1)));
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        for case in cases {
+            match case {
+                LoadedCase::Broken { id, error } => {
+                    let _ = sender.send(broken(id, error));
+                }
+                LoadedCase::Ready(ready) => {
+                    let (case, plan) = *ready;
+                    let task = CaseTask {
+                        context: self.context.clone(),
+                        case: Arc::new(case),
+                        plan: Arc::new(plan.interactions),
+                        semaphore: semaphore.clone(),
+                        sample_timeout: self.options.sample_timeout,
+                    };
+                    let sender = sender.clone();
+                    tokio::spawn(async move {
+                        let _ = sender.send(task.run().await);
+                    });
+                }
+            }
+        }
+        drop(sender);
+
+        let mut summary = RunSummary::default();
+        while let Some(result) = receiver.recv().await {
+            summary.add(&result);
+            emit(RunEvent::CaseFinished(&result));
+        }
+        summary.duration_ms = millis(started.elapsed());
+        emit(RunEvent::Finished(&summary));
+        summary.reporter_errors = failed_reporters.into_iter().flatten().collect();
+        summary
+    }
+
+    /// [`Runner::run`] on a runtime of its own, for callers without one.
+    pub fn run_blocking(&self, cases: Vec<LoadedCase>, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+        runtime.block_on(self.run(cases, reporters))
+    }
+}
+
+fn broken(id: String, error: crate::errors::CaseError) -> CaseResult {
+    CaseResult {
+        id,
+        file: error.file.clone(),
+        agent: String::new(),
+        connections: Vec::new(),
+        success_ratio: Default::default(),
+        status: CaseStatus::Error,
+        samples: Vec::new(),
+        error: Some(RunError { kind: "bad-file".into(), message: error.to_string() }),
+        duration_ms: 0.0,
+    }
+}
+
+/// One case: its samples, started as needed.
+struct CaseTask {
+    context: Context,
+    case: Arc<TestCase>,
+    plan: Arc<Vec<Vec<Check>>>,
+    semaphore: Arc<Semaphore>,
+    sample_timeout: Option<Duration>,
+}
+
+impl CaseTask {
+    /// Starts `k` samples at once and one more for each that fails, so it
+    /// never runs a sample whose result cannot matter: it stops as soon as
+    /// `k` have passed, or when `k` can no longer be reached.
+    async fn run(self) -> CaseResult {
+        let started = Instant::now();
+        let ratio = self.case.success_ratio;
+        let task = Arc::new(self);
+        let mut running = JoinSet::new();
+        let mut next = 0;
+        while next < ratio.required {
+            running.spawn(task.clone().sample(next));
+            next += 1;
+        }
+        let mut samples: Vec<SampleResult> = Vec::new();
+        while let Some(joined) = running.join_next().await {
+            let sample = joined.unwrap_or_else(|_| SampleResult {
+                index: u32::MAX,
+                passed: false,
+                runs: Vec::new(),
+                duration_ms: 0.0,
+            });
+            let passed = sample.passed;
+            samples.push(sample);
+            let passes = samples.iter().filter(|s| s.passed).count() as u32;
+            if passes >= ratio.required {
+                break;
+            }
+            if !passed && next < ratio.samples {
+                running.spawn(task.clone().sample(next));
+                next += 1;
+            }
+            if passes + running.len() as u32 + (ratio.samples - next) < ratio.required {
+                break;
+            }
+        }
+        running.abort_all();
+        samples.sort_by_key(|s| s.index);
+        let case = &task.case;
+        CaseResult {
+            id: case.id.clone(),
+            file: case.file.clone(),
+            agent: case.agent.clone(),
+            connections: case.connections.clone(),
+            success_ratio: ratio,
+            status: CaseResult::status_of(ratio.required, &samples),
+            samples,
+            error: None,
+            duration_ms: millis(started.elapsed()),
+        }
+    }
+
+    /// One sample: every connection in turn, each from a fresh conversation,
+    /// all under the case's per-sample timeout.
+    async fn sample(self: Arc<Self>, index: u32) -> SampleResult {
+        let _permit = self.semaphore.clone().acquire_owned().await.expect("the semaphore is never closed");
+        let started = Instant::now();
+        let deadline = self.sample_timeout.or(self.case.timeout).map(|t| (started + t, t));
+        let mut runs = Vec::new();
+        for &connection in &self.case.connections {
+            runs.push(converse(&self.context, &self.case, &self.plan, connection, index, deadline).await);
+        }
+        let passed = runs.iter().all(|r| r.passed);
+        SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }
+    }
+}

@@ -1,0 +1,167 @@
+//! What a run produces: one [`CaseResult`] per test case, holding its
+//! samples, each sample's runs over each connection, each interaction's
+//! checks. These are the lines of `results.jsonl`.
+
+use crate::agent::ChatMessage;
+use crate::case::{Connection, SuccessRatio};
+use crate::check::{CheckResult, Outcome, PluginLog};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+
+/// How a case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseStatus {
+    /// Enough samples passed, and none failed.
+    Passed,
+    /// Enough samples passed, but some failed.
+    Flaky,
+    /// Too few samples passed, and some check failed.
+    Failed,
+    /// Too few samples passed and only errors were to blame (agent down,
+    /// timeout, plugin fault), or the file could not be read or planned.
+    Error,
+}
+
+impl CaseStatus {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseStatus::Passed => "passed",
+            CaseStatus::Flaky => "flaky",
+            CaseStatus::Failed => "failed",
+            CaseStatus::Error => "error",
+        }
+    }
+}
+
+/// An error that is not a check's verdict: a bad file, an agent that
+/// failed, a timeout.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunError {
+    /// A short name: `bad-file`, `unreachable`, `interaction-timeout`, ...
+    pub kind: String,
+    /// What happened, naming the file, agent, URL or limit.
+    pub message: String,
+}
+
+/// The outcome of one test case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseResult {
+    /// The case's id.
+    pub id: String,
+    /// Its file.
+    pub file: PathBuf,
+    /// The agent it talks to (empty when the file could not be read).
+    pub agent: String,
+    /// The connections it ran over.
+    pub connections: Vec<Connection>,
+    /// Its success ratio.
+    pub success_ratio: SuccessRatio,
+    /// How it ended.
+    pub status: CaseStatus,
+    /// The samples that ran, by index. Samples that could no longer change
+    /// the outcome were not started.
+    pub samples: Vec<SampleResult>,
+    /// Why the case could not run at all (bad file), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+    /// Wall-clock time of the whole case, in milliseconds.
+    pub duration_ms: f64,
+}
+
+impl CaseResult {
+    /// How many samples passed.
+    pub fn passed_samples(&self) -> usize {
+        self.samples.iter().filter(|s| s.passed).count()
+    }
+
+    /// The status given the samples that ran.
+    pub fn status_of(required: u32, samples: &[SampleResult]) -> CaseStatus {
+        let passed = samples.iter().filter(|s| s.passed).count();
+        let failed: Vec<&SampleResult> = samples.iter().filter(|s| !s.passed).collect();
+        if passed >= required as usize {
+            if failed.is_empty() { CaseStatus::Passed } else { CaseStatus::Flaky }
+        } else if failed.iter().any(|s| s.has_failed_check()) {
+            CaseStatus::Failed
+        } else {
+            CaseStatus::Error
+        }
+    }
+}
+
+/// One sample: every interaction over every connection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SampleResult {
+    /// 0-based index (sent to the agent as `x-assay-sample` metadata).
+    pub index: u32,
+    /// Whether every run passed.
+    pub passed: bool,
+    /// One run per connection, in the case's order.
+    pub runs: Vec<ConnectionRun>,
+    /// Wall-clock time, in milliseconds.
+    pub duration_ms: f64,
+}
+
+impl SampleResult {
+    /// Whether some check failed (rather than only errors).
+    pub fn has_failed_check(&self) -> bool {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.interactions)
+            .flat_map(|i| &i.checks)
+            .any(|c| c.verdict.outcome == Outcome::Fail)
+    }
+}
+
+/// The conversation over one connection, from a fresh start.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConnectionRun {
+    /// The connection.
+    pub connection: Connection,
+    /// Whether every interaction passed.
+    pub passed: bool,
+    /// The interactions that ran; a conversation stops at the first
+    /// interaction whose request failed.
+    pub interactions: Vec<InteractionResult>,
+}
+
+/// One turn: the request's outcome and its checks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InteractionResult {
+    /// 0-based index in the case.
+    pub index: usize,
+    /// Whether the request succeeded and every check passed.
+    pub passed: bool,
+    /// The checks, in plan order (empty if the request failed).
+    pub checks: Vec<CheckResult>,
+    /// Why the request failed, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+    /// What the matcher plugins logged while checking it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<PluginLog>,
+    /// What came back, reduced (absent if the request failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseRecord>,
+    /// Wall-clock time of the request and its checks, in milliseconds.
+    pub duration_ms: f64,
+}
+
+/// The reduced response, as kept in results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResponseRecord {
+    /// The answer text, cut to a preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The answer's structure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<Map<String, Value>>,
+    /// The returned sly_data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<Map<String, Value>>,
+    /// Every message, kept when the interaction asked for MAXIMAL.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<ChatMessage>,
+}
