@@ -12,7 +12,26 @@
 //!
 //! [agents]                     # agent components for `direct`, by name
 //! my_agent = "agents/my_agent.wasm"
+//!
+//! [plugins.my-rouge]           # a matcher plugin
+//! path = "plugins/rouge.wasm"  # a component, or a core module with an
+//!                              # embedded component type
+//! sha256 = "…"                 # optional pin: a mismatch refuses to load
+//! grants = ["log", "judge"]    # capabilities it may import (log: default)
+//! memory_mb = 128              # limit overrides
+//! deadline_ms = 5000
+//! fuel = 1000000000
+//!
+//! [keys]                       # who wins when two plugins claim a key
+//! rouge = "my-rouge"
+//!
+//! [cache]
+//! dir = "/tmp/assay-cache"     # default: the per-user cache directory
+//! enabled = true
 //! ```
+//!
+//! Components in `.assay/plugins/` next to the file (or in the current
+//! directory) load automatically, with no grants.
 
 use crate::errors::ConfigError;
 use serde::Deserialize;
@@ -32,6 +51,15 @@ pub struct Config {
     /// `[agents]`: agent component files for `direct`, by agent name.
     #[serde(default)]
     pub agents: BTreeMap<String, PathBuf>,
+    /// `[plugins.NAME]`: matcher plugins.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, PluginConfig>,
+    /// `[keys]`: key → the plugin that answers it when several claim it.
+    #[serde(default)]
+    pub keys: BTreeMap<String, String>,
+    /// `[cache]`: the compile cache.
+    #[serde(default)]
+    pub cache: CacheConfig,
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -51,7 +79,62 @@ pub struct AgentConfig {
     pub idle_timeout_secs: Option<f64>,
 }
 
+/// `[plugins.NAME]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// The component (or core module) file.
+    pub path: PathBuf,
+    /// The pinned sha256 of the file, lowercase hex.
+    pub sha256: Option<String>,
+    /// Capabilities granted: `log`, `judge`, `embeddings`.
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// Memory limit in MiB.
+    pub memory_mb: Option<usize>,
+    /// Deadline per call in milliseconds.
+    pub deadline_ms: Option<u64>,
+    /// Fuel budget per call.
+    pub fuel: Option<u64>,
+}
+
+/// `[cache]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// The directory (default: the per-user cache directory).
+    pub dir: Option<PathBuf>,
+    /// Whether to cache compiled components (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { dir: None, enabled: true }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The folder whose components load automatically.
+pub const PLUGINS_DIR: &str = ".assay/plugins";
+
 impl Config {
+    /// The `.wasm` files in `.assay/plugins/` next to the configuration,
+    /// sorted.
+    pub fn plugins_dir_files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join(PLUGINS_DIR)) else { return Vec::new() };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .collect();
+        files.sort();
+        files
+    }
+
     /// Reads `path`, or `./assay.toml` when no path is given and it exists
     /// (the defaults otherwise).
     pub fn discover(path: Option<&Path>) -> Result<Config, ConfigError> {
@@ -67,7 +150,10 @@ impl Config {
         let fail = |message: String| ConfigError { file: path.to_owned(), message };
         let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
         let mut config: Config = toml::from_str(&text).map_err(|e| fail(e.to_string().trim_end().to_owned()))?;
-        config.dir = path.parent().map(Path::to_owned).unwrap_or_default();
+        config.dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+            _ => PathBuf::from("."),
+        };
         Ok(config)
     }
 

@@ -66,15 +66,29 @@ pub enum RegistryError {
     Load(PluginLoadError),
     /// Two plugins claim one key.
     #[error(
-        "two plugins claim the key `{key}`: {first} and {second}\n\nConsider choosing one in assay.toml: [keys] {key} = \"PLUGIN-NAME\""
+        "two plugins claim the key `{key}`: {first} and {second}\n\nConsider choosing one in assay.toml: [keys] {key} = \"{first_label}\" (or \"{second_label}\")"
     )]
     KeyConflict {
         /// The key.
         key: String,
         /// The plugin loaded first.
         first: String,
+        /// Its label, for `[keys]`.
+        first_label: String,
         /// The plugin loaded second.
         second: String,
+        /// Its label.
+        second_label: String,
+    },
+    /// A `[keys]` entry names no loaded plugin providing that key.
+    #[error(
+        "[keys] {key} = \"{plugin}\" in assay.toml: no loaded plugin named `{plugin}` provides `{key}`\n\nConsider `assay plugins` to see which plugin provides which key"
+    )]
+    BadPreference {
+        /// The key.
+        key: String,
+        /// The plugin it names.
+        plugin: String,
     },
 }
 

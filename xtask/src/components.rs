@@ -1,5 +1,6 @@
-//! Builds the workspace's component crates, writes or checks the committed
-//! components, and keeps the record `plugins/components.txt`.
+//! Builds the workspace's component crates and WAT fixtures, writes or
+//! checks the committed components, and keeps the record
+//! `plugins/components.txt`.
 
 use crate::toolchain::{Choice, Toolchain};
 use anyhow::{Context, Result, bail};
@@ -26,7 +27,7 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
     let recorded_toolchain = recorded.as_deref().and_then(|r| field(r, "toolchain"));
     let recorded_route = recorded.as_deref().and_then(|r| field(r, "route"));
     let toolchain = Toolchain::find(choice, recorded_route.as_deref())?;
-    eprintln!("building {} components with {} ({})", crates.len(), toolchain.version, toolchain.route);
+    eprintln!("building {} component crates with {} ({})", crates.len(), toolchain.version, toolchain.route);
 
     let target_dir = root.join("target/wasm");
     let packages: Vec<String> = crates.iter().map(|c| c.package.clone()).collect();
@@ -38,12 +39,8 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
         bail!("the wasm build failed (see cargo's output above)");
     }
 
-    let mut record = format!(
-        "# Written by `cargo xtask build`; `cargo xtask build --check` rebuilds and compares.\n\
-         toolchain: {}\nroute: {}\n\n",
-        toolchain.version, toolchain.route
-    );
-    let mut differing = Vec::new();
+    // Every component with where it goes; the WAT fixtures need no toolchain.
+    let mut built = Vec::new();
     for krate in &crates {
         let module_path =
             target_dir.join("wasm32-unknown-unknown/plugin").join(format!("{}.wasm", krate.package.replace('-', "_")));
@@ -51,17 +48,31 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
             std::fs::read(&module_path).with_context(|| format!("failed to read {}", module_path.display()))?;
         let component =
             componentize(&module).with_context(|| format!("failed to make a component of {}", krate.package))?;
-        let relative = krate.output.strip_prefix(root).unwrap_or(&krate.output).display().to_string();
-        writeln!(record, "{}  {relative}", sha256_hex(&component))?;
+        built.push(Built { output: krate.output.clone(), component, source: Source::Rust });
+    }
+    let wat = crate::wat::build_all(root)?;
+    eprintln!("assembled {} WAT fixtures", wat.len());
+    built.extend(wat.into_iter().map(|w| Built { output: w.output, component: w.bytes, source: Source::Wat }));
+    built.sort_by(|a, b| a.output.cmp(&b.output));
+
+    let mut record = format!(
+        "# Written by `cargo xtask build`; `cargo xtask build --check` rebuilds and compares.\n\
+         toolchain: {}\nroute: {}\n\n",
+        toolchain.version, toolchain.route
+    );
+    let mut differing = Vec::new();
+    for component in &built {
+        let relative = component.output.strip_prefix(root).unwrap_or(&component.output).display().to_string();
+        writeln!(record, "{}  {relative}", sha256_hex(&component.component))?;
         if check {
-            let committed = std::fs::read(&krate.output).unwrap_or_default();
-            if committed != component {
-                differing.push(relative);
+            let committed = std::fs::read(&component.output).unwrap_or_default();
+            if committed != component.component {
+                differing.push((relative, component.source));
             }
         } else {
-            std::fs::write(&krate.output, &component)
-                .with_context(|| format!("failed to write {}", krate.output.display()))?;
-            eprintln!("wrote {relative} ({} bytes)", component.len());
+            std::fs::write(&component.output, &component.component)
+                .with_context(|| format!("failed to write {}", component.output.display()))?;
+            eprintln!("wrote {relative} ({} bytes)", component.component.len());
         }
     }
 
@@ -70,13 +81,15 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
         return Ok(());
     }
     if differing.is_empty() {
-        eprintln!("all {} committed components match their source", crates.len());
+        eprintln!("all {} committed components match their source", built.len());
         return Ok(());
     }
+    let names: Vec<&str> = differing.iter().map(|(relative, _)| relative.as_str()).collect();
     let mut message =
-        format!("these committed components differ from a build of their source:\n  {}\n", differing.join("\n  "));
+        format!("these committed components differ from a build of their source:\n  {}\n", names.join("\n  "));
+    let from_rust = differing.iter().any(|(_, source)| *source == Source::Rust);
     match recorded_toolchain {
-        Some(recorded) if recorded != toolchain.version => write!(
+        Some(recorded) if from_rust && recorded != toolchain.version => write!(
             message,
             "\nThey were built with `{recorded}`, but this machine built with `{}`: a different compiler \
              produces different bytes. Rebuild them here with `cargo xtask build` and commit the result.",
@@ -87,6 +100,25 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
         ),
     }
     bail!(message)
+}
+
+/// What a component is built from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A component crate, compiled by the Rust toolchain.
+    Rust,
+    /// A WAT fixture, assembled: the same bytes on every machine.
+    Wat,
+}
+
+/// A component built for the record.
+struct Built {
+    /// Where the committed component lives.
+    output: PathBuf,
+    /// The component.
+    component: Vec<u8>,
+    /// What it was built from.
+    source: Source,
 }
 
 /// Turns a core module built by wit-bindgen (with its component-type custom

@@ -3,14 +3,18 @@
 //! `cargo xtask build` builds every component crate of the workspace (a
 //! package with `[package.metadata.assay] component = "NAME.wasm"`) for
 //! `wasm32-unknown-unknown`, turns each core module into a component with
-//! `wit-component`, and writes it next to the crate, plus the record
-//! `plugins/components.txt` (toolchain and sha256 of every component).
+//! `wit-component`, and writes it next to the crate. It also assembles every
+//! WAT fixture `fixtures/plugins/wat/*.wat` (hostile plugins that cannot be
+//! written in Rust) into a component next to it; those need no Rust
+//! toolchain. Last it writes the record `plugins/components.txt` (toolchain
+//! and sha256 of every component, WAT fixtures included).
 //!
 //! `cargo xtask build --check` does the same into a scratch directory and
 //! fails if any committed component differs from its source build.
 
 mod components;
 mod toolchain;
+mod wat;
 
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -19,7 +23,8 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: cargo xtask build [--check] [--toolchain auto|rustup|debian]
 
-  build        build every component from source and write it next to its crate
+  build        build every component from source (crates and fixtures/plugins/wat/*.wat)
+               and write it next to its source
   --check      rebuild into a scratch directory and fail if a committed component differs
   --toolchain  which Rust toolchain builds the wasm: `rustup` (needs `rustup target add
                wasm32-unknown-unknown`), `debian` (Debian's rustc-web with -Zbuild-std), or

@@ -11,7 +11,7 @@ use crate::plugin::bindings::agent::{Agent, AgentPre};
 use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
 use serde_json::{Map, Value};
 use std::time::Duration;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Linker;
 
 /// A loaded agent component.
 pub struct AgentComponent {
@@ -38,9 +38,9 @@ impl AgentComponent {
         limits: Limits,
     ) -> Result<AgentComponent, PluginLoadError> {
         let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
+        let (component, _) =
+            runtime.compile(bytes, false).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         let engine = runtime.engine();
-        let component =
-            Component::new(engine, bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         let grants = Grants { log: false, judge: false, embeddings: false };
         plugin::check_imports(engine, &component, &grants).map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
         let mut linker = Linker::<SandboxState>::new(engine);

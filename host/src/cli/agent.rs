@@ -1,10 +1,9 @@
 //! `assay agent serve` and `assay agent list`.
 
 use crate::cli::UsageError;
-use crate::cli::args::{AgentCommand, AgentListArgs, AgentSources, ServeArgs};
-use assay::agent::{AgentCatalog, serve};
-use assay::config::Config;
-use assay::plugin::{Limits, Runtime};
+use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
+use crate::cli::project::Project;
+use assay::agent::serve;
 use std::io::Write;
 use std::path::Path;
 
@@ -16,23 +15,9 @@ pub fn run(command: AgentCommand) -> anyhow::Result<u8> {
     }
 }
 
-/// The configuration, and the agents `direct` can reach: the demo agents,
-/// then `[agents]` from the configuration, then `--agent` flags.
-pub fn project(sources: &AgentSources) -> anyhow::Result<(Config, AgentCatalog)> {
-    let config = Config::discover(sources.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let limits = Limits::default();
-    let mut catalog = AgentCatalog::with_demo_agents(Runtime::new(limits.memory_bytes), limits);
-    for (name, path) in &config.agents {
-        catalog.add_file(name, &config.resolve(path)).map_err(UsageError)?;
-    }
-    for (name, path) in &sources.agents {
-        catalog.add_file(name, path).map_err(UsageError)?;
-    }
-    Ok((config, catalog))
-}
-
 fn list(args: AgentListArgs) -> anyhow::Result<u8> {
-    let (_, catalog) = project(&args.sources)?;
+    let project = Project::open(&args.project)?;
+    let catalog = project.catalog()?;
     let mut out = std::io::stdout().lock();
     for name in catalog.names().map(str::to_owned).collect::<Vec<_>>() {
         let agent = catalog.get(&name).map_err(anyhow::Error::msg)?.expect("listed names are known");
@@ -42,7 +27,8 @@ fn list(args: AgentListArgs) -> anyhow::Result<u8> {
 }
 
 fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
-    let (_, mut catalog) = project(&args.sources)?;
+    let project = Project::open(&args.project)?;
+    let mut catalog = project.catalog()?;
     let mut names = Vec::new();
     for agent in &args.names {
         if agent.ends_with(".wasm") {

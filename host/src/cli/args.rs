@@ -40,16 +40,24 @@ pub enum AgentCommand {
     List(AgentListArgs),
 }
 
-/// The project configuration and the agent components it and the command
-/// line add to the built-in demo agents.
+/// Where plugins, agents and settings come from; every command takes these.
 #[derive(Debug, Args)]
-pub struct AgentSources {
+pub struct ProjectArgs {
     /// The configuration file [default: ./assay.toml, if present].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Make the agent NAME the component FILE (repeatable).
+    /// Also load this matcher plugin component (no grants; repeatable).
+    #[arg(long = "plugin", value_name = "PATH")]
+    pub plugins: Vec<PathBuf>,
+    /// Make the agent NAME the component FILE for `direct` (repeatable).
     #[arg(long = "agent", value_name = "NAME=FILE", value_parser = parse_named_path)]
     pub agents: Vec<(String, PathBuf)>,
+    /// Where compiled components are cached [default: ~/.cache/assay/components].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every component afresh, reading and writing no cache.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// `assay agent serve`.
@@ -69,14 +77,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     #[command(flatten)]
-    pub sources: AgentSources,
+    pub project: ProjectArgs,
 }
 
 /// `assay agent list`.
 #[derive(Debug, Args)]
 pub struct AgentListArgs {
     #[command(flatten)]
-    pub sources: AgentSources,
+    pub project: ProjectArgs,
 }
 
 /// Parses `NAME=PATH`.
@@ -119,10 +127,7 @@ pub struct RunArgs {
     #[arg(long, env = "ASSAY_AGENT_CA", value_name = "FILE")]
     pub agent_ca: Option<PathBuf>,
     #[command(flatten)]
-    pub sources: AgentSources,
-    /// Also load this plugin component (no grants).
-    #[arg(long = "plugin", value_name = "PATH")]
-    pub plugins: Vec<PathBuf>,
+    pub project: ProjectArgs,
     /// Where results.jsonl and summary.json go [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
@@ -146,9 +151,8 @@ pub struct PlanArgs {
     /// Test case files, directories (searched recursively for *.hocon) or globs.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Also load this plugin component (no grants).
-    #[arg(long = "plugin", value_name = "PATH")]
-    pub plugins: Vec<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
     /// Print one JSON object per case instead of text.
     #[arg(long)]
     pub json: bool,
@@ -157,9 +161,11 @@ pub struct PlanArgs {
 /// `assay plugins`.
 #[derive(Debug, Args)]
 pub struct PluginsArgs {
-    /// Also load this plugin component (no grants).
-    #[arg(long = "plugin", value_name = "PATH")]
-    pub plugins: Vec<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Pin every [plugins.NAME] in assay.toml to the sha256 of its file.
+    #[arg(long)]
+    pub lock: bool,
 }
 
 /// `assay check`.
@@ -174,9 +180,8 @@ pub struct CheckArgs {
     /// The expected value as JSON, e.g. '"Beatles"'.
     #[arg(long)]
     pub expected: String,
-    /// Also load this plugin component (no grants).
-    #[arg(long = "plugin", value_name = "PATH")]
-    pub plugins: Vec<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
     /// Print the verdict as one JSON object.
     #[arg(long)]
     pub json: bool,

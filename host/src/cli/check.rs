@@ -3,14 +3,13 @@
 
 use super::UsageError;
 use super::args::CheckArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use assay::check::{Outcome, Verdict};
-use assay::plugin::{ActualValue, CheckInput, PluginOptions, PluginSource, Registry, Runtime};
+use assay::plugin::{ActualValue, CheckInput};
 use std::io::Write;
-use std::path::PathBuf;
 
 pub fn run(args: CheckArgs) -> Result<u8> {
-    let registry = load_registry(&args.plugins)?;
+    let registry = super::project::Project::open(&args.project)?.registry()?;
     let key = args.key.to_ascii_lowercase();
     let (base, negated) = match key.strip_prefix("not_") {
         Some(base) if registry.has_key(base) => (base, true),
@@ -58,15 +57,4 @@ pub fn run(args: CheckArgs) -> Result<u8> {
         }
     }
     Ok(if verdict.passed() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
-}
-
-/// The built-in plugins plus any given with `--plugin`.
-pub fn load_registry(extra: &[PathBuf]) -> Result<Registry> {
-    let runtime = Runtime::default();
-    let mut registry = Registry::with_builtins(&runtime)?;
-    for path in extra {
-        let bytes = std::fs::read(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
-        registry.load(&runtime, PluginSource::File(path.clone()), &bytes, PluginOptions::default())?;
-    }
-    Ok(registry)
 }

@@ -7,6 +7,7 @@ mod args;
 mod check;
 mod plan;
 mod plugins;
+mod project;
 mod run;
 
 pub use args::Cli;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
-    let registry = super::check::load_registry(&args.plugins)?;
+    let registry = super::project::Project::open(&args.project)?.registry()?;
     let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
     if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found".into()).into());

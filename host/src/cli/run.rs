@@ -3,6 +3,7 @@
 
 use super::UsageError;
 use super::args::RunArgs;
+use super::project::Project;
 use anyhow::Result;
 use assay::agent::{Agents, HttpAgents, HttpSettings};
 use assay::case::{Connection, discover};
@@ -16,7 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let registry = Arc::new(super::check::load_registry(&args.plugins)?);
+    let project = Project::open(&args.project)?;
+    let registry = Arc::new(project.registry()?);
     let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
     if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found".into()).into());
@@ -39,8 +41,8 @@ pub fn run(args: RunArgs) -> Result<u8> {
         return list(&cases);
     }
 
-    let (config, catalog) = super::agent::project(&args.sources)?;
-    let http = HttpAgents::new(http_settings(&args, &config)?).map_err(UsageError)?;
+    let catalog = project.catalog()?;
+    let http = HttpAgents::new(http_settings(&args, &project.config)?).map_err(UsageError)?;
     let agents = Agents::new(catalog, http);
     let mut options = RunOptions::default();
     if let Some(jobs) = args.jobs {

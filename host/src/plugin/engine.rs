@@ -4,9 +4,11 @@
 //! with fuel metering, created only when a plugin asks for a fuel budget
 //! (fuel changes code generation, so it cannot share the first engine).
 
+use crate::plugin::cache::{CacheStatus, CompileCache};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
+use wasmtime::component::Component;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the ticker thread advances the epoch: the granularity of every
@@ -30,6 +32,7 @@ struct RuntimeInner {
     engine: Engine,
     fuel_engine: OnceLock<Engine>,
     pooling: bool,
+    cache: Option<CompileCache>,
 }
 
 impl Runtime {
@@ -38,12 +41,17 @@ impl Runtime {
     /// the machine grants the address space the pool reserves, and falling
     /// back to on-demand allocation otherwise (as Spin does).
     pub fn new(largest_memory: usize) -> Runtime {
+        Runtime::with_cache(largest_memory, None)
+    }
+
+    /// [`Runtime::new`], compiling through `cache` when one is given.
+    pub fn with_cache(largest_memory: usize, cache: Option<CompileCache>) -> Runtime {
         let pooled = (largest_memory <= POOLED_MEMORY_MAX).then(|| Engine::new(&config(false, true)).ok()).flatten();
         let pooling = pooled.is_some();
         let engine =
             pooled.unwrap_or_else(|| Engine::new(&config(false, false)).expect("the on-demand engine config is valid"));
         start_ticker(&engine);
-        Runtime { inner: Arc::new(RuntimeInner { engine, fuel_engine: OnceLock::new(), pooling }) }
+        Runtime { inner: Arc::new(RuntimeInner { engine, fuel_engine: OnceLock::new(), pooling, cache }) }
     }
 
     /// The engine for plugins without a fuel budget.
@@ -58,6 +66,18 @@ impl Runtime {
             start_ticker(&engine);
             engine
         })
+    }
+
+    /// Compiles a component for the main engine or, with `fuel`, the fuel
+    /// engine, through the compile cache if there is one.
+    pub fn compile(&self, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
+        let engine = if fuel { self.fuel_engine() } else { self.engine() };
+        crate::plugin::cache::compile(engine, self.inner.cache.as_ref(), bytes)
+    }
+
+    /// The compile cache, if any.
+    pub fn cache(&self) -> Option<&CompileCache> {
+        self.inner.cache.as_ref()
     }
 
     /// Whether the main engine uses the pooling allocator.

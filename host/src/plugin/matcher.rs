@@ -5,6 +5,7 @@
 use crate::errors::{PluginLoadError, PluginLoadErrorKind};
 use crate::plugin::bindings::matcher::assay::plugin::types as wit;
 use crate::plugin::bindings::matcher::{CapableMatcherPlugin, CapableMatcherPluginPre};
+use crate::plugin::cache::CacheStatus;
 use crate::plugin::engine::Runtime;
 use crate::plugin::host::Capabilities;
 use crate::plugin::host::log::{LogLine, truncate_at_char};
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use wasmtime::Store;
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{HasSelf, Linker};
 
 /// The most idle instances a plugin keeps for reuse.
 const MAX_IDLE_INSTANCES: usize = 64;
@@ -144,6 +145,7 @@ pub struct MatcherPlugin {
     source: PluginSource,
     sha256: String,
     options: PluginOptions,
+    cache_status: CacheStatus,
     pre: CapableMatcherPluginPre<SandboxState>,
     idle: Mutex<Vec<Instance>>,
     consecutive_faults: AtomicU32,
@@ -172,9 +174,11 @@ impl MatcherPlugin {
         {
             return Err(fail(PluginLoadErrorKind::Sha256Mismatch { pinned: pinned.clone(), actual: sha256 }));
         }
-        let engine = if options.limits.fuel.is_some() { runtime.fuel_engine() } else { runtime.engine() };
-        let component =
-            Component::new(engine, bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
+        let component_bytes = as_component(bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(e)))?;
+        let (component, cache_status) = runtime
+            .compile(&component_bytes, options.limits.fuel.is_some())
+            .map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
+        let engine = component.engine();
         policy::check_imports(engine, &component, &options.grants).map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
 
         let mut linker = Linker::<SandboxState>::new(engine);
@@ -193,6 +197,7 @@ impl MatcherPlugin {
             source: source.clone(),
             sha256,
             options,
+            cache_status,
             pre,
             idle: Mutex::new(Vec::new()),
             consecutive_faults: AtomicU32::new(0),
@@ -238,6 +243,11 @@ impl MatcherPlugin {
     /// The sha256 of its component bytes (lowercase hex).
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// Whether it was compiled or loaded from the compile cache.
+    pub fn cache_status(&self) -> CacheStatus {
+        self.cache_status
     }
 
     /// The options it was loaded with.
@@ -365,6 +375,27 @@ impl MatcherPlugin {
             Err(error) => Err(sandbox::classify(&error, store.data(), limits.instantiation_deadline, limits.fuel)),
         }
     }
+}
+
+/// The component in `bytes`: the bytes themselves, or, for a core module
+/// with an embedded component type (what `cargo build` makes of a plugin
+/// crate), the component `wit-component` makes of it.
+pub(crate) fn as_component(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+    const CORE_MODULE_VERSION: [u8; 4] = [1, 0, 0, 0];
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err("it does not start with the WebAssembly magic bytes".into());
+    }
+    if bytes[4..8] != CORE_MODULE_VERSION {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    let encoder = wit_component::ComponentEncoder::default()
+        .module(bytes)
+        .map_err(|e| format!("it is a core module without an embedded component type ({e:#}); build it with the plugin SDK, or make it a component with `wasm-tools component new`"))?;
+    encoder
+        .validate(true)
+        .encode()
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| format!("it is a core module that cannot be made a component: {e:#}"))
 }
 
 /// Checks what `describe()` returned.

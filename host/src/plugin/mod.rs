@@ -12,6 +12,7 @@
 
 pub mod bindings;
 mod builtin;
+mod cache;
 mod engine;
 pub mod host;
 mod matcher;
@@ -20,6 +21,7 @@ mod registry;
 mod sandbox;
 
 pub use builtin::BUILTIN_MATCHERS;
+pub use cache::{CacheStatus, CompileCache};
 pub use engine::{EPOCH_TICK, Runtime};
 pub use host::Capabilities;
 pub use host::log::LogLine;

@@ -11,7 +11,12 @@ use std::sync::Arc;
 #[derive(Debug, Default)]
 pub struct Registry {
     plugins: Vec<Arc<MatcherPlugin>>,
+    /// The name each plugin was configured under (its `[plugins.NAME]`, or
+    /// its own name).
+    labels: Vec<String>,
     keys: BTreeMap<String, usize>,
+    /// `[keys]`: key → the label or name of the plugin that wins it.
+    preferences: BTreeMap<String, String>,
 }
 
 impl Registry {
@@ -43,26 +48,65 @@ impl Registry {
         self.add(plugin)
     }
 
-    /// Adds a loaded plugin. A key another plugin already claims is an error
-    /// naming both.
+    /// Says which plugin answers `key` when several claim it (`[keys]` in
+    /// assay.toml), by label: its `[plugins.NAME]`, its file's stem, or a
+    /// built-in's name. Set before adding.
+    pub fn prefer(&mut self, key: &str, plugin: &str) {
+        self.preferences.insert(key.to_owned(), plugin.to_owned());
+    }
+
+    /// Adds a loaded plugin under its own name.
     pub fn add(&mut self, plugin: MatcherPlugin) -> Result<Arc<MatcherPlugin>, RegistryError> {
+        let label = plugin.name().to_owned();
+        self.add_labelled(plugin, &label)
+    }
+
+    /// Adds a loaded plugin configured as `label`. A key another plugin
+    /// already claims is an error naming both, unless a preference settles
+    /// it.
+    pub fn add_labelled(&mut self, plugin: MatcherPlugin, label: &str) -> Result<Arc<MatcherPlugin>, RegistryError> {
+        let index = self.plugins.len();
+        let mut won = Vec::new();
         for key in plugin.keys() {
-            if let Some(&index) = self.keys.get(&key.key) {
-                let other = &self.plugins[index];
+            let Some(&other_index) = self.keys.get(&key.key) else {
+                won.push(key.key.clone());
+                continue;
+            };
+            let other = &self.plugins[other_index];
+            let preferred = self.preferences.get(&key.key);
+            if preferred.is_some_and(|p| p == label) {
+                won.push(key.key.clone());
+            } else if preferred != Some(&self.labels[other_index]) {
                 return Err(RegistryError::KeyConflict {
                     key: key.key.clone(),
                     first: format!("{} ({})", other.name(), other.source()),
+                    first_label: self.labels[other_index].clone(),
                     second: format!("{} ({})", plugin.name(), plugin.source()),
+                    second_label: label.to_owned(),
                 });
             }
         }
-        let index = self.plugins.len();
-        for key in plugin.keys() {
-            self.keys.insert(key.key.clone(), index);
+        for key in won {
+            self.keys.insert(key, index);
         }
         let plugin = Arc::new(plugin);
         self.plugins.push(plugin.clone());
+        self.labels.push(label.to_owned());
         Ok(plugin)
+    }
+
+    /// Checks that every preference names a loaded plugin that has its key.
+    pub fn check_preferences(&self) -> Result<(), RegistryError> {
+        for (key, wanted) in &self.preferences {
+            let provides =
+                self.plugins.iter().zip(&self.labels).any(|(p, label)| {
+                    (p.name() == wanted || label == wanted) && p.keys().iter().any(|k| &k.key == key)
+                });
+            if !provides {
+                return Err(RegistryError::BadPreference { key: key.clone(), plugin: wanted.clone() });
+            }
+        }
+        Ok(())
     }
 
     /// The plugin that answers `key` (lowercase, without `not_`).

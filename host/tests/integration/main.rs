@@ -6,6 +6,8 @@ mod cli;
 mod conformance;
 mod dispatch;
 mod fake_server;
+mod hostile_wat;
+mod plugin_config;
 mod plugin_runtime;
 mod run;
 mod util;

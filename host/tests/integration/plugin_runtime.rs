@@ -245,10 +245,10 @@ fn a_truncated_component_is_refused() {
 #[test]
 fn two_plugins_claiming_one_key_is_an_error_naming_both() {
     let mut registry = Registry::with_builtins(runtime()).unwrap();
-    registry.add(hostile(quick_limits())).unwrap();
-    let error = registry.add(hostile(quick_limits())).unwrap_err().to_string();
+    registry.add_labelled(hostile(quick_limits()), "mine").unwrap();
+    let error = registry.add_labelled(hostile(quick_limits()), "theirs").unwrap_err().to_string();
     assert!(error.starts_with("two plugins claim the key `spin`: hostile (`"), "{error}");
-    assert!(error.contains("[keys] spin = \"PLUGIN-NAME\""), "{error}");
+    assert!(error.contains("[keys] spin = \"mine\" (or \"theirs\")"), "{error}");
 }
 
 #[test]

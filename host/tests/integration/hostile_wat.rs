@@ -1,0 +1,125 @@
+//! Hostile plugins that cannot be written in Rust, hand-written in WAT
+//! (`fixtures/plugins/wat/`, assembled by `cargo xtask build`): a core module
+//! whose start function never returns, and a component importing a WASI
+//! file-system interface. Each is otherwise a valid matcher plugin, so only
+//! its one fault keeps it from loading.
+
+use crate::util::{eval_one, fixture, load, quick_limits, runtime};
+use assay::errors::PluginLoadErrorKind;
+use assay::plugin::bindings::matcher::CapableMatcherPluginPre;
+use assay::plugin::bindings::matcher::assay::plugin::types::{Actual, Check};
+use assay::plugin::{Fault, Grants, Limits, PluginOptions, Registry};
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, Store};
+
+const START_LOOP: &str = "plugins/wat/start-loop.wasm";
+const WASI_FS: &str = "plugins/wat/wasi-fs.wasm";
+
+#[test]
+fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline() {
+    let limit = Duration::from_millis(200);
+    let limits = Limits { instantiation_deadline: limit, ..quick_limits() };
+    let started = Instant::now();
+    let error = load(START_LOOP, PluginOptions { limits, ..PluginOptions::default() }).unwrap_err();
+    let elapsed = started.elapsed();
+
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?} for a {limit:?} instantiation deadline");
+    match &error.kind {
+        PluginLoadErrorKind::Instantiate(Fault::Deadline(deadline)) => assert_eq!(*deadline, limit),
+        other => panic!("expected an instantiation deadline fault, got {other:?}"),
+    }
+    let message = error.to_string();
+    assert!(message.starts_with("failed to load plugin `"), "{message}");
+    assert!(
+        message.ends_with("start-loop.wasm`: instantiating it exceeded its deadline of 200 ms and was stopped"),
+        "{message}"
+    );
+
+    // The host goes on: the built-in plugin still loads and evaluates.
+    let registry = Registry::with_builtins(runtime()).unwrap();
+    let stock = registry.plugin_for("keywords").unwrap();
+    let output = eval_one(stock, "keywords", "The Beatles were from Liverpool", "\"Beatles\"");
+    let evaluation = output.results[0].as_ref().unwrap();
+    assert!(evaluation.pass);
+    assert_eq!(evaluation.message, "found \"Beatles\" in a 31-character string");
+}
+
+#[test]
+fn a_wasi_filesystem_import_is_refused_by_name_whatever_the_grants() {
+    let all = Grants { log: true, judge: true, embeddings: true };
+    for grants in [Grants::default(), all] {
+        let error = load(WASI_FS, PluginOptions { grants, ..PluginOptions::default() }).unwrap_err();
+        match &error.kind {
+            PluginLoadErrorKind::Denied(denied) => {
+                assert_eq!(denied.import, "wasi:filesystem/preopens@0.2.0");
+                assert_eq!(denied.grant, None);
+            }
+            other => panic!("expected the import to be denied, got {other:?}"),
+        }
+        let message = error.to_string();
+        assert!(message.starts_with("failed to load plugin `"), "{message}");
+        assert!(
+            message.ends_with(
+                "wasi-fs.wasm`: it imports `wasi:filesystem/preopens@0.2.0`: plugins get no file system, network or \
+                 HTTP access, and no grant allows it"
+            ),
+            "{message}"
+        );
+    }
+}
+
+/// The imports and exports of a fixture component, by name.
+fn interfaces(engine: &Engine, component: &Component) -> (Vec<String>, Vec<String>) {
+    let ty = component.component_type();
+    let imports = ty.imports(engine).map(|(name, _)| name.to_owned()).collect();
+    let exports = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
+    (imports, exports)
+}
+
+#[test]
+fn the_wat_fixtures_are_matcher_plugins_but_for_their_one_fault() {
+    let engine = Engine::default();
+    let start_loop = Component::from_file(&engine, fixture(START_LOOP)).unwrap();
+    let wasi_fs = Component::from_file(&engine, fixture(WASI_FS)).unwrap();
+    let (imports, exports) = interfaces(&engine, &start_loop);
+    assert!(imports.iter().all(|i| i.starts_with("assay:plugin/")), "{imports:?}");
+    assert!(exports.contains(&"assay:plugin/matcher@0.1.0".to_owned()), "{exports:?}");
+    let (imports, exports) = interfaces(&engine, &wasi_fs);
+    let foreign: Vec<&String> = imports.iter().filter(|i| !i.starts_with("assay:plugin/")).collect();
+    assert_eq!(foreign, ["wasi:filesystem/preopens@0.2.0"]);
+    assert!(exports.contains(&"assay:plugin/matcher@0.1.0".to_owned()), "{exports:?}");
+
+    // With its import stubbed, outside assay's policy, wasi-fs describes
+    // itself and answers every check: its canonical ABI is right.
+    let mut linker = Linker::<()>::new(&engine);
+    let mut root = linker.root();
+    let mut preopens = root.instance("wasi:filesystem/preopens@0.2.0").unwrap();
+    preopens.func_wrap("get-directories", |_, ()| Ok((Vec::<String>::new(),))).unwrap();
+    let pre = CapableMatcherPluginPre::new(linker.instantiate_pre(&wasi_fs).unwrap()).unwrap();
+    let mut store = Store::new(&engine, ());
+    let plugin = pre.instantiate(&mut store).unwrap();
+    let matcher = plugin.assay_plugin_matcher();
+    let info = matcher.call_describe(&mut store).unwrap();
+    assert_eq!((info.name.as_str(), info.version.as_str()), ("wasi-fs", "0.1.0"));
+    assert_eq!(info.matchers.len(), 1);
+    assert_eq!(info.matchers[0].key, "wasi_fs");
+    assert_eq!(info.matchers[0].summary, "never answers: it imports wasi:filesystem, which assay refuses");
+
+    let actuals = [Actual::Text("x"), Actual::Json("[1, 2]")];
+    let checks = [
+        Check { key: "wasi_fs", actual: 0, expected: "\"x\"" },
+        Check { key: "wasi_fs", actual: 1, expected: "2" },
+        Check { key: "wasi_fs", actual: 0, expected: "{}" },
+    ];
+    for _ in 0..2 {
+        let results = matcher.call_evaluate(&mut store, &actuals, &checks).unwrap();
+        assert_eq!(results.len(), 3);
+        for result in results {
+            assert_eq!(
+                result.unwrap_err(),
+                "wasi-fs is a hostile fixture: it imports wasi:filesystem, so it is never loaded"
+            );
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Plugins from configuration: `[plugins.NAME]` with grants, limits and
+//! pins, `.assay/plugins/`, `[keys]`, `assay plugins --lock`, and the
+//! compile cache (cold compile, warm hit, corrupt files rebuilt).
+
+use crate::util::{assay, fixture, stderr, stdout};
+use assay::plugin::{
+    BUILTIN_MATCHERS, CacheStatus, CompileCache, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
+};
+use std::path::Path;
+
+fn stock_bytes() -> &'static [u8] {
+    BUILTIN_MATCHERS[0].1
+}
+
+fn load_stock(runtime: &Runtime) -> MatcherPlugin {
+    MatcherPlugin::load(runtime, PluginSource::Builtin("stock"), stock_bytes(), PluginOptions::default()).unwrap()
+}
+
+#[test]
+fn a_cold_start_compiles_and_a_warm_start_loads_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cold = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    assert_eq!(load_stock(&cold).cache_status(), CacheStatus::Compiled);
+
+    // A new process: a new engine, the same cache directory.
+    let warm = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    let plugin = load_stock(&warm);
+    assert_eq!(plugin.cache_status(), CacheStatus::Hit);
+    let output = crate::util::eval_one(&plugin, "keywords", "the Beatles", "\"Beatles\"");
+    assert!(output.results[0].as_ref().unwrap().pass);
+}
+
+#[test]
+fn a_corrupt_or_foreign_cache_file_is_ignored_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = || Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    load_stock(&runtime());
+    let artifact = only_file_with_extension(dir.path(), "cwasm");
+
+    // Flip a byte: the digest no longer matches.
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&artifact, &bytes).unwrap();
+    assert_eq!(load_stock(&runtime()).cache_status(), CacheStatus::Rebuilt);
+    assert_eq!(load_stock(&runtime()).cache_status(), CacheStatus::Hit);
+
+    // A foreign file with a matching digest that is not an artifact.
+    let garbage = b"not a compiled component".to_vec();
+    std::fs::write(&artifact, &garbage).unwrap();
+    let digest: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&garbage).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    std::fs::write(artifact.with_extension("sha256"), digest).unwrap();
+    let plugin = load_stock(&runtime());
+    assert_eq!(plugin.cache_status(), CacheStatus::Rebuilt);
+    assert!(crate::util::eval_one(&plugin, "value", "x", "\"x\"").results[0].as_ref().unwrap().pass);
+}
+
+fn only_file_with_extension(dir: &Path, extension: &str) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn assay_plugins_shows_the_cache_at_work() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let first = assay(&["plugins", "--cache-dir", cache_dir]);
+    assert!(stdout(&first).contains("  compiled, and cached\n"), "{}", stdout(&first));
+    let second = assay(&["plugins", "--cache-dir", cache_dir]);
+    assert!(stdout(&second).contains("  loaded from the compile cache\n"), "{}", stdout(&second));
+    let off = assay(&["plugins", "--no-cache"]);
+    assert!(stdout(&off).contains("  compiled (no cache)\n"), "{}", stdout(&off));
+}
+
+/// A project folder with an assay.toml and the given plugin files copied in.
+fn project(toml: &str, plugins: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to) in plugins {
+        let to = dir.path().join(to);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(from), to).unwrap();
+    }
+    std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
+    dir
+}
+
+fn check_in(dir: &Path, key: &str) -> std::process::Output {
+    let config = dir.join("assay.toml");
+    assay(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        "--key",
+        key,
+        "--actual",
+        "\"x\"",
+        "--expected",
+        "1",
+        "--json",
+    ])
+}
+
+#[test]
+fn plugin_limits_and_grants_come_from_assay_toml() {
+    let dir = project(
+        "[plugins.hostile]\npath = \"p/hostile.wasm\"\ndeadline_ms = 100\n\n[plugins.asker]\npath = \"p/asker.wasm\"\ngrants = [\"judge\"]\n",
+        &[
+            ("plugins/hostile/hostile.wasm", "p/hostile.wasm"),
+            ("plugins/judge-importer/judge-importer.wasm", "p/asker.wasm"),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let output = check_in(dir.path(), "spin");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let verdict: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(verdict["error_kind"], "deadline", "{verdict}");
+    assert!(verdict["message"].as_str().unwrap().contains("deadline of 100 ms"), "{verdict}");
+
+    // Without its grant the judge importer is refused, naming the fix.
+    std::fs::write(dir.path().join("assay.toml"), "[plugins.asker]\npath = \"p/asker.wasm\"\n").unwrap();
+    let output = check_in(dir.path(), "ask_judge");
+    assert_ne!(output.status.code(), Some(0));
+    let error = stderr(&output);
+    assert!(error.contains("it imports `assay:plugin/judge@0.1.0`"), "{error}");
+    assert!(error.contains("[plugins.asker]"), "{error}");
+}
+
+#[test]
+fn a_pin_mismatch_refuses_to_load_and_lock_writes_the_pins() {
+    let dir = project(
+        "# my plugins\n[plugins.hostile]\npath = \"hostile.wasm\" # keep this comment\nsha256 = \"00\"\n",
+        &[("plugins/hostile/hostile.wasm", "hostile.wasm")],
+    );
+    let output = check_in(dir.path(), "count");
+    assert_ne!(output.status.code(), Some(0));
+    assert!(stderr(&output).contains("but assay.toml pins 00; refusing to load it"), "{}", stderr(&output));
+
+    let config = dir.path().join("assay.toml");
+    let output = assay(&["plugins", "--lock", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sha = assay::plugin::sha256_hex(&std::fs::read(dir.path().join("hostile.wasm")).unwrap());
+    assert_eq!(stdout(&output), format!("pinned hostile to {sha}\n"));
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains(&format!("sha256 = \"{sha}\"")) && text.contains("# keep this comment"), "{text}");
+    assert_eq!(check_in(dir.path(), "count").status.code(), Some(0));
+}
+
+#[test]
+fn components_in_dot_assay_plugins_load_without_configuration() {
+    let dir = project("", &[("plugins/hostile/hostile.wasm", ".assay/plugins/hostile.wasm")]);
+    let output = check_in(dir.path(), "count");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[test]
+fn two_plugins_claiming_a_key_need_a_keys_entry_naming_the_winner() {
+    let dir = project("", &[]);
+    let other = dir.path().join("other.wasm");
+    std::fs::write(&other, stock_bytes()).unwrap();
+    let config = dir.path().join("assay.toml");
+    let plugin = other.to_str().unwrap();
+
+    let output = assay(&["plugins", "--config", config.to_str().unwrap(), "--plugin", plugin]);
+    assert_ne!(output.status.code(), Some(0));
+    let error = stderr(&output);
+    assert!(error.contains("two plugins claim the key `value`: stock (built-in `stock`) and stock (`"), "{error}");
+    assert!(error.contains("[keys] value = \"stock\" (or \"other\")"), "{error}");
+
+    std::fs::write(&config, "[keys]\ngreater = \"other\"\nless = \"other\"\nvalue = \"other\"\nkeywords = \"stock\"\n")
+        .unwrap();
+    let output = assay(&["plugins", "--config", config.to_str().unwrap(), "--plugin", plugin]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    std::fs::write(&config, "[keys]\nrouge = \"other\"\n").unwrap();
+    let output = assay(&["plugins", "--config", config.to_str().unwrap()]);
+    assert!(stderr(&output).contains("no loaded plugin named `other` provides `rouge`"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_registry_routes_each_preferred_key_to_its_winner() {
+    let runtime = crate::util::runtime();
+    let mut registry = Registry::new();
+    for key in ["value", "less", "greater"] {
+        registry.prefer(key, "other");
+    }
+    registry.prefer("keywords", "stock");
+    registry.add(load_stock(runtime)).unwrap();
+    let source = PluginSource::File("other.wasm".into());
+    let other = MatcherPlugin::load(runtime, source.clone(), stock_bytes(), PluginOptions::default()).unwrap();
+    registry.add_labelled(other, "other").unwrap();
+    registry.check_preferences().unwrap();
+    assert_eq!(registry.plugin_for("value").unwrap().source(), &source);
+    assert_eq!(registry.plugin_for("keywords").unwrap().source(), &PluginSource::Builtin("stock"));
+}
