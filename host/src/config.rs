@@ -21,9 +21,17 @@
 //! memory_mb = 128              # limit overrides
 //! deadline_ms = 5000
 //! fuel = 1000000000
+//! deterministic = true         # fixed clocks, seeded randomness
 //!
 //! [keys]                       # who wins when two plugins claim a key
 //! rouge = "my-rouge"
+//!
+//! [judge]                      # an OpenAI-compatible chat-completions endpoint
+//! url = "http://localhost:11434/v1"
+//! model = "llama3"
+//! api_key_env = "OPENAI_API_KEY"
+//! timeout_secs = 60
+//! max_calls = 1000
 //!
 //! [cache]
 //! dir = "/tmp/assay-cache"     # default: the per-user cache directory
@@ -60,6 +68,9 @@ pub struct Config {
     /// `[cache]`: the compile cache.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// `[judge]`: the language-model judge granted plugins may ask.
+    #[serde(default)]
+    pub judge: JudgeConfig,
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -96,6 +107,27 @@ pub struct PluginConfig {
     pub deadline_ms: Option<u64>,
     /// Fuel budget per call.
     pub fuel: Option<u64>,
+    /// Fixed clocks and seeded randomness (default false).
+    #[serde(default)]
+    pub deterministic: bool,
+}
+
+/// `[judge]`: an OpenAI-compatible chat-completions endpoint.
+/// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL` and `ASSAY_JUDGE_API_KEY`
+/// override it.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// The API base, e.g. `http://localhost:11434/v1`.
+    pub url: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The bound on one request, in seconds (default 60).
+    pub timeout_secs: Option<f64>,
+    /// The most judge calls one run may make (default 1000).
+    pub max_calls: Option<usize>,
 }
 
 /// `[cache]`.

@@ -1,4 +1,21 @@
 //! assay: an assertion engine for testing AI agents and LLM applications.
+//!
+//! A test case travels through one module per stage:
+//!
+//! - [`case`]: test case files (neuro-san HOCON) → a typed [`case::TestCase`];
+//! - [`check`]: each response block → a flat list of [`check::Check`]s, and
+//!   their dispatch to matcher plugins → [`check::Verdict`]s;
+//! - [`plugin`]: the sandboxed WebAssembly runtime the matchers run in, and
+//!   the [`plugin::Registry`] of assertion keys;
+//! - [`agent`]: the connections to the agent under test (in-process
+//!   components, neuro-san over HTTP) and response reduction;
+//! - [`run`]: the [`run::Runner`]: samples, success ratios, timeouts,
+//!   conversation state, and the event stream to reporters;
+//! - [`report`]: the terminal, `results.jsonl`, JUnit.
+//!
+//! [`config`] reads `assay.toml`; [`errors`] holds every error type. The
+//! `assay` binary (`src/cli/`) is a thin layer over this library; the
+//! [`run`] module shows a whole run driven from Rust.
 #![warn(missing_docs)]
 
 pub mod agent;

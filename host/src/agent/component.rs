@@ -115,7 +115,7 @@ impl AgentComponent {
         f: impl FnOnce(&Agent, &mut wasmtime::Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
         let limits = &self.limits;
-        let mut store = plugin::new_store(self.pre.engine(), limits, Capabilities::default());
+        let mut store = plugin::new_store(self.pre.engine(), limits, Capabilities::default(), false);
         plugin::arm(&mut store, limits.instantiation_deadline, None);
         let bindings = self
             .pre

@@ -21,6 +21,7 @@ const INTERACTION_KEYS: &[&str] =
 /// `env`; `id` and `file` name the case in the model and in errors.
 pub fn parse_case(text: &str, id: &str, file: &Path, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
     let fail = |kind| CaseError::new(file, kind);
+    check_key_paths(text).map_err(fail)?;
     let config = hocon::parse_with_env(text, env).map_err(|e| fail(hocon_error(e)))?;
     let root: Map<String, Value> =
         config.deserialize().map_err(|e| fail(CaseErrorKind::Syntax { line: None, message: e.to_string() }))?;
@@ -31,6 +32,77 @@ pub fn parse_case(text: &str, id: &str, file: &Path, env: &HashMap<String, Strin
 pub fn read_case_file(path: &Path, id: &str, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
     let text = std::fs::read_to_string(path).map_err(|e| CaseError::new(path, CaseErrorKind::Io(e.to_string())))?;
     parse_case(&text, id, path, env)
+}
+
+/// The most segments a dotted key path (`a.b.c`) may have.
+const MAX_KEY_PATH_SEGMENTS: usize = 64;
+
+/// Refuses dotted key paths longer than [`MAX_KEY_PATH_SEGMENTS`] before
+/// the parser sees them: hocon-parser caps brace nesting but recurses once
+/// per path segment, and a path of a few thousand segments overflows the
+/// stack, which aborts the process instead of failing one file. The scan
+/// skips strings and comments and counts the dots of each unquoted token.
+fn check_key_paths(text: &str) -> Result<(), CaseErrorKind> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut i, mut line, mut dots, mut start_line) = (0, 1, 0, 1);
+    while i < chars.len() {
+        match chars[i] {
+            '\n' => {
+                line += 1;
+                dots = 0;
+            }
+            '"' if chars[i..].starts_with(&['"', '"', '"']) => {
+                // A triple-quoted string ends at the last quote of the next
+                // run of three or more.
+                i += 3;
+                while i < chars.len() && !chars[i..].starts_with(&['"', '"', '"']) {
+                    line += usize::from(chars[i] == '\n');
+                    i += 1;
+                }
+                while i < chars.len() && chars[i] == '"' {
+                    i += 1;
+                }
+                continue;
+            }
+            '"' => {
+                // A quoted string; a key path may continue after it.
+                i += 1;
+                while i < chars.len() && chars[i] != '"' && chars[i] != '\n' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '/' if chars.get(i + 1) == Some(&'/') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '.' => {
+                if dots == 0 {
+                    start_line = line;
+                }
+                dots += 1;
+                if dots >= MAX_KEY_PATH_SEGMENTS {
+                    return Err(CaseErrorKind::Syntax {
+                        line: Some((start_line, 1)),
+                        message: format!(
+                            "a dotted key path with more than {MAX_KEY_PATH_SEGMENTS} segments; nest objects instead"
+                        ),
+                    });
+                }
+            }
+            c if c.is_whitespace() || "{}[],:=".contains(c) => dots = 0,
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
 }
 
 fn hocon_error(error: hocon::HoconError) -> CaseErrorKind {

@@ -58,6 +58,9 @@ pub struct ProjectArgs {
     /// Compile every component afresh, reading and writing no cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Ask the judge afresh, reading and writing no answer cache.
+    #[arg(long)]
+    pub no_judge_cache: bool,
 }
 
 /// `assay agent serve`.

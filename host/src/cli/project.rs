@@ -8,10 +8,13 @@ use super::args::ProjectArgs;
 use anyhow::{Context, Result};
 use assay::agent::AgentCatalog;
 use assay::config::{Config, PluginConfig};
+use assay::plugin::host::judge::Judge;
+use assay::plugin::host::openai_judge::{JudgeSettings, OpenAiJudge};
 use assay::plugin::{
-    BUILTIN_MATCHERS, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
+    Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
 };
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The configuration and the runtime built from it.
@@ -54,12 +57,14 @@ impl<'a> Project<'a> {
         for (key, plugin) in &self.config.keys {
             registry.prefer(key, plugin);
         }
-        for (name, bytes) in BUILTIN_MATCHERS {
-            registry.load(&self.runtime, PluginSource::Builtin(name), bytes, PluginOptions::default())?;
-        }
+        let judge = self.judge()?;
+        registry.add_builtins(&self.runtime, &Capabilities { judge: judge.clone(), embeddings: None })?;
         for (label, plugin) in &self.config.plugins {
             let path = self.config.resolve(&plugin.path);
-            let options = plugin_options(label, plugin)?;
+            let mut options = plugin_options(label, plugin)?;
+            if options.grants.judge {
+                options.capabilities.judge = judge.clone();
+            }
             let loaded =
                 self.load_file(&path, options).with_context(|| format!("in [plugins.{label}] of assay.toml"))?;
             registry.add_labelled(loaded, label)?;
@@ -71,6 +76,31 @@ impl<'a> Project<'a> {
         }
         registry.check_preferences()?;
         Ok(registry)
+    }
+
+    /// The judge from `[judge]` and `ASSAY_JUDGE_*`, if one is configured.
+    fn judge(&self) -> Result<Option<Arc<dyn Judge>>> {
+        let section = &self.config.judge;
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let Some(url) = env("ASSAY_JUDGE_URL").or_else(|| section.url.clone()) else { return Ok(None) };
+        let model = env("ASSAY_JUDGE_MODEL").or_else(|| section.model.clone()).unwrap_or_default();
+        let mut settings = JudgeSettings::new(url, model);
+        settings.api_key = env("ASSAY_JUDGE_API_KEY").or_else(|| section.api_key_env.as_deref().and_then(env));
+        if let Some(seconds) = section.timeout_secs {
+            settings.timeout = Duration::try_from_secs_f64(seconds)
+                .map_err(|_| UsageError(format!("[judge] timeout_secs = {seconds} is not a number of seconds")))?;
+        }
+        if let Some(max_calls) = section.max_calls {
+            settings.max_calls = max_calls;
+        }
+        if !self.args.no_judge_cache {
+            settings.cache_dir = match (&self.args.cache_dir, &self.config.cache.dir) {
+                (Some(dir), _) => Some(dir.join("judge")),
+                (None, Some(dir)) => Some(self.config.resolve(dir).join("judge")),
+                (None, None) => JudgeSettings::default_cache_dir(),
+            };
+        }
+        Ok(Some(Arc::new(OpenAiJudge::new(settings).map_err(UsageError)?)))
     }
 
     fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
@@ -104,5 +134,11 @@ fn plugin_options(label: &str, plugin: &PluginConfig) -> Result<PluginOptions> {
         limits.deadline = Duration::from_millis(ms);
     }
     limits.fuel = plugin.fuel;
-    Ok(PluginOptions { limits, grants, sha256: plugin.sha256.clone(), ..PluginOptions::default() })
+    Ok(PluginOptions {
+        limits,
+        grants,
+        sha256: plugin.sha256.clone(),
+        deterministic: plugin.deterministic,
+        ..PluginOptions::default()
+    })
 }

@@ -2,5 +2,29 @@
 //! `cargo xtask build`) and embedded in the binary, so that assay works with
 //! a plain stable toolchain and no wasm target.
 
-/// Every built-in matcher component: (name, component bytes).
-pub const BUILTIN_MATCHERS: &[(&str, &[u8])] = &[("stock", include_bytes!("../../../plugins/stock/stock.wasm"))];
+use crate::plugin::Grants;
+
+/// One built-in matcher component.
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltinPlugin {
+    /// Its name (also its label for `[keys]`).
+    pub name: &'static str,
+    /// The component.
+    pub bytes: &'static [u8],
+    /// What the built-in policy grants it.
+    pub grants: Grants,
+}
+
+/// Every built-in matcher component.
+pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
+    BuiltinPlugin {
+        name: "stock",
+        bytes: include_bytes!("../../../plugins/stock/stock.wasm"),
+        grants: Grants { log: true, judge: false, embeddings: false },
+    },
+    BuiltinPlugin {
+        name: "gist",
+        bytes: include_bytes!("../../../plugins/gist/gist.wasm"),
+        grants: Grants { log: true, judge: true, embeddings: false },
+    },
+];

@@ -51,6 +51,9 @@ pub struct PluginOptions {
     pub capabilities: Capabilities,
     /// A pinned sha256 (lowercase hex); a mismatch refuses to load.
     pub sha256: Option<String>,
+    /// Fixed WASI clocks and seeded randomness, for plugins that must give
+    /// the same verdict for the same inputs.
+    pub deterministic: bool,
 }
 
 /// One key a plugin implements.
@@ -368,7 +371,12 @@ impl MatcherPlugin {
     /// Creates a fresh instance under the instantiation deadline.
     fn instantiate(&self) -> Result<Instance, Fault> {
         let limits = &self.options.limits;
-        let mut store = sandbox::new_store(self.pre.engine(), limits, self.options.capabilities.clone());
+        let mut store = sandbox::new_store(
+            self.pre.engine(),
+            limits,
+            self.options.capabilities.clone(),
+            self.options.deterministic,
+        );
         sandbox::arm(&mut store, limits.instantiation_deadline, limits.fuel);
         match self.pre.instantiate(&mut store) {
             Ok(bindings) => Ok(Instance { store, bindings }),

@@ -20,7 +20,7 @@ mod policy;
 mod registry;
 mod sandbox;
 
-pub use builtin::BUILTIN_MATCHERS;
+pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
 pub use cache::{CacheStatus, CompileCache};
 pub use engine::{EPOCH_TICK, Runtime};
 pub use host::Capabilities;
@@ -32,5 +32,5 @@ pub use matcher::{
 pub(crate) use policy::check_imports;
 pub use policy::{Denied, Grants};
 pub use registry::Registry;
-pub use sandbox::{Fault, Limits, SandboxState};
+pub use sandbox::{FIXED_WALL_CLOCK_SECS, Fault, Limits, SandboxState};
 pub(crate) use sandbox::{arm, classify, new_store};

@@ -3,6 +3,7 @@
 use crate::errors::{PluginLoadError, RegistryError};
 use crate::plugin::builtin::BUILTIN_MATCHERS;
 use crate::plugin::engine::Runtime;
+use crate::plugin::host::Capabilities;
 use crate::plugin::matcher::{MatcherPlugin, PluginOptions, PluginSource};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,15 +26,26 @@ impl Registry {
         Registry::default()
     }
 
-    /// A registry holding the built-in plugins.
+    /// A registry holding the built-in plugins, with the grants the built-in
+    /// policy gives them and the capability backends in `capabilities`.
     pub fn with_builtins(runtime: &Runtime) -> Result<Registry, RegistryError> {
         let mut registry = Registry::new();
-        for (name, bytes) in BUILTIN_MATCHERS {
-            let plugin = MatcherPlugin::load(runtime, PluginSource::Builtin(name), bytes, PluginOptions::default())
-                .map_err(RegistryError::Load)?;
-            registry.add(plugin)?;
-        }
+        registry.add_builtins(runtime, &Capabilities::default())?;
         Ok(registry)
+    }
+
+    /// Loads every built-in plugin: granted what the built-in policy grants
+    /// it, with the backends in `capabilities`.
+    pub fn add_builtins(&mut self, runtime: &Runtime, capabilities: &Capabilities) -> Result<(), RegistryError> {
+        for builtin in BUILTIN_MATCHERS {
+            let options = PluginOptions {
+                grants: builtin.grants,
+                capabilities: capabilities.clone(),
+                ..PluginOptions::default()
+            };
+            self.load(runtime, PluginSource::Builtin(builtin.name), builtin.bytes, options)?;
+        }
+        Ok(())
     }
 
     /// Loads a plugin from bytes and adds it.

@@ -130,17 +130,19 @@ pub struct SandboxState {
     pub(crate) memory: MemoryLimiter,
     pub(crate) log: LogBuffer,
     pub(crate) capabilities: Capabilities,
+    deterministic: bool,
     wasi: Option<WasiCtx>,
     table: ResourceTable,
 }
 
 impl SandboxState {
     /// Fresh state for one instance.
-    pub(crate) fn new(limits: &Limits, capabilities: Capabilities) -> Self {
+    pub(crate) fn new(limits: &Limits, capabilities: Capabilities, deterministic: bool) -> Self {
         SandboxState {
             memory: MemoryLimiter { limit: limits.memory_bytes, exceeded: None },
             log: LogBuffer::new(limits.max_log_lines, limits.max_log_bytes),
             capabilities,
+            deterministic,
             wasi: None,
             table: ResourceTable::new(),
         }
@@ -150,9 +152,54 @@ impl SandboxState {
 impl WasiView for SandboxState {
     /// WASI with nothing granted: no preopened directories, no environment,
     /// no arguments, no network, empty stdin, stdout and stderr discarded.
+    /// A deterministic plugin also gets fixed clocks and seeded randomness,
+    /// so the same inputs always give the same verdicts.
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let ctx = self.wasi.get_or_insert_with(|| WasiCtx::builder().build());
+        let deterministic = self.deterministic;
+        let ctx = self.wasi.get_or_insert_with(|| {
+            let mut builder = WasiCtx::builder();
+            if deterministic {
+                use rand::SeedableRng;
+                builder
+                    .wall_clock(FixedClock)
+                    .monotonic_clock(FixedClock)
+                    .secure_random(rand::rngs::StdRng::seed_from_u64(DETERMINISTIC_SEED))
+                    .insecure_random(rand::rngs::StdRng::seed_from_u64(DETERMINISTIC_SEED))
+                    .insecure_random_seed(u128::from(DETERMINISTIC_SEED));
+            }
+            builder.build()
+        });
         WasiCtxView { ctx, table: &mut self.table }
+    }
+}
+
+/// The seed of a deterministic plugin's randomness.
+const DETERMINISTIC_SEED: u64 = 0x5eed;
+
+/// The time a deterministic plugin sees: 1,000,000,000 s after the epoch
+/// (2001-09-09), standing still.
+pub const FIXED_WALL_CLOCK_SECS: u64 = 1_000_000_000;
+
+/// A clock that never moves.
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+
+    fn now(&self) -> Duration {
+        Duration::from_secs(FIXED_WALL_CLOCK_SECS)
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+
+    fn now(&self) -> u64 {
+        0
     }
 }
 
@@ -179,8 +226,13 @@ impl ResourceLimiter for MemoryLimiter {
 
 /// Creates a store with the limiter installed and an epoch deadline that
 /// traps.
-pub(crate) fn new_store(engine: &wasmtime::Engine, limits: &Limits, capabilities: Capabilities) -> Store<SandboxState> {
-    let mut store = Store::new(engine, SandboxState::new(limits, capabilities));
+pub(crate) fn new_store(
+    engine: &wasmtime::Engine,
+    limits: &Limits,
+    capabilities: Capabilities,
+    deterministic: bool,
+) -> Store<SandboxState> {
+    let mut store = Store::new(engine, SandboxState::new(limits, capabilities, deterministic));
     store.limiter(|state| &mut state.memory);
     store.epoch_deadline_trap();
     store
@@ -196,7 +248,13 @@ pub(crate) fn arm(store: &mut Store<SandboxState>, deadline: Duration, fuel: Opt
         // Fuel is only enabled on the fuel engine; set_fuel fails elsewhere.
         let _ = store.set_fuel(fuel);
     }
-    store.data_mut().log.clear();
+    let state = store.data_mut();
+    state.log.clear();
+    if state.deterministic {
+        // A fresh WASI context per call: the same inputs see the same clock
+        // and the same random numbers however many calls came before.
+        state.wasi = None;
+    }
 }
 
 /// Names the cause of an error from a call or an instantiation.

@@ -4,10 +4,13 @@
 mod agents;
 mod cli;
 mod conformance;
+mod deterministic;
 mod dispatch;
 mod fake_server;
 mod hostile_wat;
+mod judge;
 mod plugin_config;
 mod plugin_runtime;
+mod properties;
 mod run;
 mod util;

@@ -9,7 +9,7 @@ use assay::plugin::{
 use std::path::Path;
 
 fn stock_bytes() -> &'static [u8] {
-    BUILTIN_MATCHERS[0].1
+    BUILTIN_MATCHERS[0].bytes
 }
 
 fn load_stock(runtime: &Runtime) -> MatcherPlugin {

@@ -194,3 +194,23 @@ fn an_unreadable_file_is_named() {
     let error = read_case_file(Path::new("no/such/file.hocon"), "x", &env()).unwrap_err().to_string();
     assert!(error.starts_with("`no/such/file.hocon`: cannot read it: "), "{error}");
 }
+
+#[test]
+fn a_dotted_key_path_over_64_segments_is_refused_before_parsing() {
+    let text = format!("{{ agent: x, interactions: [] }}\n{} = 1", vec!["a"; 65].join("."));
+    let error = parse_case(&text, "deep", Path::new("deep.hocon"), &HashMap::new()).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "`deep.hocon`: HOCON syntax error at 2:1: a dotted key path with more than 64 segments; nest objects instead"
+    );
+}
+
+#[test]
+fn dots_in_strings_and_comments_do_not_count_as_key_segments() {
+    let dots = ".".repeat(200);
+    let text = format!(
+        "# {dots}\n{{ \"agent\": \"x{dots}\", \"interactions\": [ {{ \"text\": \"\"\"{dots}\"\"\" }} ] }} // {dots}"
+    );
+    let case = parse_case(&text, "dots", Path::new("dots.hocon"), &HashMap::new()).unwrap();
+    assert_eq!(case.interactions[0].text.as_deref(), Some(dots.as_str()));
+}

@@ -5,6 +5,7 @@
 pub mod embeddings;
 pub mod judge;
 pub mod log;
+pub mod openai_judge;
 
 use std::sync::Arc;
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: `assay run` on generated suites of test cases against
+# the in-process `echo` demo agent, 5 stock checks per case (see
+# host/examples/gen_suite.rs), under /usr/bin/time -v.
+#
+#   benches/e2e.sh            suites of 1,000 and 10,000 cases, and one case
+#                             with a warm vs a cold compile cache
+#   benches/e2e.sh --100k     also 100,000 cases
+#
+# Prints the wall time and the maximum resident set size of each run. Work
+# files go under $ASSAY_E2E_DIR (default /tmp/assay-e2e), which is cleared
+# first. Set ASSAY_E2E_SKIP_BUILD=1 to use the binaries already built.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+sizes=(1000 10000)
+case "${1:-}" in
+    "") ;;
+    --100k) sizes+=(100000) ;;
+    *)
+        echo "usage: benches/e2e.sh [--100k]" >&2
+        exit 2
+        ;;
+esac
+
+if [[ ! -x /usr/bin/time ]]; then
+    echo "installing GNU time (for /usr/bin/time -v)" >&2
+    apt-get update -qq && apt-get install -y -qq time >/dev/null
+fi
+
+if [[ "${ASSAY_E2E_SKIP_BUILD:-}" != 1 ]]; then
+    cargo build --release -p assay --bin assay --example gen_suite
+fi
+assay="$root/target/release/assay"
+gen="$root/target/release/examples/gen_suite"
+
+work="${ASSAY_E2E_DIR:-/tmp/assay-e2e}"
+rm -rf "$work"
+mkdir -p "$work"
+cache="$work/cache"
+
+# Runs `assay run SUITE` under /usr/bin/time -v with the cache directory $2;
+# prints one table row: label, cases, wall seconds, max RSS in MB, exit code.
+measure() {
+    local label=$1 cache_dir=$2 suite=$3 cases=$4
+    local results="$work/results-$label" stats="$work/time-$label.txt"
+    rm -rf "$results"
+    local code=0
+    /usr/bin/time -v -o "$stats" "$assay" run "$suite" --quiet --results "$results" --cache-dir "$cache_dir" \
+        >"$work/out-$label.txt" 2>&1 || code=$?
+    local wall rss_kb
+    wall=$(awk -F': ' '/Elapsed \(wall clock\) time/ { print $2 }' "$stats")
+    rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$stats")
+    # h:mm:ss or m:ss.ss -> seconds
+    local seconds
+    seconds=$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.3f", s }' <<<"$wall")
+    local lines=0
+    [[ -f "$results/results.jsonl" ]] && lines=$(wc -l <"$results/results.jsonl")
+    printf '%-16s %8s %10s %10.1f %6s %10s\n' "$label" "$cases" "$seconds" "$(awk "BEGIN { print $rss_kb / 1024 }")" \
+        "$code" "$lines"
+    if [[ $code -ne 0 ]]; then
+        echo "  assay exited $code; its output is in $work/out-$label.txt" >&2
+    fi
+}
+
+echo "generating suites under $work"
+"$gen" "$work/suite-1" 1 >/dev/null
+for n in "${sizes[@]}"; do
+    "$gen" "$work/suite-$n" "$n" >/dev/null
+done
+
+echo
+printf '%-16s %8s %10s %10s %6s %10s\n' run cases wall_s max_rss_MB exit results
+# One case: cold = an empty compile cache each time; warm = a cache filled
+# by an earlier run.
+"$assay" run "$work/suite-1" --quiet --results "$work/results-fill" --cache-dir "$cache" >/dev/null 2>&1
+for i in 1 2 3; do
+    measure "1-cold-$i" "$work/empty-cache-$i" "$work/suite-1" 1
+done
+for i in 1 2 3; do
+    measure "1-warm-$i" "$cache" "$work/suite-1" 1
+done
+for n in "${sizes[@]}"; do
+    measure "$n-warm" "$cache" "$work/suite-$n" "$n"
+done

@@ -1,0 +1,151 @@
+//! Dispatch cost: the stock matchers called natively vs through their
+//! WebAssembly component.
+//!
+//! For each key (`keywords`, `value`), mode (one check, or a batch of 100
+//! checks sharing one actual) and actual size (100 B, 10 KB, 1 MB) there are
+//! two benchmarks side by side:
+//!
+//! - `KEY/MODE/SIZE/native`: the stock plugin's Rust code called in-process,
+//!   doing the same work as the component's export: one `Actual` built from
+//!   a copy of the string (the guest also gets a copy), each check's expected
+//!   value parsed from JSON, `Matcher::evaluate` per check
+//!   (`assay_plugin_sdk::evaluate_batch::<Stock>`).
+//! - `KEY/MODE/SIZE/wasm`: `MatcherPlugin::evaluate` on the built-in stock
+//!   component, with a warm instance pool: copying into the sandbox, the
+//!   call, the host's output caps.
+//!
+//! Every benchmark declares its checks as its throughput, so criterion's
+//! `thrpt` line reads in checks per second; time per check = 1 / thrpt (or
+//! the batch time / 100). wasm/native = the ratio of the two `time` lines.
+//!
+//! The checks: `keywords` looks for a keyword at the very end of the text
+//! (every other check of a batch for one that is absent), so each check
+//! scans the whole string. `value` compares a JSON object of the given size
+//! with a small object it does not equal: the actual is parsed once per
+//! batch, and each verdict message renders the actual.
+//!
+//! Run: `cargo bench -p assay --bench dispatch -- --warm-up-time 1 --measurement-time 3`
+
+use assay::plugin::{
+    ActualValue, BUILTIN_MATCHERS, CheckInput, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
+};
+use assay_plugin_sdk::{Actual, Check, evaluate_batch};
+use assay_plugin_stock::Stock;
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+
+/// The actual sizes, with their labels.
+const SIZES: &[(&str, usize)] = &[("100B", 100), ("10KB", 10_000), ("1MB", 1_000_000)];
+
+/// Checks in a batch.
+const BATCH: usize = 100;
+
+/// The keyword every `keywords` check that should pass looks for.
+const NEEDLE: &str = "needle";
+
+/// Filler text of exactly `size` bytes ending in [`NEEDLE`].
+fn text_of(size: usize) -> String {
+    let filler = "lorem ipsum dolor sit amet consectetur adipiscing elit ";
+    let body = size - NEEDLE.len();
+    let mut text: String = filler.chars().cycle().take(body).collect();
+    text.push_str(NEEDLE);
+    assert_eq!(text.len(), size);
+    text
+}
+
+/// A compact JSON object of about `size` bytes: `{"items":[{..},..]}`.
+fn json_of(size: usize) -> String {
+    let mut items = Vec::new();
+    let mut length = "{\"items\":[]}".len();
+    let mut id = 0;
+    while length < size {
+        let item = serde_json::json!({ "id": id, "name": format!("item {id}"), "tags": ["red", "ripe"], "ok": true });
+        length += item.to_string().len() + 1;
+        items.push(item);
+        id += 1;
+    }
+    serde_json::json!({ "items": items }).to_string()
+}
+
+/// The expected value of check `i` of a batch, as JSON text.
+fn expected(key: &str, i: usize) -> String {
+    match key {
+        "keywords" if i.is_multiple_of(2) => serde_json::to_string(NEEDLE).unwrap(),
+        "keywords" => serde_json::to_string(&format!("absent{i}")).unwrap(),
+        _ => format!("{{\"items\":[{i}]}}"),
+    }
+}
+
+/// One benchmark input: an actual and its checks, in both forms.
+struct Case {
+    actual: String,
+    is_text: bool,
+    key: &'static str,
+    expected: Vec<String>,
+}
+
+impl Case {
+    fn new(key: &'static str, size: usize, checks: usize) -> Case {
+        let is_text = key == "keywords";
+        let actual = if is_text { text_of(size) } else { json_of(size) };
+        Case { actual, is_text, key, expected: (0..checks).map(|i| expected(key, i)).collect() }
+    }
+
+    fn native_checks(&self) -> Vec<Check> {
+        self.expected.iter().map(|e| Check { key: self.key.to_owned(), actual: 0, expected: e.clone() }).collect()
+    }
+
+    /// The native path: what the component's export does, in-process.
+    fn run_native(&self, checks: &[Check]) -> Vec<bool> {
+        let actual = if self.is_text { Actual::text(self.actual.clone()) } else { Actual::json(self.actual.clone()) };
+        evaluate_batch::<Stock>(&[actual], checks).into_iter().map(|v| v.expect("a verdict").pass).collect()
+    }
+
+    /// The component path.
+    fn run_wasm(&self, plugin: &MatcherPlugin) -> Vec<bool> {
+        let actual = if self.is_text { ActualValue::Text(&self.actual) } else { ActualValue::Json(&self.actual) };
+        let inputs: Vec<CheckInput<'_>> =
+            self.expected.iter().map(|e| CheckInput { key: self.key, actual: 0, expected: e }).collect();
+        let output = plugin.evaluate(&[actual], &inputs);
+        output.results.into_iter().map(|r| r.expect("a verdict").pass).collect()
+    }
+}
+
+fn dispatch(c: &mut Criterion) {
+    let runtime = Runtime::new(Limits::default().memory_bytes);
+    let stock = BUILTIN_MATCHERS.iter().find(|p| p.name == "stock").expect("the stock plugin is built in");
+    let options = PluginOptions { grants: stock.grants, ..PluginOptions::default() };
+    let plugin = MatcherPlugin::load(&runtime, PluginSource::Builtin(stock.name), stock.bytes, options)
+        .expect("the stock component loads");
+
+    for key in ["keywords", "value"] {
+        for (mode, checks) in [("single", 1), ("batch100", BATCH)] {
+            for &(label, size) in SIZES {
+                let case = Case::new(key, size, checks);
+                let native_checks = case.native_checks();
+                // Both paths must agree before their times mean anything.
+                let native = case.run_native(&native_checks);
+                assert_eq!(native, case.run_wasm(&plugin), "{key} {mode} {label}: native and wasm disagree");
+                let expected_passes = if key == "keywords" { checks.div_ceil(2) } else { 0 };
+                assert_eq!(native.iter().filter(|&&p| p).count(), expected_passes, "{key} {mode} {label}");
+
+                let mut group = c.benchmark_group(format!("{key}/{mode}/{label}"));
+                group.throughput(Throughput::Elements(checks as u64));
+                if size * checks >= 1_000_000 {
+                    // Milliseconds per iteration: few samples, each one run.
+                    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+                }
+                group.bench_function(BenchmarkId::from_parameter("native"), |b| {
+                    b.iter(|| black_box(case.run_native(black_box(&native_checks))))
+                });
+                group.bench_function(BenchmarkId::from_parameter("wasm"), |b| {
+                    b.iter(|| black_box(case.run_wasm(black_box(&plugin))))
+                });
+                group.finish();
+            }
+        }
+    }
+}
+
+criterion_group!(benches, dispatch);
+criterion_main!(benches);
