@@ -12,7 +12,9 @@
 //!   (`assay_plugin_sdk::evaluate_batch::<Stock>`).
 //! - `KEY/MODE/SIZE/wasm`: `MatcherPlugin::evaluate` on the built-in stock
 //!   component, with a warm instance pool: copying into the sandbox, the
-//!   call, the host's output caps.
+//!   call, the host's output caps. The plugin gets a 60 s deadline instead
+//!   of the default 2 s: `value/batch100/1MB/wasm` takes longer than 2 s and
+//!   would fault.
 //!
 //! Every benchmark declares its checks as its throughput, so criterion's
 //! `thrpt` line reads in checks per second; time per check = 1 / thrpt (or
@@ -33,6 +35,7 @@ use assay_plugin_sdk::{Actual, Check, evaluate_batch};
 use assay_plugin_stock::Stock;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Duration;
 
 /// The actual sizes, with their labels.
 const SIZES: &[(&str, usize)] = &[("100B", 100), ("10KB", 10_000), ("1MB", 1_000_000)];
@@ -114,7 +117,10 @@ impl Case {
 fn dispatch(c: &mut Criterion) {
     let runtime = Runtime::new(Limits::default().memory_bytes);
     let stock = BUILTIN_MATCHERS.iter().find(|p| p.name == "stock").expect("the stock plugin is built in");
-    let options = PluginOptions { grants: stock.grants, ..PluginOptions::default() };
+    // A long deadline: a batch of 100 `value` checks on a 1 MB actual takes
+    // longer than the default 2 s and would fault instead of being measured.
+    let limits = Limits { deadline: Duration::from_secs(60), ..Limits::default() };
+    let options = PluginOptions { limits, grants: stock.grants, ..PluginOptions::default() };
     let plugin = MatcherPlugin::load(&runtime, PluginSource::Builtin(stock.name), stock.bytes, options)
         .expect("the stock component loads");
 
