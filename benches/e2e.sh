@@ -7,9 +7,10 @@
 #                             with a warm vs a cold compile cache
 #   benches/e2e.sh --100k     also 100,000 cases
 #
-# Prints the wall time and the maximum resident set size of each run. Work
-# files go under $ASSAY_E2E_DIR (default /tmp/assay-e2e), which is cleared
-# first. Set ASSAY_E2E_SKIP_BUILD=1 to use the binaries already built.
+# Prints the wall time, CPU time and maximum resident set size of each run.
+# Work files go under $ASSAY_E2E_DIR (default /tmp/assay-e2e), which is
+# cleared first. Set ASSAY_E2E_SKIP_BUILD=1 to use the binaries already
+# built.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,24 +43,28 @@ mkdir -p "$work"
 cache="$work/cache"
 
 # Runs `assay run SUITE` under /usr/bin/time -v with the cache directory $2;
-# prints one table row: label, cases, wall seconds, max RSS in MB, exit code.
+# prints one table row: label, cases, wall seconds, CPU seconds (user +
+# system), max RSS in MB, exit code, lines of results.jsonl.
 measure() {
     local label=$1 cache_dir=$2 suite=$3 cases=$4
     local results="$work/results-$label" stats="$work/time-$label.txt"
     rm -rf "$results"
-    local code=0
+    local code=0 started ended
+    # Wall time from the shell in nanoseconds (/usr/bin/time only has
+    # centiseconds); max RSS and CPU time from /usr/bin/time.
+    started=$(date +%s%N)
     /usr/bin/time -v -o "$stats" "$assay" run "$suite" --quiet --results "$results" --cache-dir "$cache_dir" \
         >"$work/out-$label.txt" 2>&1 || code=$?
-    local wall rss_kb
-    wall=$(awk -F': ' '/Elapsed \(wall clock\) time/ { print $2 }' "$stats")
+    ended=$(date +%s%N)
+    local rss_kb user sys
     rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$stats")
-    # h:mm:ss or m:ss.ss -> seconds
-    local seconds
-    seconds=$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.3f", s }' <<<"$wall")
+    user=$(awk -F': ' '/User time \(seconds\)/ { print $2 }' "$stats")
+    sys=$(awk -F': ' '/System time \(seconds\)/ { print $2 }' "$stats")
     local lines=0
     [[ -f "$results/results.jsonl" ]] && lines=$(wc -l <"$results/results.jsonl")
-    printf '%-16s %8s %10s %10.1f %6s %10s\n' "$label" "$cases" "$seconds" "$(awk "BEGIN { print $rss_kb / 1024 }")" \
-        "$code" "$lines"
+    awk -v label="$label" -v cases="$cases" -v ns=$((ended - started)) -v user="$user" -v sys="$sys" \
+        -v rss="$rss_kb" -v code="$code" -v lines="$lines" \
+        'BEGIN { printf "%-12s %8s %9.3f %9.2f %11.1f %5s %8s\n", label, cases, ns / 1e9, user + sys, rss / 1024, code, lines }'
     if [[ $code -ne 0 ]]; then
         echo "  assay exited $code; its output is in $work/out-$label.txt" >&2
     fi
@@ -72,7 +77,7 @@ for n in "${sizes[@]}"; do
 done
 
 echo
-printf '%-16s %8s %10s %10s %6s %10s\n' run cases wall_s max_rss_MB exit results
+printf '%-12s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit results
 # One case: cold = an empty compile cache each time; warm = a cache filled
 # by an earlier run.
 "$assay" run "$work/suite-1" --quiet --results "$work/results-fill" --cache-dir "$cache" >/dev/null 2>&1

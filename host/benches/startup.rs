@@ -6,9 +6,10 @@
 //! - `runtime/new`: `Runtime::new` (the engine, with the pooling allocator's
 //!   reservation, and its epoch ticker thread).
 //! - `load/NAME/cold`: compiling a component with no cache, then what a load
-//!   does after (link, one instance, `describe`). NAME is `stock` (the
-//!   built-in matcher, `MatcherPlugin::load`) or `agent-X` for each demo
-//!   agent (`AgentComponent::load`). One runtime for all iterations.
+//!   does after (link, one instance, `describe`). NAME is each built-in
+//!   matcher plugin (`stock`, ...: `MatcherPlugin::load`) or `agent-X` for
+//!   each demo agent (`AgentComponent::load`). One runtime for all
+//!   iterations.
 //! - `load/NAME/cached`: the same load with a filled `CompileCache` in a
 //!   temporary directory (a verified artifact is deserialized instead of
 //!   compiled).
@@ -50,15 +51,22 @@ fn stock() -> BuiltinPlugin {
     *BUILTIN_MATCHERS.iter().find(|p| p.name == "stock").expect("the stock plugin is built in")
 }
 
-/// The stock plugin, with the grants the built-in policy gives it.
+/// Options for a built-in plugin: the grants the built-in policy gives it.
+fn builtin_options(plugin: &BuiltinPlugin) -> PluginOptions {
+    PluginOptions { grants: plugin.grants, ..PluginOptions::default() }
+}
+
+fn load_builtin(runtime: &Runtime, plugin: &BuiltinPlugin, options: PluginOptions) -> MatcherPlugin {
+    MatcherPlugin::load(runtime, PluginSource::Builtin(plugin.name), plugin.bytes, options)
+        .expect("the built-in plugin loads")
+}
+
 fn stock_options() -> PluginOptions {
-    PluginOptions { grants: stock().grants, ..PluginOptions::default() }
+    builtin_options(&stock())
 }
 
 fn load_stock(runtime: &Runtime, options: PluginOptions) -> MatcherPlugin {
-    let stock = stock();
-    MatcherPlugin::load(runtime, PluginSource::Builtin(stock.name), stock.bytes, options)
-        .expect("the stock plugin loads")
+    load_builtin(runtime, &stock(), options)
 }
 
 fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentComponent {
@@ -99,14 +107,23 @@ fn startup(c: &mut Criterion) {
     let cache_dir = tempfile::tempdir().expect("a temporary directory");
     let cached = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(cache_dir.path())));
     // Fill the cache.
-    load_stock(&cached, stock_options());
+    for plugin in BUILTIN_MATCHERS {
+        load_builtin(&cached, plugin, builtin_options(plugin));
+    }
     for (name, bytes) in DEMO_AGENTS {
         load_agent(&cached, name, bytes);
     }
     assert_eq!(load_stock(&cached, stock_options()).cache_status(), CacheStatus::Hit);
 
-    group.bench_function("load/stock/cold", |b| b.iter(|| black_box(load_stock(&uncached, stock_options()))));
-    group.bench_function("load/stock/cached", |b| b.iter(|| black_box(load_stock(&cached, stock_options()))));
+    for plugin in BUILTIN_MATCHERS {
+        let options = builtin_options(plugin);
+        group.bench_function(format!("load/{}/cold", plugin.name), |b| {
+            b.iter(|| black_box(load_builtin(&uncached, plugin, options.clone())))
+        });
+        group.bench_function(format!("load/{}/cached", plugin.name), |b| {
+            b.iter(|| black_box(load_builtin(&cached, plugin, options.clone())))
+        });
+    }
     for (name, bytes) in DEMO_AGENTS {
         group.bench_function(format!("load/agent-{name}/cold"), |b| {
             b.iter(|| black_box(load_agent(&uncached, name, bytes)))
