@@ -30,7 +30,9 @@
 //! url = "http://localhost:11434/v1"
 //! model = "llama3"
 //! api_key_env = "OPENAI_API_KEY"
+//! # neuro_san = "http://localhost:8080/gist"   # or a neuro-san agent
 //! timeout_secs = 60
+//! retries = 3
 //! max_calls = 1000
 //!
 //! [cache]
@@ -112,9 +114,10 @@ pub struct PluginConfig {
     pub deterministic: bool,
 }
 
-/// `[judge]`: an OpenAI-compatible chat-completions endpoint.
+/// `[judge]`: an OpenAI-compatible chat-completions endpoint (`url`,
+/// `model`, `api_key_env`) or a neuro-san agent (`neuro_san`).
 /// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL` and `ASSAY_JUDGE_API_KEY`
-/// override it.
+/// override the file.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
@@ -124,8 +127,13 @@ pub struct JudgeConfig {
     pub model: Option<String>,
     /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// A neuro-san agent's URL, e.g. `http://localhost:8080/gist`, instead
+    /// of `url`.
+    pub neuro_san: Option<String>,
     /// The bound on one request, in seconds (default 60).
     pub timeout_secs: Option<f64>,
+    /// Retries after a 429 or 5xx answer (default 3).
+    pub retries: Option<u32>,
     /// The most judge calls one run may make (default 1000).
     pub max_calls: Option<usize>,
 }

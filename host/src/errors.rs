@@ -1,6 +1,9 @@
 //! Every error type of the library, in one place. Messages are lowercase
 //! fragments that read after "failed to"; where a common mistake is known,
 //! they end with a "Consider …" suggestion.
+//!
+//! A context struct's message includes its kind's, so the kind is not also
+//! its `source()`: printed as a chain (`{:#}`), it would say it twice.
 
 use crate::plugin::{Denied, Fault};
 use thiserror::Error;
@@ -12,7 +15,6 @@ pub struct PluginLoadError {
     /// Which plugin: its source (file path or built-in name).
     pub plugin: String,
     /// What went wrong.
-    #[source]
     pub kind: PluginLoadErrorKind,
 }
 
@@ -112,7 +114,6 @@ pub struct AgentError {
     /// Where it was reached: a URL, or `direct (COMPONENT)`.
     pub endpoint: String,
     /// What went wrong.
-    #[source]
     pub kind: AgentErrorKind,
 }
 
@@ -214,7 +215,6 @@ pub struct CaseError {
     /// The file.
     pub file: std::path::PathBuf,
     /// What is wrong with it.
-    #[source]
     pub kind: Box<CaseErrorKind>,
 }
 
@@ -235,6 +235,14 @@ pub enum CaseErrorKind {
     /// HOCON syntax, with the line and column when known.
     #[error("{}", syntax(line, message))]
     Syntax {
+        /// (line, column), 1-based.
+        line: Option<(usize, usize)>,
+        /// The parser's message.
+        message: String,
+    },
+    /// YAML syntax, with the line and column when known.
+    #[error("YAML syntax error{}: {message}", line.map(|(l, c)| format!(" at {l}:{c}")).unwrap_or_default())]
+    YamlSyntax {
         /// (line, column), 1-based.
         line: Option<(usize, usize)>,
         /// The parser's message.

@@ -13,16 +13,23 @@
 //!   conversation state, and the event stream to reporters;
 //! - [`report`]: the terminal, `results.jsonl`, JUnit.
 //!
-//! [`config`] reads `assay.toml`; [`errors`] holds every error type. The
+//! [`eval`] builds the evaluation workflows on these stages: the Assessor
+//! (failure modes of a case's samples), scenario evaluation (weighted
+//! scores) and judge validation (agreement with wanted results).
+//!
+//! [`backend`] holds the remote judge a granted plugin may ask; [`config`]
+//! reads `assay.toml`; [`errors`] holds every error type. The
 //! `assay` binary (`src/cli/`) is a thin layer over this library; the
 //! [`run`] module shows a whole run driven from Rust.
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod backend;
 pub mod case;
 pub mod check;
 pub mod config;
 pub mod errors;
+pub mod eval;
 pub mod exit_codes;
 pub mod plugin;
 pub mod report;

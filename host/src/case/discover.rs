@@ -16,15 +16,23 @@ pub struct CaseFile {
 }
 
 /// The extension of neuro-san test case files.
-const EXTENSION: &str = "hocon";
+const CASE_EXTENSIONS: &[&str] = &["hocon"];
+
+/// The extensions of scenario and validation files.
+pub const SCENARIO_EXTENSIONS: &[&str] = &["yaml", "yml", "hocon", "json"];
 
 /// Finds every test case file named by `inputs`, in a stable order (each
 /// input's files sorted by path; inputs in the order given; duplicates
-/// dropped).
+/// dropped). Directories are searched for `*.hocon`.
 pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
+    discover_with(inputs, CASE_EXTENSIONS)
+}
+
+/// [`discover`], searching directories for files with any of `extensions`.
+pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     let mut files = Vec::new();
     for input in inputs {
-        let found = discover_one(input)?;
+        let found = discover_one(input, extensions)?;
         for file in found {
             if !files.iter().any(|f: &CaseFile| f.path == file.path) {
                 files.push(file);
@@ -34,11 +42,12 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
     Ok(files)
 }
 
-fn discover_one(input: &Path) -> Result<Vec<CaseFile>, DiscoverError> {
+fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     let text = input.to_string_lossy();
     if input.is_dir() {
         let mut paths = Vec::new();
-        walk(input, &mut paths).map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
+        walk(input, extensions, &mut paths)
+            .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
         paths.sort();
         return Ok(paths
             .into_iter()
@@ -64,8 +73,9 @@ fn discover_one(input: &Path) -> Result<Vec<CaseFile>, DiscoverError> {
     Err(DiscoverError::NotFound { path: input.to_path_buf() })
 }
 
-/// Collects every `*.hocon` file under `dir`, skipping hidden entries.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// Collects every file under `dir` with one of `extensions`, skipping hidden
+/// entries.
+fn walk(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -73,8 +83,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             continue;
         }
         if entry.file_type()?.is_dir() || (entry.file_type()?.is_symlink() && path.is_dir()) {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == EXTENSION) {
+            walk(&path, extensions, out)?;
+        } else if path.extension().is_some_and(|e| extensions.iter().any(|x| e == *x)) {
             out.push(path);
         }
     }

@@ -21,11 +21,15 @@ const INTERACTION_KEYS: &[&str] =
 /// `env`; `id` and `file` name the case in the model and in errors.
 pub fn parse_case(text: &str, id: &str, file: &Path, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
     let fail = |kind| CaseError::new(file, kind);
-    check_key_paths(text).map_err(fail)?;
-    let config = hocon::parse_with_env(text, env).map_err(|e| fail(hocon_error(e)))?;
-    let root: Map<String, Value> =
-        config.deserialize().map_err(|e| fail(CaseErrorKind::Syntax { line: None, message: e.to_string() }))?;
+    let root = parse_object(text, env).map_err(fail)?;
     read_case(root, id, file).map_err(fail)
+}
+
+/// Parses HOCON text into its root object, resolving `${VAR}` from `env`.
+pub(crate) fn parse_object(text: &str, env: &HashMap<String, String>) -> Result<Map<String, Value>, CaseErrorKind> {
+    check_key_paths(text)?;
+    let config = hocon::parse_with_env(text, env).map_err(hocon_error)?;
+    config.deserialize().map_err(|e| CaseErrorKind::Syntax { line: None, message: e.to_string() })
 }
 
 /// Reads a test case from a file.
@@ -256,7 +260,7 @@ fn connection(name: &str, path: &str) -> Result<Connection, CaseErrorKind> {
     })
 }
 
-fn reject_unknown_keys(map: &Map<String, Value>, known: &[&str], prefix: &str) -> Result<(), CaseErrorKind> {
+pub(crate) fn reject_unknown_keys(map: &Map<String, Value>, known: &[&str], prefix: &str) -> Result<(), CaseErrorKind> {
     match map.keys().find(|key| !known.contains(&key.as_str())) {
         None => Ok(()),
         Some(key) => Err(CaseErrorKind::UnknownKey {

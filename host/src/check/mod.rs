@@ -10,5 +10,5 @@ mod plan;
 mod verdict;
 
 pub use dispatch::{CheckResult, PluginLog, ResponseView, evaluate};
-pub use plan::{CasePlan, Check, KeySet, Target, plan_case, plan_response};
+pub use plan::{CasePlan, Check, KeySet, Target, plan_case, plan_entry, plan_response};
 pub use verdict::{Outcome, Verdict};

@@ -152,6 +152,29 @@ pub fn plan_response(
     Ok(checks)
 }
 
+/// Plans one matcher entry outside a response block: `key` as written
+/// (`not_` forms allowed, case-insensitive) with its `expected` value,
+/// against `target`. A list is one check per element, all of which must
+/// pass. `at` names the entry in errors.
+pub fn plan_entry(
+    key: &str,
+    expected: &Value,
+    target: Target,
+    at: &str,
+    keys: &dyn KeySet,
+) -> Result<Vec<Check>, CaseErrorKind> {
+    let Some((base, negated)) = matcher_key(key, keys) else {
+        return Err(CaseErrorKind::UnknownMatcher {
+            path: at.to_owned(),
+            key: key.to_owned(),
+            suggestion: keys.suggest(key),
+        });
+    };
+    let mut checks = Vec::new();
+    push_checks(&base, negated, expected, &target, at, &mut checks)?;
+    Ok(checks)
+}
+
 /// A data key's value must be a dictionary of tests and nested data keys.
 fn plan_data_key(
     key: &str,

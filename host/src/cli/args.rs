@@ -25,6 +25,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Show the checks each test case will run, without running anything.
     Plan(PlanArgs),
+    /// Run every sample of test cases and group how the failed ones failed
+    /// (the Assessor).
+    Assess(AssessArgs),
+    /// Send scenario problems to an agent and score the answers against
+    /// weighted, categorized expectations.
+    Eval(EvalArgs),
+    /// Measure how far a judge can be trusted: judge mock responses with
+    /// known right answers, report agreement and a confusion matrix.
+    Validate(ValidateArgs),
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
@@ -98,6 +107,19 @@ pub fn parse_named_path(text: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// How http/https connections reach neuro-san servers.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The neuro-san server for http/https cases; the scheme follows each
+    /// case's connection.
+    /// [default: `[agent] url` in assay.toml, else http://localhost:8080]
+    #[arg(long, env = "ASSAY_AGENT_URL", value_name = "URL")]
+    pub agent_url: Option<String>,
+    /// Trust the CA certificates in this PEM file for https.
+    #[arg(long, env = "ASSAY_AGENT_CA", value_name = "FILE")]
+    pub agent_ca: Option<PathBuf>,
+}
+
 /// `assay run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -121,14 +143,8 @@ pub struct RunArgs {
     /// (repeatable: direct, http, https).
     #[arg(long = "connection", value_name = "NAME")]
     pub connections: Vec<String>,
-    /// The neuro-san server for http/https cases; the scheme follows each
-    /// case's connection.
-    /// [default: `[agent] url` in assay.toml, else http://localhost:8080]
-    #[arg(long, env = "ASSAY_AGENT_URL", value_name = "URL")]
-    pub agent_url: Option<String>,
-    /// Trust the CA certificates in this PEM file for https.
-    #[arg(long, env = "ASSAY_AGENT_CA", value_name = "FILE")]
-    pub agent_ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     #[command(flatten)]
     pub project: ProjectArgs,
     /// Where results.jsonl and summary.json go [default: results/<timestamp>].
@@ -146,6 +162,103 @@ pub struct RunArgs {
     /// Show only the summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `assay assess`.
+#[derive(Debug, Args)]
+pub struct AssessArgs {
+    /// Test case files, directories (searched recursively for *.hocon) or globs.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Only the cases whose id contains this text or matches it as a regex.
+    #[arg(long, value_name = "TEXT|REGEX")]
+    pub filter: Option<String>,
+    /// Run this many samples of each case [default: the denominator of its
+    /// success_ratio].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: Option<u32>,
+    /// Also have the judge ([judge] in assay.toml) classify every failure,
+    /// told the failure modes found so far.
+    #[arg(long)]
+    pub llm_modes: bool,
+    /// How many samples run at once [default: CPUs × 4].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Bound every sample by this many seconds, overriding the cases'
+    /// timeout_in_seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Run every case over these connections instead of its own
+    /// (repeatable: direct, http, https).
+    #[arg(long = "connection", value_name = "NAME")]
+    pub connections: Vec<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Where assess.json and results.jsonl go [default: results/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+}
+
+/// `assay eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Scenario files (YAML, HOCON or JSON), or directories searched
+    /// recursively for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Ask this agent, whatever the scenarios' own `agent` says.
+    #[arg(long, value_name = "AGENT")]
+    pub to: Option<String>,
+    /// The connection to the agent: direct, http or https.
+    #[arg(long, value_name = "NAME", default_value = "direct")]
+    pub connection: String,
+    /// Ask each problem this many times.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: u32,
+    /// Judge every expectation with this matcher key instead of its own.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Exit with failure when a scenario scores below this (0 to 1).
+    #[arg(long, value_name = "SCORE")]
+    pub min_score: Option<f64>,
+    /// How many requests run at once [default: CPUs × 4].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Bound every request by this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Where eval.json goes [default: results/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+}
+
+/// `assay validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Validation files (YAML, HOCON or JSON, with `mock_responses`), or
+    /// directories searched recursively for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Judge every expectation with this matcher key instead of its own.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Exit with failure when the overall agreement is below this (0 to 1).
+    #[arg(long, value_name = "SCORE")]
+    pub min_agreement: Option<f64>,
+    /// How many mock responses are judged at once [default: CPUs × 4].
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Where validate.json goes [default: results/<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
 }
 
 /// `assay plan`.

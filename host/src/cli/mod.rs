@@ -4,11 +4,15 @@
 
 mod agent;
 mod args;
+mod assess;
 mod check;
+mod eval;
+mod options;
 mod plan;
 mod plugins;
 mod project;
 mod run;
+mod validate;
 
 pub use args::Cli;
 use args::Command;
@@ -26,6 +30,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Check(args) => check::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Agent(command) => agent::run(command),
+        Command::Assess(args) => assess::run(args),
+        Command::Eval(args) => eval::run(args),
+        Command::Validate(args) => validate::run(args),
     }
 }
 

@@ -4,12 +4,12 @@
 //! `direct` can reach (demo agents, `[agents]`, `--agent`).
 
 use super::UsageError;
-use super::args::ProjectArgs;
+use super::args::{ProjectArgs, ServerArgs};
 use anyhow::{Context, Result};
-use assay::agent::AgentCatalog;
+use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
+use assay::backend::{JudgeBackend, JudgeSettings, RemoteJudge};
 use assay::config::{Config, PluginConfig};
 use assay::plugin::host::judge::Judge;
-use assay::plugin::host::openai_judge::{JudgeSettings, OpenAiJudge};
 use assay::plugin::{
     Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
 };
@@ -23,6 +23,9 @@ pub struct Project<'a> {
     pub config: Config,
     /// The wasmtime runtime, with the compile cache unless disabled.
     pub runtime: Runtime,
+    /// The judge from `[judge]` and `ASSAY_JUDGE_*`, if one is configured:
+    /// one per run, so that its budget bounds the whole run.
+    pub judge: Option<Arc<RemoteJudge>>,
     args: &'a ProjectArgs,
 }
 
@@ -47,7 +50,8 @@ impl<'a> Project<'a> {
             .map(|mb| mb << 20)
             .fold(Limits::default().memory_bytes, usize::max);
         let runtime = Runtime::with_cache(largest_memory, cache);
-        Ok(Project { config, runtime, args })
+        let judge = judge(&config, args)?.map(Arc::new);
+        Ok(Project { config, runtime, judge, args })
     }
 
     /// Every matcher plugin: the built-ins, then `[plugins.*]`, then
@@ -57,7 +61,7 @@ impl<'a> Project<'a> {
         for (key, plugin) in &self.config.keys {
             registry.prefer(key, plugin);
         }
-        let judge = self.judge()?;
+        let judge = self.judge.clone().map(|j| j as Arc<dyn Judge>);
         registry.add_builtins(&self.runtime, &Capabilities { judge: judge.clone(), embeddings: None })?;
         for (label, plugin) in &self.config.plugins {
             let path = self.config.resolve(&plugin.path);
@@ -78,34 +82,16 @@ impl<'a> Project<'a> {
         Ok(registry)
     }
 
-    /// The judge from `[judge]` and `ASSAY_JUDGE_*`, if one is configured.
-    fn judge(&self) -> Result<Option<Arc<dyn Judge>>> {
-        let section = &self.config.judge;
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let Some(url) = env("ASSAY_JUDGE_URL").or_else(|| section.url.clone()) else { return Ok(None) };
-        let model = env("ASSAY_JUDGE_MODEL").or_else(|| section.model.clone()).unwrap_or_default();
-        let mut settings = JudgeSettings::new(url, model);
-        settings.api_key = env("ASSAY_JUDGE_API_KEY").or_else(|| section.api_key_env.as_deref().and_then(env));
-        if let Some(seconds) = section.timeout_secs {
-            settings.timeout = Duration::try_from_secs_f64(seconds)
-                .map_err(|_| UsageError(format!("[judge] timeout_secs = {seconds} is not a number of seconds")))?;
-        }
-        if let Some(max_calls) = section.max_calls {
-            settings.max_calls = max_calls;
-        }
-        if !self.args.no_judge_cache {
-            settings.cache_dir = match (&self.args.cache_dir, &self.config.cache.dir) {
-                (Some(dir), _) => Some(dir.join("judge")),
-                (None, Some(dir)) => Some(self.config.resolve(dir).join("judge")),
-                (None, None) => JudgeSettings::default_cache_dir(),
-            };
-        }
-        Ok(Some(Arc::new(OpenAiJudge::new(settings).map_err(UsageError)?)))
-    }
-
     fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
         let bytes = std::fs::read(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
         Ok(MatcherPlugin::load(&self.runtime, PluginSource::File(path.to_owned()), &bytes, options)?)
+    }
+
+    /// Every way of reaching an agent: [`Project::catalog`] for `direct`,
+    /// neuro-san servers as `server` and `[agent]` say for http/https.
+    pub fn agents(&self, server: &ServerArgs) -> Result<Agents> {
+        let http = HttpAgents::new(http_settings(server, &self.config)?).map_err(UsageError)?;
+        Ok(Agents::new(self.catalog()?, http))
     }
 
     /// The agents `direct` can reach: the demo agents, then `[agents]`,
@@ -120,6 +106,66 @@ impl<'a> Project<'a> {
         }
         Ok(catalog)
     }
+}
+
+/// The judge from `[judge]` and `ASSAY_JUDGE_*` (which win over the file),
+/// if one is configured.
+fn judge(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteJudge>> {
+    let section = &config.judge;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let env_url = env("ASSAY_JUDGE_URL");
+    if env_url.is_none() && section.url.is_some() && section.neuro_san.is_some() {
+        return Err(UsageError("[judge] in assay.toml sets both `url` and `neuro_san`: choose one judge".into()).into());
+    }
+    let backend = match (env_url.or_else(|| section.url.clone()), &section.neuro_san) {
+        (Some(url), _) => JudgeBackend::OpenAi {
+            url,
+            model: env("ASSAY_JUDGE_MODEL").or_else(|| section.model.clone()).unwrap_or_default(),
+            api_key: env("ASSAY_JUDGE_API_KEY").or_else(|| section.api_key_env.as_deref().and_then(env)),
+        },
+        (None, Some(url)) => JudgeBackend::NeuroSan { url: url.clone() },
+        (None, None) => return Ok(None),
+    };
+    let mut settings = JudgeSettings::new(backend);
+    if let Some(seconds) = section.timeout_secs {
+        settings.timeout = Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
+            UsageError(format!("[judge] timeout_secs = {seconds} is not a positive number of seconds"))
+        })?;
+    }
+    if let Some(retries) = section.retries {
+        settings.retry.retries = retries;
+    }
+    if let Some(max_calls) = section.max_calls {
+        settings.max_calls = max_calls;
+    }
+    if !args.no_judge_cache {
+        settings.cache_dir = match (&args.cache_dir, &config.cache.dir) {
+            (Some(dir), _) => Some(dir.join("judge")),
+            (None, Some(dir)) => Some(config.resolve(dir).join("judge")),
+            (None, None) => CompileCache::default_dir().and_then(|d| d.parent().map(|p| p.join("judge"))),
+        };
+    }
+    let judge = RemoteJudge::new(settings).map_err(|e| UsageError(format!("[judge] in assay.toml: {e}")))?;
+    Ok(Some(judge))
+}
+
+/// How http/https connections reach neuro-san: flags and environment over
+/// `[agent]` in assay.toml over defaults.
+fn http_settings(server: &ServerArgs, config: &Config) -> Result<HttpSettings> {
+    let defaults = HttpSettings::default();
+    let idle_timeout = match config.agent.idle_timeout_secs {
+        None => defaults.idle_timeout,
+        Some(seconds) => Duration::try_from_secs_f64(seconds).map_err(|_| {
+            UsageError(format!("[agent] idle_timeout_secs = {seconds} in assay.toml is not a number of seconds"))
+        })?,
+    };
+    Ok(HttpSettings {
+        base_url: server.agent_url.clone().or_else(|| config.agent.url.clone()).unwrap_or(defaults.base_url),
+        ca_file: server.agent_ca.clone().or_else(|| config.agent.ca.as_deref().map(|ca| config.resolve(ca))),
+        max_response_bytes: config.agent.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
+        idle_timeout,
+        ..defaults
+    })
 }
 
 /// The options `[plugins.NAME]` asks for, on top of the defaults.

@@ -3,18 +3,15 @@
 
 use super::UsageError;
 use super::args::RunArgs;
+use super::options::{default_results_dir, parse_connections, seconds};
 use super::project::Project;
 use anyhow::Result;
-use assay::agent::{Agents, HttpAgents, HttpSettings};
-use assay::case::{Connection, discover};
-use assay::config::Config;
+use assay::case::discover;
 use assay::report::{JunitReport, ResultsDir, Terminal, Verbosity};
 use assay::run::{CaseFilter, LoadedCase, Reporter, RunOptions, Runner, load_cases};
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let project = Project::open(&args.project)?;
@@ -41,19 +38,12 @@ pub fn run(args: RunArgs) -> Result<u8> {
         return list(&cases);
     }
 
-    let catalog = project.catalog()?;
-    let http = HttpAgents::new(http_settings(&args, &project.config)?).map_err(UsageError)?;
-    let agents = Agents::new(catalog, http);
+    let agents = project.agents(&args.server)?;
     let mut options = RunOptions::default();
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
-    if let Some(seconds) = args.timeout {
-        options.sample_timeout = Some(
-            Duration::try_from_secs_f64(seconds)
-                .map_err(|_| UsageError(format!("--timeout {seconds} is not a number of seconds")))?,
-        );
-    }
+    options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
 
     let verbosity = match (args.verbose, args.quiet) {
         (true, _) => Verbosity::Verbose,
@@ -83,35 +73,6 @@ pub fn run(args: RunArgs) -> Result<u8> {
     Ok(if ok { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
-/// Flags and environment over `[agent]` in assay.toml over defaults.
-fn http_settings(args: &RunArgs, config: &Config) -> Result<HttpSettings> {
-    let defaults = HttpSettings::default();
-    let idle_timeout = match config.agent.idle_timeout_secs {
-        None => defaults.idle_timeout,
-        Some(seconds) => Duration::try_from_secs_f64(seconds).map_err(|_| {
-            UsageError(format!("[agent] idle_timeout_secs = {seconds} in assay.toml is not a number of seconds"))
-        })?,
-    };
-    Ok(HttpSettings {
-        base_url: args.agent_url.clone().or_else(|| config.agent.url.clone()).unwrap_or(defaults.base_url),
-        ca_file: args.agent_ca.clone().or_else(|| config.agent.ca.as_deref().map(|ca| config.resolve(ca))),
-        max_response_bytes: config.agent.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
-        idle_timeout,
-        ..defaults
-    })
-}
-
-fn parse_connections(names: &[String]) -> Result<Vec<Connection>> {
-    names
-        .iter()
-        .map(|name| {
-            Connection::ALL.into_iter().find(|c| c.name() == name).ok_or_else(|| {
-                UsageError(format!("unknown connection `{name}`: the connections are direct, http and https")).into()
-            })
-        })
-        .collect()
-}
-
 fn list(cases: &[LoadedCase]) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     let mut broken = 0;
@@ -137,18 +98,4 @@ fn list(cases: &[LoadedCase]) -> Result<u8> {
         }
     }
     Ok(if broken > 0 { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
-}
-
-/// `results/<UTC timestamp>`, made unique if a run in the same second
-/// already took it.
-fn default_results_dir() -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ").to_string();
-    let base = PathBuf::from("results");
-    let mut dir = base.join(&stamp);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = base.join(format!("{stamp}-{n}"));
-    }
-    dir
 }

@@ -5,9 +5,9 @@
 use crate::plugin::host::Capabilities;
 use crate::plugin::host::log::LogBuffer;
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The most table elements an instance may grow to.
@@ -18,7 +18,9 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 pub struct Limits {
     /// The most linear memory an instance may have, in bytes (default 64 MiB).
     pub memory_bytes: usize,
-    /// The wall-clock bound of one call (default 2 s).
+    /// The wall-clock bound of one call (default 2 s). Time the guest spends
+    /// waiting on a host capability (the judge, embeddings) does not count:
+    /// those calls have their own timeouts.
     pub deadline: Duration,
     /// The wall-clock bound of instantiating (start functions, default 2 s).
     pub instantiation_deadline: Duration,
@@ -130,6 +132,7 @@ pub struct SandboxState {
     pub(crate) memory: MemoryLimiter,
     pub(crate) log: LogBuffer,
     pub(crate) capabilities: Capabilities,
+    pub(crate) clock: CallClock,
     deterministic: bool,
     wasi: Option<WasiCtx>,
     table: ResourceTable,
@@ -142,6 +145,7 @@ impl SandboxState {
             memory: MemoryLimiter { limit: limits.memory_bytes, exceeded: None },
             log: LogBuffer::new(limits.max_log_lines, limits.max_log_bytes),
             capabilities,
+            clock: CallClock { started: Instant::now(), deadline: limits.deadline, host_wait: Duration::ZERO },
             deterministic,
             wasi: None,
             table: ResourceTable::new(),
@@ -224,8 +228,39 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// The wall-clock budget of the current call. Time spent waiting in a host
+/// capability (the judge, the embeddings backend) does not count: epochs
+/// cannot interrupt a guest blocked in the host, and the host bounds those
+/// calls with its own timeouts. Without this, a guest would be stopped the
+/// moment a slow judge answered.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallClock {
+    started: Instant,
+    deadline: Duration,
+    host_wait: Duration,
+}
+
+impl CallClock {
+    /// Adds time the guest spent waiting for the host.
+    pub(crate) fn waited(&mut self, time: Duration) {
+        self.host_wait += time;
+    }
+
+    /// The guest's own time left, or `None` when it is spent.
+    fn remaining(&self) -> Option<Duration> {
+        let spent = self.started.elapsed().saturating_sub(self.host_wait);
+        self.deadline.checked_sub(spent).filter(|left| !left.is_zero())
+    }
+}
+
+/// Epoch ticks covering `time`, plus one: a deadline must not fire early.
+fn ticks(time: Duration) -> u64 {
+    let tick = crate::plugin::engine::EPOCH_TICK.as_millis().max(1);
+    (time.as_millis().div_ceil(tick) + 1) as u64
+}
+
 /// Creates a store with the limiter installed and an epoch deadline that
-/// traps.
+/// traps once the guest's own time is spent.
 pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     limits: &Limits,
@@ -234,16 +269,17 @@ pub(crate) fn new_store(
 ) -> Store<SandboxState> {
     let mut store = Store::new(engine, SandboxState::new(limits, capabilities, deterministic));
     store.limiter(|state| &mut state.memory);
-    store.epoch_deadline_trap();
+    store.epoch_deadline_callback(|context| match context.data().clock.remaining() {
+        Some(left) => Ok(UpdateDeadline::Continue(ticks(left))),
+        None => Err(Trap::Interrupt.into()),
+    });
     store
 }
 
 /// Arms the store's deadline (and fuel budget) for the next call.
 pub(crate) fn arm(store: &mut Store<SandboxState>, deadline: Duration, fuel: Option<u64>) {
-    let tick = crate::plugin::engine::EPOCH_TICK.as_millis().max(1);
-    // One extra tick: the deadline must not fire before `deadline` elapses.
-    let ticks = (deadline.as_millis().div_ceil(tick) + 1) as u64;
-    store.set_epoch_deadline(ticks);
+    store.data_mut().clock = CallClock { started: Instant::now(), deadline, host_wait: Duration::ZERO };
+    store.set_epoch_deadline(ticks(deadline));
     if let Some(fuel) = fuel {
         // Fuel is only enabled on the fuel engine; set_fuel fails elsewhere.
         let _ = store.set_fuel(fuel);

@@ -63,12 +63,15 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Overrides every case's `timeout_in_seconds` (the bound on a sample).
     pub sample_timeout: Option<Duration>,
+    /// Runs every one of a case's `n` samples, with no early stopping (the
+    /// Assessor's mode); the status is decided the same way.
+    pub exhaustive: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { jobs: cpus * 4, sample_timeout: None }
+        RunOptions { jobs: cpus * 4, sample_timeout: None, exhaustive: false }
     }
 }
 
@@ -126,6 +129,7 @@ impl Runner {
                         plan: Arc::new(plan.interactions),
                         semaphore: semaphore.clone(),
                         sample_timeout: self.options.sample_timeout,
+                        exhaustive: self.options.exhaustive,
                     };
                     let sender = sender.clone();
                     tokio::spawn(async move {
@@ -175,19 +179,23 @@ struct CaseTask {
     plan: Arc<Vec<Vec<Check>>>,
     semaphore: Arc<Semaphore>,
     sample_timeout: Option<Duration>,
+    exhaustive: bool,
 }
 
 impl CaseTask {
     /// Starts `k` samples at once and one more for each that fails, so it
     /// never runs a sample whose result cannot matter: it stops as soon as
-    /// `k` have passed, or when `k` can no longer be reached.
+    /// `k` have passed, or when `k` can no longer be reached. Exhaustive,
+    /// it starts all `n` and waits for every one.
     async fn run(self) -> CaseResult {
         let started = Instant::now();
         let ratio = self.case.success_ratio;
+        let exhaustive = self.exhaustive;
         let task = Arc::new(self);
         let mut running = JoinSet::new();
         let mut next = 0;
-        while next < ratio.required {
+        let first_round = if exhaustive { ratio.samples } else { ratio.required };
+        while next < first_round {
             running.spawn(task.clone().sample(next));
             next += 1;
         }
@@ -201,6 +209,9 @@ impl CaseTask {
             });
             let passed = sample.passed;
             samples.push(sample);
+            if exhaustive {
+                continue;
+            }
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
             if passes >= ratio.required {
                 break;

@@ -46,6 +46,17 @@ pub fn assay(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_assay")).args(args).current_dir(root()).output().unwrap()
 }
 
+/// Runs the `assay` binary with the judge at `url` (model `m`), or with no
+/// judge, whatever the environment says.
+pub fn assay_with_judge(url: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command.args(args).current_dir(root()).env_remove("ASSAY_JUDGE_URL").env_remove("ASSAY_JUDGE_MODEL");
+    if let Some(url) = url {
+        command.env("ASSAY_JUDGE_URL", url).env("ASSAY_JUDGE_MODEL", "m");
+    }
+    command.output().unwrap()
+}
+
 /// Standard output as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

@@ -20,16 +20,18 @@ pub const NO_EMBEDDINGS: &str = "no embeddings backend is configured: set [embed
 
 impl Host for SandboxState {
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
-        match &self.capabilities.embeddings {
-            Some(backend) => backend.embed(&texts),
-            None => Err(NO_EMBEDDINGS.to_owned()),
-        }
+        let Some(backend) = self.capabilities.embeddings.clone() else { return Err(NO_EMBEDDINGS.to_owned()) };
+        let asked = std::time::Instant::now();
+        let vectors = backend.embed(&texts);
+        self.clock.waited(asked.elapsed());
+        vectors
     }
 
     fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, String> {
-        match &self.capabilities.embeddings {
-            Some(backend) => backend.embed_tokens(&texts),
-            None => Err(NO_EMBEDDINGS.to_owned()),
-        }
+        let Some(backend) = self.capabilities.embeddings.clone() else { return Err(NO_EMBEDDINGS.to_owned()) };
+        let asked = std::time::Instant::now();
+        let vectors = backend.embed_tokens(&texts);
+        self.clock.waited(asked.elapsed());
+        vectors
     }
 }

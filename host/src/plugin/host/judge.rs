@@ -17,9 +17,10 @@ pub const NO_JUDGE: &str = "no judge is configured: set [judge] in assay.toml or
 
 impl Host for SandboxState {
     fn complete(&mut self, prompt: String) -> Result<String, String> {
-        match &self.capabilities.judge {
-            Some(judge) => judge.complete(&prompt),
-            None => Err(NO_JUDGE.to_owned()),
-        }
+        let Some(judge) = self.capabilities.judge.clone() else { return Err(NO_JUDGE.to_owned()) };
+        let asked = std::time::Instant::now();
+        let answer = judge.complete(&prompt);
+        self.clock.waited(asked.elapsed());
+        answer
     }
 }

@@ -1,11 +1,11 @@
 //! Host implementations of the capability interfaces a plugin may import:
 //! `log` (granted by default, capped per call), `judge` and `embeddings`
-//! (granted explicitly; the backends are supplied by the embedder).
+//! (granted explicitly; the backends are supplied by the embedder, e.g. the
+//! remote ones in `crate::backend`).
 
 pub mod embeddings;
 pub mod judge;
 pub mod log;
-pub mod openai_judge;
 
 use std::sync::Arc;
 

@@ -1,0 +1,188 @@
+//! [`RemoteJudge`]: the language-model judge a granted plugin (or the
+//! Assessor) asks. An answer comes from the answer cache, or from the
+//! configured backend — an OpenAI-compatible chat-completions endpoint or a
+//! neuro-san agent — within a per-request timeout, with retries on 429 and
+//! 5xx, and within a budget of requests per run.
+
+use crate::backend::cache::AnswerCache;
+use crate::backend::neuro_san::JudgeAgent;
+use crate::backend::openai::Endpoint;
+use crate::backend::retry::{RetryPolicy, with_retries};
+use crate::backend::worker::Worker;
+use crate::plugin::host::judge::Judge;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Which service judges.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JudgeBackend {
+    /// An OpenAI-compatible chat-completions endpoint.
+    OpenAi {
+        /// The API base, e.g. `http://localhost:11434/v1`.
+        url: String,
+        /// The model sent with each request.
+        model: String,
+        /// The bearer token, if the endpoint needs one.
+        api_key: Option<String>,
+    },
+    /// A neuro-san agent, e.g. `http://localhost:8080/gist`: the prompt is
+    /// the user message, the answer the response's text.
+    NeuroSan {
+        /// The agent's URL: the server and the agent's name.
+        url: String,
+    },
+}
+
+impl JudgeBackend {
+    /// The URL and model that key the answer cache.
+    fn cache_key(&self) -> (&str, &str) {
+        match self {
+            JudgeBackend::OpenAi { url, model, .. } => (url, model),
+            JudgeBackend::NeuroSan { url } => (url, "neuro-san"),
+        }
+    }
+
+    /// The URL, for messages.
+    pub fn url(&self) -> &str {
+        self.cache_key().0
+    }
+}
+
+/// How to reach the judge and how patient to be.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeSettings {
+    /// The service.
+    pub backend: JudgeBackend,
+    /// The bound on one request (default 60 s). Not retried when it fires.
+    pub timeout: Duration,
+    /// Retries after a 429 or 5xx.
+    pub retry: RetryPolicy,
+    /// The most requests one run may send (default 1000); cached answers
+    /// are free.
+    pub max_calls: usize,
+    /// Where answers are cached; `None` turns the cache off.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl JudgeSettings {
+    /// An OpenAI-compatible endpoint at `url` with `model`, and the defaults.
+    pub fn openai(url: impl Into<String>, model: impl Into<String>) -> JudgeSettings {
+        JudgeSettings::new(JudgeBackend::OpenAi { url: url.into(), model: model.into(), api_key: None })
+    }
+
+    /// The neuro-san agent at `url` (e.g. `http://localhost:8080/gist`), and
+    /// the defaults.
+    pub fn neuro_san(url: impl Into<String>) -> JudgeSettings {
+        JudgeSettings::new(JudgeBackend::NeuroSan { url: url.into() })
+    }
+
+    /// `backend` with the defaults.
+    pub fn new(backend: JudgeBackend) -> JudgeSettings {
+        JudgeSettings {
+            backend,
+            timeout: Duration::from_secs(60),
+            retry: RetryPolicy::default(),
+            max_calls: 1000,
+            cache_dir: None,
+        }
+    }
+}
+
+/// The client of one backend.
+#[derive(Debug)]
+enum Client {
+    OpenAi(Endpoint, reqwest::Client),
+    NeuroSan(JudgeAgent),
+}
+
+impl Client {
+    async fn complete(&self, prompt: &str) -> crate::backend::retry::Attempt<String> {
+        match self {
+            Client::OpenAi(endpoint, client) => endpoint.complete(client, prompt).await,
+            Client::NeuroSan(agent) => agent.complete(prompt).await,
+        }
+    }
+}
+
+/// The judge: cache, budget, timeout and retries around one backend.
+#[derive(Debug)]
+pub struct RemoteJudge {
+    settings: JudgeSettings,
+    client: Arc<Client>,
+    cache: Option<AnswerCache>,
+    worker: Worker,
+    requests: AtomicUsize,
+}
+
+impl RemoteJudge {
+    /// Builds the client; fails on a malformed URL.
+    pub fn new(settings: JudgeSettings) -> Result<RemoteJudge, String> {
+        let client = match &settings.backend {
+            JudgeBackend::OpenAi { url, model, api_key } => {
+                let http = reqwest::Client::builder()
+                    .use_rustls_tls()
+                    .build()
+                    .map_err(|e| format!("cannot build the judge's HTTP client: {e}"))?;
+                let endpoint = Endpoint { url: url.clone(), model: model.clone(), api_key: api_key.clone() };
+                Client::OpenAi(endpoint, http)
+            }
+            JudgeBackend::NeuroSan { url } => Client::NeuroSan(JudgeAgent::new(url, settings.timeout)?),
+        };
+        Ok(RemoteJudge {
+            cache: settings.cache_dir.clone().map(AnswerCache::new),
+            client: Arc::new(client),
+            worker: Worker::start("judge")?,
+            requests: AtomicUsize::new(0),
+            settings,
+        })
+    }
+
+    /// How many requests it sent (cached answers excluded, retries
+    /// included once).
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The settings it runs with.
+    pub fn settings(&self) -> &JudgeSettings {
+        &self.settings
+    }
+}
+
+impl Judge for RemoteJudge {
+    fn complete(&self, prompt: &str) -> Result<String, String> {
+        let (url, model) = self.settings.backend.cache_key();
+        let key = [url, model, prompt];
+        if let Some(answer) = self.cache.as_ref().and_then(|c| c.get(&key)) {
+            return Ok(answer);
+        }
+        let max = self.settings.max_calls;
+        if self.requests.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1)).is_err() {
+            return Err(format!(
+                "the judge budget of {} requests for this run is spent\n\nConsider raising [judge] max_calls in assay.toml; answers already cached cost nothing",
+                self.settings.max_calls
+            ));
+        }
+        let client = self.client.clone();
+        let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
+        let (owned_prompt, owned_url) = (prompt.to_owned(), url.to_owned());
+        let answer = self.worker.run(async move {
+            with_retries(&retry, || async {
+                match tokio::time::timeout(timeout, client.complete(&owned_prompt)).await {
+                    Ok(attempt) => attempt,
+                    Err(_) => crate::backend::retry::Attempt::Done(Err(format!(
+                        "the judge at {owned_url} did not answer within {} s",
+                        timeout.as_secs_f64()
+                    ))),
+                }
+            })
+            .await
+        })??;
+        if let Some(cache) = &self.cache {
+            cache.put(&key, &answer);
+        }
+        Ok(answer)
+    }
+}

@@ -1,0 +1,97 @@
+//! OpenAI-compatible HTTP endpoints: `POST {url}/chat/completions` for the
+//! judge. One attempt per call; the caller retries.
+
+use crate::backend::retry::{Attempt, is_retryable, retry_after};
+use serde_json::{Value, json};
+
+/// The parts of an OpenAI-compatible endpoint a request needs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Endpoint {
+    /// The API base, e.g. `http://localhost:11434/v1`.
+    pub url: String,
+    /// The model.
+    pub model: String,
+    /// The bearer token, if any.
+    pub api_key: Option<String>,
+}
+
+impl Endpoint {
+    /// `{url}/{path}`.
+    pub(crate) fn join(&self, path: &str) -> String {
+        format!("{}/{path}", self.url.trim_end_matches('/'))
+    }
+
+    /// One chat completion of `prompt` at temperature 0: the answer's text.
+    pub(crate) async fn complete(&self, client: &reqwest::Client, prompt: &str) -> Attempt<String> {
+        let url = self.join("chat/completions");
+        let body = json!({
+            "model": self.model,
+            "temperature": 0,
+            "messages": [{ "role": "user", "content": prompt }],
+        });
+        let text = match self.post(client, "the judge", &url, &body).await {
+            Ok(text) => text,
+            Err(attempt) => return attempt,
+        };
+        Attempt::Done(completion_text(&text).ok_or_else(|| {
+            format!("the judge at {url} answered something that is not a chat completion: {}", preview(&text))
+        }))
+    }
+
+    /// Posts `body` and reads the answer's body; any failure is the attempt's
+    /// outcome, its message naming `role` ("the judge") and the URL. The
+    /// caller bounds the whole attempt with its timeout.
+    pub(crate) async fn post<T>(
+        &self,
+        client: &reqwest::Client,
+        role: &str,
+        url: &str,
+        body: &Value,
+    ) -> Result<String, Attempt<T>> {
+        let mut request = client.post(url).header("content-type", "application/json").body(body.to_string());
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => return Err(Attempt::Done(Err(format!("cannot reach {role} at {url}: {}", error_chain(&e))))),
+        };
+        let status = response.status();
+        let wait = retry_after(response.headers());
+        let text = match response.text().await {
+            Ok(text) => text,
+            Err(e) => return Err(Attempt::Done(Err(format!("{role} at {url} broke off its answer: {e}")))),
+        };
+        if status.is_success() {
+            return Ok(text);
+        }
+        let error = format!("{role} at {url} answered HTTP {}: {}", status.as_u16(), preview(&text));
+        Err(if is_retryable(status.as_u16()) { Attempt::Retry { error, wait } } else { Attempt::Done(Err(error)) })
+    }
+}
+
+/// `choices[0].message.content` of a chat completion.
+fn completion_text(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    value.get("choices")?.get(0)?.get("message")?.get("content")?.as_str().map(str::to_owned)
+}
+
+/// The first 200 characters of a body, for messages.
+pub(crate) fn preview(text: &str) -> String {
+    text.chars().take(200).collect()
+}
+
+/// An error and its sources, joined: reqwest's own message is too vague.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

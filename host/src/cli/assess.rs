@@ -1,0 +1,95 @@
+//! `assay assess`: every sample of each case (no early stopping), then how
+//! the failed ones failed: failure modes by grouping, and optionally as
+//! the judge classifies them. Writes `results.jsonl` and `assess.json`.
+
+use super::UsageError;
+use super::args::AssessArgs;
+use super::options::{default_results_dir, parse_connections, seconds};
+use super::project::Project;
+use anyhow::{Context, Result};
+use assay::case::{SuccessRatio, discover};
+use assay::eval::{assess, classify_with_judge};
+use assay::report::{ResultsDir, write_assessment, write_json_report};
+use assay::run::{CaseResult, CaseStatus, LoadedCase, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Arc;
+
+pub fn run(args: AssessArgs) -> Result<u8> {
+    let project = Project::open(&args.project)?;
+    let judge = match (args.llm_modes, &project.judge) {
+        (true, None) => {
+            return Err(
+                UsageError("--llm-modes needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()).into()
+            );
+        }
+        (true, Some(judge)) => Some(judge.clone()),
+        (false, _) => None,
+    };
+    let registry = Arc::new(project.registry()?);
+    let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let filter = args.filter.as_deref().map(assay::run::CaseFilter::new);
+    let mut cases = load_cases(&files, registry.as_ref(), &env, filter.as_ref());
+    if cases.is_empty() {
+        return Err(UsageError("no test case files (*.hocon) found, or none matches --filter".into()).into());
+    }
+    let connections = parse_connections(&args.connections)?;
+    for case in &mut cases {
+        if let LoadedCase::Ready(ready) = case {
+            if !connections.is_empty() {
+                ready.0.connections = connections.clone();
+            }
+            if let Some(n) = args.samples {
+                let ratio = ready.0.success_ratio;
+                ready.0.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
+            }
+        }
+    }
+
+    let agents = project.agents(&args.server)?;
+    let mut options = RunOptions { exhaustive: true, ..RunOptions::default() };
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
+    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let mut results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
+    let mut collected = Collect::default();
+    let runner = Runner::new(registry, agents, options);
+    let summary = runner.run_blocking(cases, &mut [&mut results, &mut collected]);
+
+    let mut case_results = collected.0;
+    case_results.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut assessments: Vec<_> = case_results.iter().map(assess).collect();
+    if let Some(judge) = &judge {
+        for assessment in &mut assessments {
+            classify_with_judge(assessment, judge.as_ref());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for assessment in &assessments {
+        write_assessment(&mut out, assessment)?;
+    }
+    let path = write_json_report(&results_dir, "assess.json", &serde_json::json!({ "cases": assessments }))
+        .context("failed to write the assessment")?;
+    for error in &summary.reporter_errors {
+        eprintln!("error: a report could not be written: {error}");
+    }
+    writeln!(out, "Assessment in {}", path.display())?;
+    let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
+    Ok(if met && summary.reporter_errors.is_empty() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+}
+
+/// Keeps every case result for the assessment.
+#[derive(Default)]
+struct Collect(Vec<CaseResult>);
+
+impl Reporter for Collect {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        if let RunEvent::CaseFinished(case) = event {
+            self.0.push((*case).clone());
+        }
+        Ok(())
+    }
+}

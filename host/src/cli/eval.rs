@@ -1,0 +1,60 @@
+//! `assay eval`: scenario problems to an agent, the answers judged against
+//! weighted expectations, scores per scenario and category. Writes
+//! `eval.json`.
+
+use super::UsageError;
+use super::args::EvalArgs;
+use super::options::{default_results_dir, fraction, parse_connection, seconds};
+use super::project::Project;
+use anyhow::{Context, Result};
+use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
+use assay::eval::{EvalOptions, Evaluator};
+use assay::report::{write_eval, write_json_report};
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Arc;
+
+pub fn run(args: EvalArgs) -> Result<u8> {
+    let min_score = args.min_score.map(|s| fraction(s, "--min-score")).transpose()?;
+    let project = Project::open(&args.project)?;
+    let registry = Arc::new(project.registry()?);
+    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
+    let env: HashMap<String, String> = std::env::vars().collect();
+    // Validation files may sit next to the scenarios they check: they are
+    // skipped here (`assay validate` runs them).
+    let scenarios: Vec<_> = files
+        .iter()
+        .filter_map(|file| match read_scenario_file(&file.path, &env) {
+            Ok(ScenarioFile::Scenario(scenario)) => Some(Ok(scenario)),
+            Ok(ScenarioFile::Validation(_)) => None,
+            Err(error) => Some(Err(error)),
+        })
+        .collect();
+    if scenarios.is_empty() {
+        return Err(UsageError(
+            "no scenario files found (YAML, HOCON or JSON files with `scenario_id`, `problem`, `expectations`)\n\nConsider `assay validate` for validation files".into(),
+        )
+        .into());
+    }
+    let mut options = EvalOptions {
+        agent: args.to,
+        connection: parse_connection(&args.connection)?,
+        samples: args.samples,
+        timeout: args.timeout.map(|t| seconds(t, "--timeout")).transpose()?,
+        key: args.key,
+        ..EvalOptions::default()
+    };
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    let evaluator = Evaluator::new(registry, project.agents(&args.server)?, options);
+    let report = evaluator.run_blocking(scenarios);
+
+    let mut out = std::io::stdout().lock();
+    write_eval(&mut out, &report)?;
+    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let path = write_json_report(&results_dir, "eval.json", &report).context("failed to write the scores")?;
+    writeln!(out, "Scores in {}", path.display())?;
+    let below = min_score.is_some_and(|min| report.scenarios.iter().any(|s| s.score.score().is_none_or(|s| s < min)));
+    Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+}

@@ -1,0 +1,171 @@
+//! The reports of the evaluation workflows: what `assay assess`, `assay
+//! eval` and `assay validate` print, and the JSON file each writes.
+
+use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, FailureMode, ValidateReport};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `value` as pretty JSON to `dir/name`, creating `dir`: the path.
+pub fn write_json_report(dir: &Path, name: &str, value: &impl Serialize) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
+    })?;
+    let path = dir.join(name);
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
+    std::fs::write(&path, text)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))?;
+    Ok(path)
+}
+
+/// The Assessor's summary of one case.
+pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Result<()> {
+    let ratio = assessment.success_ratio;
+    writeln!(
+        out,
+        "{} (agent {}): {}/{} samples passed, {} needed: {}",
+        assessment.case_id,
+        if assessment.agent.is_empty() { "?" } else { &assessment.agent },
+        assessment.passed,
+        assessment.samples,
+        ratio.required,
+        assessment.status.name()
+    )?;
+    if let Some(error) = &assessment.error {
+        writeln!(out, "  error: {}", error.message)?;
+        return Ok(());
+    }
+    if assessment.modes.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  Failure modes ({} failures in {} failed samples):", assessment.failures.len(), assessment.failed)?;
+    write_modes(out, &assessment.modes, assessment.samples)?;
+    if let Some(llm_modes) = &assessment.llm_modes {
+        writeln!(out, "  Failure modes as the judge classified them:")?;
+        write_modes(out, llm_modes, assessment.samples)?;
+        let unclassified: Vec<&str> = assessment.failures.iter().filter_map(|f| f.llm_error.as_deref()).collect();
+        if let Some(first) = unclassified.first() {
+            writeln!(out, "    {} failures could not be classified; the first: {first}", unclassified.len())?;
+        }
+    }
+    Ok(())
+}
+
+fn write_modes(out: &mut impl Write, modes: &[FailureMode], samples: u32) -> io::Result<()> {
+    for mode in modes {
+        let times = if mode.occurrences == 1 { "once".to_owned() } else { format!("{} times", mode.occurrences) };
+        writeln!(
+            out,
+            "    {} of {samples} samples ({:.0}%), {times}: {}",
+            mode.samples, mode.percent, mode.description
+        )?;
+        for example in &mode.examples {
+            let actual =
+                example.actual.as_deref().map(|a| format!(" (actual: {})", one_line(a, 80))).unwrap_or_default();
+            writeln!(out, "        e.g. sample {}: {}{actual}", example.sample, one_line(&example.message, 160))?;
+        }
+    }
+    Ok(())
+}
+
+/// What `assay eval` prints.
+pub fn write_eval(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
+    for scenario in &report.scenarios {
+        let agent = if scenario.agent.is_empty() { String::new() } else { format!(" (agent {})", scenario.agent) };
+        writeln!(out, "{}{agent}: {}", scenario.scenario_id, scenario.score.describe())?;
+        if let Some(error) = &scenario.error {
+            writeln!(out, "  error: {}", error.message)?;
+            continue;
+        }
+        for sample in &scenario.samples {
+            let label =
+                if scenario.samples.len() > 1 { format!("  sample {}: ", sample.index) } else { "  ".to_owned() };
+            if let Some(error) = &sample.error {
+                writeln!(out, "{label}no answer: {}", error.message)?;
+                continue;
+            }
+            for expectation in &sample.expectations {
+                let mark = match expectation.matched {
+                    Some(true) => "MATCH",
+                    Some(false) => " MISS",
+                    None => "ERROR",
+                };
+                writeln!(
+                    out,
+                    "{label}{mark} {} (weight {}, {}): {}",
+                    expectation.expectation_id,
+                    expectation.weight,
+                    expectation.key,
+                    one_line(&expectation.message, 160)
+                )?;
+            }
+        }
+    }
+    write_categories(out, &report.categories)?;
+    writeln!(out, "Overall: {}", report.overall.describe())
+}
+
+/// What `assay validate` prints.
+pub fn write_validation(out: &mut impl Write, report: &ValidateReport) -> io::Result<()> {
+    for file in &report.files {
+        if let Some(error) = &file.error {
+            writeln!(out, "{}: error: {}", file.file.display(), error.message)?;
+            continue;
+        }
+        writeln!(out, "{} ({}): agreement {}", file.scenario_id, file.file.display(), file.agreement.describe())?;
+        for mock in &file.mock_responses {
+            writeln!(out, "  {}: {}", mock.mock_response_id, mock.agreement.describe())?;
+            for judgment in mock.judgments.iter().filter(|j| j.agrees != Some(true)) {
+                let judged = match judgment.actual_result {
+                    Some(true) => "match",
+                    Some(false) => "no match",
+                    None => "an error",
+                };
+                let wanted = if judgment.wanted_result { "match" } else { "no match" };
+                writeln!(
+                    out,
+                    "    {}: wanted {wanted}, judged {judged} ({}): {}",
+                    judgment.expectation_id,
+                    judgment.key,
+                    one_line(&judgment.message, 160)
+                )?;
+            }
+        }
+    }
+    write_categories(out, &report.categories)?;
+    write_confusion(out, &report.confusion)?;
+    writeln!(out, "Agreement: {}", report.agreement.describe())
+}
+
+fn write_categories(out: &mut impl Write, categories: &CategoryTallies) -> io::Result<()> {
+    if categories.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Categories:")?;
+    let width = categories.keys().map(|c| c.chars().count()).max().unwrap_or(0);
+    for (category, tally) in categories {
+        writeln!(out, "  {category:width$}  {}", tally.describe())?;
+    }
+    Ok(())
+}
+
+fn write_confusion(out: &mut impl Write, confusion: &Confusion) -> io::Result<()> {
+    writeln!(out, "Confusion matrix (counts):")?;
+    writeln!(out, "                   judged match  judged no match")?;
+    writeln!(out, "  wanted match     {:>12}  {:>15}", confusion.true_positive, confusion.false_negative)?;
+    writeln!(out, "  wanted no match  {:>12}  {:>15}", confusion.false_positive, confusion.true_negative)?;
+    if confusion.errors > 0 {
+        writeln!(out, "  not judged (errors): {}", confusion.errors)?;
+    }
+    Ok(())
+}
+
+/// `text` on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
