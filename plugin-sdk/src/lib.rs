@@ -57,8 +57,14 @@ pub mod embeddings;
 pub mod judge;
 pub mod log;
 mod matcher;
+pub mod params;
 
 pub use matcher::{Actual, Check, Json, Matcher, PluginInfo, Verdict, evaluate_batch};
+
+/// The tutorial of this crate's `README.md`: its Rust blocks compile as
+/// doctests, so the tutorial cannot drift from the SDK.
+#[doc = include_str!("../README.md")]
+pub mod tutorial {}
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
