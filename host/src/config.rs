@@ -35,6 +35,16 @@
 //! retries = 3
 //! max_calls = 1000
 //!
+//! [embeddings]                 # an OpenAI-compatible embeddings endpoint
+//! url = "http://localhost:11434/v1"
+//! model = "nomic-embed-text"
+//! api_key_env = "OPENAI_API_KEY"
+//! timeout_secs = 60
+//! retries = 3
+//! batch_size = 64
+//! max_calls = 1000
+//! word_vectors = true          # embed-tokens embeds each word
+//!
 //! [cache]
 //! dir = "/tmp/assay-cache"     # default: the per-user cache directory
 //! enabled = true
@@ -73,6 +83,9 @@ pub struct Config {
     /// `[judge]`: the language-model judge granted plugins may ask.
     #[serde(default)]
     pub judge: JudgeConfig,
+    /// `[embeddings]`: the embeddings backend granted plugins may ask.
+    #[serde(default)]
+    pub embeddings: EmbeddingsConfig,
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -136,6 +149,30 @@ pub struct JudgeConfig {
     pub retries: Option<u32>,
     /// The most judge calls one run may make (default 1000).
     pub max_calls: Option<usize>,
+}
+
+/// `[embeddings]`: an OpenAI-compatible embeddings endpoint.
+/// `ASSAY_EMBEDDINGS_URL`, `ASSAY_EMBEDDINGS_MODEL` and
+/// `ASSAY_EMBEDDINGS_API_KEY` override the file.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    /// The API base, e.g. `http://localhost:11434/v1`.
+    pub url: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The bound on one request, in seconds (default 60).
+    pub timeout_secs: Option<f64>,
+    /// Retries after a 429 or 5xx answer (default 3).
+    pub retries: Option<u32>,
+    /// The most texts per request (default 64).
+    pub batch_size: Option<usize>,
+    /// The most requests one run may make (default 1000).
+    pub max_calls: Option<usize>,
+    /// Whether token vectors are each word's embedding (default true).
+    pub word_vectors: Option<bool>,
 }
 
 /// `[cache]`.

@@ -275,10 +275,7 @@ pub enum CaseErrorKind {
         known: String,
     },
     /// A test name no plugin provides.
-    #[error(
-        "unknown matcher key `{key}` at `{path}`{}\n\nConsider `assay plugins` to list the keys, or adding the plugin that provides it to assay.toml",
-        did_you_mean(suggestion)
-    )]
+    #[error("unknown matcher key `{key}` at `{path}`{}\n\n{}", did_you_mean(suggestion), add_plugin_hint(key))]
     UnknownMatcher {
         /// Where.
         path: String,
@@ -326,6 +323,18 @@ fn syntax(line: &Option<(usize, usize)>, message: &str) -> String {
     match line {
         Some((line, col)) => format!("HOCON syntax error at {line}:{col}: {message}"),
         None => format!("HOCON error: {message}"),
+    }
+}
+
+/// How to get the key: the first-party plugin that provides it, or where to
+/// look.
+fn add_plugin_hint(key: &str) -> String {
+    match crate::plugin::first_party_for(key) {
+        Some(plugin) => format!(
+            "Consider adding the first-party plugin that provides it to assay.toml:\n{}\n(the path is relative to an assay checkout)",
+            plugin.config_entry()
+        ),
+        None => "Consider `assay plugins` to list the keys, or adding the plugin that provides it to assay.toml".into(),
     }
 }
 

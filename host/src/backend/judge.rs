@@ -4,6 +4,7 @@
 //! neuro-san agent — within a per-request timeout, with retries on 429 and
 //! 5xx, and within a budget of requests per run.
 
+use crate::backend::budget::Budget;
 use crate::backend::cache::AnswerCache;
 use crate::backend::neuro_san::JudgeAgent;
 use crate::backend::openai::Endpoint;
@@ -12,7 +13,6 @@ use crate::backend::worker::Worker;
 use crate::plugin::host::judge::Judge;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Which service judges.
@@ -113,7 +113,7 @@ pub struct RemoteJudge {
     client: Arc<Client>,
     cache: Option<AnswerCache>,
     worker: Worker,
-    requests: AtomicUsize,
+    budget: Budget,
 }
 
 impl RemoteJudge {
@@ -134,7 +134,7 @@ impl RemoteJudge {
             cache: settings.cache_dir.clone().map(AnswerCache::new),
             client: Arc::new(client),
             worker: Worker::start("judge")?,
-            requests: AtomicUsize::new(0),
+            budget: Budget::new(settings.max_calls, "judge"),
             settings,
         })
     }
@@ -142,7 +142,7 @@ impl RemoteJudge {
     /// How many requests it sent (cached answers excluded, retries
     /// included once).
     pub fn requests(&self) -> usize {
-        self.requests.load(Ordering::Relaxed)
+        self.budget.used()
     }
 
     /// The settings it runs with.
@@ -158,13 +158,7 @@ impl Judge for RemoteJudge {
         if let Some(answer) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             return Ok(answer);
         }
-        let max = self.settings.max_calls;
-        if self.requests.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1)).is_err() {
-            return Err(format!(
-                "the judge budget of {} requests for this run is spent\n\nConsider raising [judge] max_calls in assay.toml; answers already cached cost nothing",
-                self.settings.max_calls
-            ));
-        }
+        self.budget.take()?;
         let client = self.client.clone();
         let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
         let (owned_prompt, owned_url) = (prompt.to_owned(), url.to_owned());

@@ -1,6 +1,7 @@
 //! The remote backends behind the capabilities a plugin may be granted: the
-//! language-model judge ([`RemoteJudge`]), an OpenAI-compatible endpoint or
-//! a neuro-san agent.
+//! language-model judge ([`RemoteJudge`]: an OpenAI-compatible endpoint or a
+//! neuro-san agent) and text embeddings ([`RemoteEmbeddings`]: an
+//! OpenAI-compatible endpoint).
 //!
 //! Every backend runs its requests on a client thread of its own
 //! (`worker.rs`), so that plugins, which run on blocking threads, can wait
@@ -11,7 +12,9 @@
 //! plugin side of each capability (the `Judge` trait a granted plugin
 //! reaches) lives in `plugin::host`.
 
+mod budget;
 mod cache;
+mod embeddings;
 mod judge;
 mod neuro_san;
 mod openai;
@@ -19,5 +22,6 @@ mod retry;
 mod worker;
 
 pub use cache::AnswerCache;
+pub use embeddings::{EmbeddingsSettings, RemoteEmbeddings};
 pub use judge::{JudgeBackend, JudgeSettings, RemoteJudge};
 pub use retry::RetryPolicy;

@@ -1,5 +1,6 @@
 //! OpenAI-compatible HTTP endpoints: `POST {url}/chat/completions` for the
-//! judge. One attempt per call; the caller retries.
+//! judge, `POST {url}/embeddings` for embeddings. One attempt per call; the
+//! caller retries.
 
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
 use serde_json::{Value, json};
@@ -35,6 +36,19 @@ impl Endpoint {
         };
         Attempt::Done(completion_text(&text).ok_or_else(|| {
             format!("the judge at {url} answered something that is not a chat completion: {}", preview(&text))
+        }))
+    }
+
+    /// One vector per input, in order.
+    pub(crate) async fn embed(&self, client: &reqwest::Client, inputs: &[String]) -> Attempt<Vec<Vec<f32>>> {
+        let url = self.join("embeddings");
+        let body = json!({ "model": self.model, "input": inputs, "encoding_format": "float" });
+        let text = match self.post(client, "the embeddings backend", &url, &body).await {
+            Ok(text) => text,
+            Err(attempt) => return attempt,
+        };
+        Attempt::Done(embedding_vectors(&text, inputs.len()).map_err(|why| {
+            format!("the embeddings backend at {url} answered something unusable ({why}): {}", preview(&text))
         }))
     }
 
@@ -74,6 +88,29 @@ impl Endpoint {
 fn completion_text(body: &str) -> Option<String> {
     let value: Value = serde_json::from_str(body).ok()?;
     value.get("choices")?.get(0)?.get("message")?.get("content")?.as_str().map(str::to_owned)
+}
+
+/// `data[*].embedding` of an embeddings answer, ordered by `index`: exactly
+/// `expected` vectors of one length.
+fn embedding_vectors(body: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
+    let value: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
+    let data = value.get("data").and_then(Value::as_array).ok_or("no `data` list")?;
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; expected];
+    for (position, item) in data.iter().enumerate() {
+        let index = item.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
+        let numbers = item.get("embedding").and_then(Value::as_array).ok_or("an item has no `embedding` list")?;
+        let vector: Option<Vec<f32>> = numbers.iter().map(|n| n.as_f64().map(|f| f as f32)).collect();
+        let slot = vectors.get_mut(index).ok_or_else(|| format!("index {index} for {expected} inputs"))?;
+        *slot = Some(vector.ok_or("an embedding holds something other than numbers")?);
+    }
+    let vectors: Vec<Vec<f32>> = vectors
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("{} vectors for {expected} inputs", data.len()))?;
+    if vectors.windows(2).any(|pair| pair[0].len() != pair[1].len()) || vectors.first().is_some_and(Vec::is_empty) {
+        return Err("vectors of different or zero lengths".into());
+    }
+    Ok(vectors)
 }
 
 /// The first 200 characters of a body, for messages.

@@ -37,6 +37,10 @@ pub enum Command {
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
+    /// Write your own matcher plugin: scaffold a crate, build it into a
+    /// component.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
 }
 
 /// `assay agent ...`.
@@ -47,6 +51,39 @@ pub enum AgentCommand {
     Serve(ServeArgs),
     /// List the agents `direct` connections can reach.
     List(AgentListArgs),
+}
+
+/// `assay plugin ...`.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Create a plugin crate with a working matcher and its unit test.
+    New(PluginNewArgs),
+    /// Build a plugin crate into a component, load it, print its path and
+    /// sha256.
+    Build(PluginBuildArgs),
+}
+
+/// `assay plugin new`.
+#[derive(Debug, Args)]
+pub struct PluginNewArgs {
+    /// The plugin's name (lowercase letters, digits, `_`, `-`); its key is
+    /// the name with `-` as `_`.
+    pub name: String,
+    /// Where to create the crate [default: ./NAME].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The assay-plugin-sdk crate to depend on, by path [default: the SDK
+    /// of this assay's source when present, else crates.io].
+    #[arg(long, value_name = "PATH")]
+    pub sdk: Option<PathBuf>,
+}
+
+/// `assay plugin build`.
+#[derive(Debug, Args)]
+pub struct PluginBuildArgs {
+    /// The plugin crate [default: the current directory].
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Where plugins, agents and settings come from; every command takes these.
@@ -67,7 +104,8 @@ pub struct ProjectArgs {
     /// Compile every component afresh, reading and writing no cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// Ask the judge afresh, reading and writing no answer cache.
+    /// Ask the judge and the embeddings backend afresh, reading and writing
+    /// no answer cache.
     #[arg(long)]
     pub no_judge_cache: bool,
 }

@@ -9,6 +9,7 @@ mod check;
 mod eval;
 mod options;
 mod plan;
+mod plugin;
 mod plugins;
 mod project;
 mod run;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Check(args) => check::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Agent(command) => agent::run(command),
+        Command::Plugin(command) => plugin::run(command),
         Command::Assess(args) => assess::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),

@@ -7,13 +7,14 @@ use super::UsageError;
 use super::args::{ProjectArgs, ServerArgs};
 use anyhow::{Context, Result};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::backend::{JudgeBackend, JudgeSettings, RemoteJudge};
+use assay::backend::{EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use assay::config::{Config, PluginConfig};
+use assay::plugin::host::embeddings::Embeddings;
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{
     Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub struct Project<'a> {
     /// The judge from `[judge]` and `ASSAY_JUDGE_*`, if one is configured:
     /// one per run, so that its budget bounds the whole run.
     pub judge: Option<Arc<RemoteJudge>>,
+    /// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`.
+    pub embeddings: Option<Arc<RemoteEmbeddings>>,
     args: &'a ProjectArgs,
 }
 
@@ -51,7 +54,8 @@ impl<'a> Project<'a> {
             .fold(Limits::default().memory_bytes, usize::max);
         let runtime = Runtime::with_cache(largest_memory, cache);
         let judge = judge(&config, args)?.map(Arc::new);
-        Ok(Project { config, runtime, judge, args })
+        let embeddings = embeddings(&config, args)?.map(Arc::new);
+        Ok(Project { config, runtime, judge, embeddings, args })
     }
 
     /// Every matcher plugin: the built-ins, then `[plugins.*]`, then
@@ -68,6 +72,9 @@ impl<'a> Project<'a> {
             let mut options = plugin_options(label, plugin)?;
             if options.grants.judge {
                 options.capabilities.judge = judge.clone();
+            }
+            if options.grants.embeddings {
+                options.capabilities.embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
             }
             let loaded =
                 self.load_file(&path, options).with_context(|| format!("in [plugins.{label}] of assay.toml"))?;
@@ -128,9 +135,7 @@ fn judge(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteJudge>> {
     };
     let mut settings = JudgeSettings::new(backend);
     if let Some(seconds) = section.timeout_secs {
-        settings.timeout = Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
-            UsageError(format!("[judge] timeout_secs = {seconds} is not a positive number of seconds"))
-        })?;
+        settings.timeout = seconds_setting(seconds, "[judge] timeout_secs")?;
     }
     if let Some(retries) = section.retries {
         settings.retry.retries = retries;
@@ -138,15 +143,64 @@ fn judge(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteJudge>> {
     if let Some(max_calls) = section.max_calls {
         settings.max_calls = max_calls;
     }
-    if !args.no_judge_cache {
-        settings.cache_dir = match (&args.cache_dir, &config.cache.dir) {
-            (Some(dir), _) => Some(dir.join("judge")),
-            (None, Some(dir)) => Some(config.resolve(dir).join("judge")),
-            (None, None) => CompileCache::default_dir().and_then(|d| d.parent().map(|p| p.join("judge"))),
-        };
-    }
+    settings.cache_dir = answer_cache_dir(config, args, "judge");
     let judge = RemoteJudge::new(settings).map_err(|e| UsageError(format!("[judge] in assay.toml: {e}")))?;
     Ok(Some(judge))
+}
+
+/// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`
+/// (which win over the file), if one is configured.
+fn embeddings(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteEmbeddings>> {
+    let section = &config.embeddings;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let Some(url) = env("ASSAY_EMBEDDINGS_URL").or_else(|| section.url.clone()) else { return Ok(None) };
+    let model = env("ASSAY_EMBEDDINGS_MODEL").or_else(|| section.model.clone()).unwrap_or_default();
+    let mut settings = EmbeddingsSettings::new(url, model);
+    settings.api_key = env("ASSAY_EMBEDDINGS_API_KEY").or_else(|| section.api_key_env.as_deref().and_then(env));
+    if let Some(seconds) = section.timeout_secs {
+        settings.timeout = seconds_setting(seconds, "[embeddings] timeout_secs")?;
+    }
+    if let Some(retries) = section.retries {
+        settings.retry.retries = retries;
+    }
+    if let Some(batch_size) = section.batch_size {
+        if batch_size == 0 {
+            return Err(UsageError("[embeddings] batch_size must be at least 1".into()).into());
+        }
+        settings.batch_size = batch_size;
+    }
+    if let Some(max_calls) = section.max_calls {
+        settings.max_calls = max_calls;
+    }
+    if let Some(word_vectors) = section.word_vectors {
+        settings.word_vectors = word_vectors;
+    }
+    settings.cache_dir = answer_cache_dir(config, args, "embeddings");
+    let backend =
+        RemoteEmbeddings::new(settings).map_err(|e| UsageError(format!("[embeddings] in assay.toml: {e}")))?;
+    Ok(Some(backend))
+}
+
+/// A positive number of seconds from the setting `name`.
+fn seconds_setting(seconds: f64, name: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| UsageError(format!("{name} = {seconds} is not a positive number of seconds")).into())
+}
+
+/// Where a backend's answers are cached: `NAME/` in the cache directory
+/// (`--cache-dir`, `[cache] dir`, or the per-user one, next to compiled
+/// components), unless `--no-judge-cache`.
+fn answer_cache_dir(config: &Config, args: &ProjectArgs, name: &str) -> Option<PathBuf> {
+    if args.no_judge_cache {
+        return None;
+    }
+    match (&args.cache_dir, &config.cache.dir) {
+        (Some(dir), _) => Some(dir.join(name)),
+        (None, Some(dir)) => Some(config.resolve(dir).join(name)),
+        (None, None) => CompileCache::default_dir().and_then(|d| d.parent().map(|p| p.join(name))),
+    }
 }
 
 /// How http/https connections reach neuro-san: flags and environment over

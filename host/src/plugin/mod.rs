@@ -14,6 +14,7 @@ pub mod bindings;
 mod builtin;
 mod cache;
 mod engine;
+mod first_party;
 pub mod host;
 mod matcher;
 mod policy;
@@ -23,6 +24,7 @@ mod sandbox;
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
 pub use cache::{CacheStatus, CompileCache};
 pub use engine::{EPOCH_TICK, Runtime};
+pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use host::Capabilities;
 pub use host::log::LogLine;
 pub use matcher::{

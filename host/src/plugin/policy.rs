@@ -66,11 +66,9 @@ impl fmt::Display for Denied {
                 "it imports `{}`, which its grants do not cover.\n\nConsider granting it: grants = [\"{grant}\"] in the plugin's [plugins.NAME] entry of assay.toml",
                 self.import
             ),
-            None if self.import.starts_with("wasi:") => write!(
-                f,
-                "it imports `{}`: plugins get no file system, network or HTTP access, and no grant allows it",
-                self.import
-            ),
+            None if self.import.starts_with("wasi:") => {
+                write!(f, "it imports `{}`: plugins get no HTTP access, and no grant allows it", self.import)
+            }
             None => write!(f, "it imports `{}`, which assay does not provide to plugins", self.import),
         }
     }
@@ -90,10 +88,14 @@ fn need(import: &str) -> Need {
         "assay:plugin/log" => Need::Grant("log"),
         "assay:plugin/judge" => Need::Grant("judge"),
         "assay:plugin/embeddings" => Need::Grant("embeddings"),
-        _ if ["wasi:filesystem/", "wasi:sockets/", "wasi:http/"].iter().any(|p| name.starts_with(p)) => Need::Refused,
-        // The rest of WASI (cli, clocks, random, io) is linked with nothing
-        // granted: empty environment and arguments, no stdin, output
-        // discarded.
+        // Outgoing HTTP is not linked at all.
+        _ if name.starts_with("wasi:http/") => Need::Refused,
+        // The rest of WASI is linked with nothing granted (see
+        // `SandboxState`): no preopened directory, so no file can be opened;
+        // TCP, UDP and name lookups refused and every address denied; empty
+        // environment and arguments, no stdin, output discarded. Components
+        // from most toolchains (componentize-py, jco, TinyGo) import all of
+        // it whether they use it or not.
         _ if name.starts_with("wasi:") => Need::Nothing,
         _ => Need::Refused,
     }

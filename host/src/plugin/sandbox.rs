@@ -155,13 +155,21 @@ impl SandboxState {
 
 impl WasiView for SandboxState {
     /// WASI with nothing granted: no preopened directories, no environment,
-    /// no arguments, no network, empty stdin, stdout and stderr discarded.
+    /// no arguments, no network (TCP, UDP and name lookups refused, every
+    /// socket address denied), empty stdin, stdout and stderr discarded.
     /// A deterministic plugin also gets fixed clocks and seeded randomness,
     /// so the same inputs always give the same verdicts.
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let deterministic = self.deterministic;
         let ctx = self.wasi.get_or_insert_with(|| {
             let mut builder = WasiCtx::builder();
+            // The defaults already deny these; say so, so that a change of
+            // defaults cannot grant them.
+            builder
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .socket_addr_check(|_, _| Box::pin(async { false }));
             if deterministic {
                 use rand::SeedableRng;
                 builder

@@ -1,17 +1,18 @@
 //! Hostile plugins that cannot be written in Rust, hand-written in WAT
 //! (`fixtures/plugins/wat/`, assembled by `cargo xtask build`): a core module
-//! whose start function never returns, and a component importing a WASI
-//! file-system interface. Each is otherwise a valid matcher plugin, so only
-//! its one fault keeps it from loading.
+//! whose start function never returns, and a component reaching for files
+//! and sockets through WASI. Each is otherwise a valid matcher plugin.
 
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
 use assay::errors::PluginLoadErrorKind;
 use assay::plugin::bindings::matcher::CapableMatcherPluginPre;
+use assay::plugin::bindings::matcher::assay::plugin::log::Level;
 use assay::plugin::bindings::matcher::assay::plugin::types::{Actual, Check};
 use assay::plugin::{Fault, Grants, Limits, PluginOptions, Registry};
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 const START_LOOP: &str = "plugins/wat/start-loop.wasm";
 const WASI_FS: &str = "plugins/wat/wasi-fs.wasm";
@@ -46,26 +47,14 @@ fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline(
 }
 
 #[test]
-fn a_wasi_filesystem_import_is_refused_by_name_whatever_the_grants() {
+fn wasi_files_and_sockets_are_linked_with_nothing_granted() {
     let all = Grants { log: true, judge: true, embeddings: true };
     for grants in [Grants::default(), all] {
-        let error = load(WASI_FS, PluginOptions { grants, ..PluginOptions::default() }).unwrap_err();
-        match &error.kind {
-            PluginLoadErrorKind::Denied(denied) => {
-                assert_eq!(denied.import, "wasi:filesystem/preopens@0.2.0");
-                assert_eq!(denied.grant, None);
-            }
-            other => panic!("expected the import to be denied, got {other:?}"),
-        }
-        let message = error.to_string();
-        assert!(message.starts_with("failed to load plugin `"), "{message}");
-        assert!(
-            message.ends_with(
-                "wasi-fs.wasm`: it imports `wasi:filesystem/preopens@0.2.0`: plugins get no file system, network or \
-                 HTTP access, and no grant allows it"
-            ),
-            "{message}"
-        );
+        let plugin = load(WASI_FS, PluginOptions { grants, ..PluginOptions::default() }).unwrap();
+        let output = eval_one(&plugin, "wasi_fs", "anything", "true");
+        let evaluation = output.results[0].as_ref().unwrap();
+        assert_eq!(evaluation.message, "found no preopened directory, and creating a TCP socket was refused");
+        assert!(evaluation.pass);
     }
 }
 
@@ -87,39 +76,54 @@ fn the_wat_fixtures_are_matcher_plugins_but_for_their_one_fault() {
     assert!(exports.contains(&"assay:plugin/matcher@0.1.0".to_owned()), "{exports:?}");
     let (imports, exports) = interfaces(&engine, &wasi_fs);
     let foreign: Vec<&String> = imports.iter().filter(|i| !i.starts_with("assay:plugin/")).collect();
-    assert_eq!(foreign, ["wasi:filesystem/preopens@0.2.0"]);
+    assert!(foreign.contains(&&"wasi:filesystem/preopens@0.2.0".to_owned()), "{foreign:?}");
+    assert!(foreign.contains(&&"wasi:sockets/tcp-create-socket@0.2.0".to_owned()), "{foreign:?}");
     assert!(exports.contains(&"assay:plugin/matcher@0.1.0".to_owned()), "{exports:?}");
 
-    // With its import stubbed, outside assay's policy, wasi-fs describes
-    // itself and answers every check: its canonical ABI is right.
-    let mut linker = Linker::<()>::new(&engine);
-    let mut root = linker.root();
-    let mut preopens = root.instance("wasi:filesystem/preopens@0.2.0").unwrap();
-    preopens.func_wrap("get-directories", |_, ()| Ok((Vec::<String>::new(),))).unwrap();
+    // Outside assay's sandbox, given a directory and the network, wasi-fs
+    // finds both and says so: its probe is real.
+    let mut linker = Linker::<Permissive>::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+    linker
+        .root()
+        .instance("assay:plugin/log@0.1.0")
+        .unwrap()
+        .func_wrap("emit", |_, (_, _): (Level, String)| Ok(()))
+        .unwrap();
+    let granted = tempfile::tempdir().unwrap();
+    let mut wasi = WasiCtx::builder();
+    wasi.preopened_dir(granted.path(), "data", FsPerms::ReadOnly).unwrap();
+    wasi.inherit_network().allow_tcp(true);
+    let state = Permissive { wasi: wasi.build(), table: ResourceTable::new() };
     let pre = CapableMatcherPluginPre::new(linker.instantiate_pre(&wasi_fs).unwrap()).unwrap();
-    let mut store = Store::new(&engine, ());
+    let mut store = Store::new(&engine, state);
     let plugin = pre.instantiate(&mut store).unwrap();
     let matcher = plugin.assay_plugin_matcher();
     let info = matcher.call_describe(&mut store).unwrap();
-    assert_eq!((info.name.as_str(), info.version.as_str()), ("wasi-fs", "0.1.0"));
+    assert_eq!((info.name.as_str(), info.version.as_str()), ("wasi-fs", "0.2.0"));
     assert_eq!(info.matchers.len(), 1);
     assert_eq!(info.matchers[0].key, "wasi_fs");
-    assert_eq!(info.matchers[0].summary, "never answers: it imports wasi:filesystem, which assay refuses");
 
     let actuals = [Actual::Text("x"), Actual::Json("[1, 2]")];
-    let checks = [
-        Check { key: "wasi_fs", actual: 0, expected: "\"x\"" },
-        Check { key: "wasi_fs", actual: 1, expected: "2" },
-        Check { key: "wasi_fs", actual: 0, expected: "{}" },
-    ];
-    for _ in 0..2 {
-        let results = matcher.call_evaluate(&mut store, &actuals, &checks).unwrap();
-        assert_eq!(results.len(), 3);
-        for result in results {
-            assert_eq!(
-                result.unwrap_err(),
-                "wasi-fs is a hostile fixture: it imports wasi:filesystem, so it is never loaded"
-            );
-        }
+    let checks =
+        [Check { key: "wasi_fs", actual: 0, expected: "\"x\"" }, Check { key: "wasi_fs", actual: 1, expected: "2" }];
+    let results = matcher.call_evaluate(&mut store, &actuals, &checks).unwrap();
+    assert_eq!(results.len(), 2);
+    for result in results {
+        let verdict = result.unwrap();
+        assert!(!verdict.pass);
+        assert_eq!(verdict.message, "WASI gave it a preopened directory or a TCP socket");
+    }
+}
+
+/// WASI with a directory and the network granted: what assay never gives.
+struct Permissive {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Permissive {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }

@@ -2,6 +2,7 @@
 //! real components into real wasmtime and run the real `assay` binary.
 
 mod agents;
+mod authoring;
 mod cli;
 mod conformance;
 mod deterministic;
@@ -11,6 +12,7 @@ mod fake_server;
 mod hostile_wat;
 mod judge;
 mod judge_server;
+mod metrics;
 mod plugin_config;
 mod plugin_runtime;
 mod properties;
