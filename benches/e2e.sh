@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: `assay run` on generated suites of test cases against
-# the in-process `echo` demo agent, 5 stock checks per case (see
-# host/examples/gen_suite.rs), under /usr/bin/time -v.
+# the in-process `echo` demo agent, 5 checks per case (4 stock, 1 ROUGE by the
+# rouge plugin loaded from its file; see host/examples/gen_suite.rs), under
+# /usr/bin/time -v; then the agent-bound run: 1,000 cases against the echo
+# agent served over HTTP on 127.0.0.1 answering after 50 ms, at -j 64.
 #
-#   benches/e2e.sh            suites of 1,000 and 10,000 cases, and one case
-#                             with a warm vs a cold compile cache
+#   benches/e2e.sh            suites of 1,000 and 10,000 cases, one case with
+#                             a warm vs a cold compile cache, the agent-bound
+#                             run
 #   benches/e2e.sh --100k     also 100,000 cases
 #
 # Prints the wall time, CPU time and maximum resident set size of each run.
@@ -42,19 +45,21 @@ rm -rf "$work"
 mkdir -p "$work"
 cache="$work/cache"
 
-# Runs `assay run SUITE` under /usr/bin/time -v with the cache directory $2;
+# Runs `assay run SUITE [ARGS...]` under /usr/bin/time -v with the cache
+# directory $2;
 # prints one table row: label, cases, wall seconds, CPU seconds (user +
 # system), max RSS in MB, exit code, lines of results.jsonl.
 measure() {
     local label=$1 cache_dir=$2 suite=$3 cases=$4
+    shift 4
     local results="$work/results-$label" stats="$work/time-$label.txt"
     rm -rf "$results"
     local code=0 started ended
     # Wall time from the shell in nanoseconds (/usr/bin/time only has
     # centiseconds); max RSS and CPU time from /usr/bin/time.
     started=$(date +%s%N)
-    /usr/bin/time -v -o "$stats" "$assay" run "$suite" --quiet --results "$results" --cache-dir "$cache_dir" \
-        >"$work/out-$label.txt" 2>&1 || code=$?
+    /usr/bin/time -v -o "$stats" "$assay" run "$suite" --config "$suite/assay.toml" --quiet --results "$results" \
+        --cache-dir "$cache_dir" "$@" >"$work/out-$label.txt" 2>&1 || code=$?
     ended=$(date +%s%N)
     local rss_kb user sys
     rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$stats")
@@ -80,7 +85,8 @@ echo
 printf '%-12s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit results
 # One case: cold = an empty compile cache each time; warm = a cache filled
 # by an earlier run.
-"$assay" run "$work/suite-1" --quiet --results "$work/results-fill" --cache-dir "$cache" >/dev/null 2>&1
+"$assay" run "$work/suite-1" --config "$work/suite-1/assay.toml" --quiet --results "$work/results-fill" \
+    --cache-dir "$cache" >/dev/null 2>&1
 for i in 1 2 3; do
     measure "1-cold-$i" "$work/empty-cache-$i" "$work/suite-1" 1
 done
@@ -90,3 +96,19 @@ done
 for n in "${sizes[@]}"; do
     measure "$n-warm" "$cache" "$work/suite-$n" "$n"
 done
+
+# Agent-bound: the 1,000-case suite over HTTP to `assay agent serve` with a
+# 50 ms latency per answer, 64 samples in flight. The ideal is
+# 1,000 x 50 ms / 64 = 0.78 s.
+latency_ms=50
+jobs=64
+"$assay" agent serve echo --port 0 --latency-ms "$latency_ms" >"$work/serve.txt" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    grep -q "serving" "$work/serve.txt" 2>/dev/null && break
+    sleep 0.1
+done
+url=$(sed -n 's/.* on \(http:[^ ]*\)$/\1/p' "$work/serve.txt")
+measure "1000-http" "$cache" "$work/suite-1000" 1000 --connection http --agent-url "$url" -j "$jobs"
+awk -v latency="$latency_ms" -v jobs="$jobs" 'BEGIN { printf "  ideal for 1000-http: %.3f s (1000 x %d ms / %d)\n", 1000 * latency / 1000 / jobs, latency, jobs }'

@@ -26,11 +26,17 @@
 //! with a small object it does not equal: the actual is parsed once per
 //! batch, and each verdict message renders the actual.
 //!
+//! `rouge/single/SIZE/{native,wasm}`: one ROUGE check (rouge1, rouge2,
+//! rougeL) of a text of 1 KB or 10 KB against a reworded reference, by the
+//! rouge plugin's Rust code in-process and by its component loaded from
+//! `plugins/rouge/rouge.wasm` with the default sandbox limits.
+//!
 //! Run: `cargo bench -p assay --bench dispatch -- --warm-up-time 1 --measurement-time 3`
 
 use assay::plugin::{
     ActualValue, BUILTIN_MATCHERS, CheckInput, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
 };
+use assay_plugin_rouge::Rouge;
 use assay_plugin_sdk::{Actual, Check, evaluate_batch};
 use assay_plugin_stock::Stock;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
@@ -153,5 +159,48 @@ fn dispatch(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dispatch);
+/// A text of about `size` bytes and a reference that rewords every fifth
+/// word of it.
+fn rouge_texts(size: usize) -> (String, String) {
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett"];
+    let (mut text, mut reference) = (String::new(), String::new());
+    let mut i = 0;
+    while text.len() < size {
+        let word = words[(i * 7 + i / 10) % words.len()];
+        text.push_str(word);
+        text.push(' ');
+        reference.push_str(if i % 5 == 0 { "other" } else { word });
+        reference.push(' ');
+        i += 1;
+    }
+    (text, reference)
+}
+
+fn rouge(c: &mut Criterion) {
+    let runtime = Runtime::new(Limits::default().memory_bytes);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/rouge/rouge.wasm");
+    let bytes = std::fs::read(path).expect("plugins/rouge/rouge.wasm is built");
+    let plugin = MatcherPlugin::load(&runtime, PluginSource::File(path.into()), &bytes, PluginOptions::default())
+        .expect("the rouge component loads");
+    for (label, size) in [("1KB", 1_000), ("10KB", 10_000)] {
+        let (text, reference) = rouge_texts(size);
+        let expected = serde_json::json!({ "reference": reference, "threshold": 0.5 }).to_string();
+        let native_checks = [Check { key: "rouge".into(), actual: 0, expected: expected.clone() }];
+        let native =
+            || evaluate_batch::<Rouge>(&[Actual::text(text.clone())], &native_checks).remove(0).expect("a verdict");
+        let wasm = || {
+            let inputs = [CheckInput { key: "rouge", actual: 0, expected: &expected }];
+            plugin.evaluate(&[ActualValue::Text(&text)], &inputs).results.remove(0).expect("a verdict")
+        };
+        assert_eq!(native().score, wasm().score, "rouge {label}: native and wasm disagree");
+
+        let mut group = c.benchmark_group(format!("rouge/single/{label}"));
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(BenchmarkId::from_parameter("native"), |b| b.iter(|| black_box(native())));
+        group.bench_function(BenchmarkId::from_parameter("wasm"), |b| b.iter(|| black_box(wasm())));
+        group.finish();
+    }
+}
+
+criterion_group!(benches, dispatch, rouge);
 criterion_main!(benches);

@@ -1,7 +1,10 @@
 //! In-process agents: an agent component of the `assay:agent/agent` world,
 //! sandboxed like a matcher (same engine, limits and capability policy, no
-//! grants). Each call gets a fresh instance: agents keep no state between
-//! turns, so a fault can never leak into the next request.
+//! grants). Instances are reused from call to call, as a server process
+//! serves request after request: an agent keeps its conversation in
+//! `chat_context` and `sly_data`, as neuro-san's protocol has it. An instance
+//! that faults is discarded, never re-entered, so a fault cannot leak into
+//! the next request.
 
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
@@ -10,8 +13,19 @@ use crate::plugin::bindings::agent::exports::assay::agent::chat as wit;
 use crate::plugin::bindings::agent::{Agent, AgentPre};
 use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
 use serde_json::{Map, Value};
+use std::sync::Mutex;
 use std::time::Duration;
+use wasmtime::Store;
 use wasmtime::component::Linker;
+
+/// The most idle instances an agent keeps for reuse.
+const MAX_IDLE_INSTANCES: usize = 64;
+
+/// One instance and its store.
+struct Instance {
+    store: Store<SandboxState>,
+    bindings: Agent,
+}
 
 /// A loaded agent component.
 pub struct AgentComponent {
@@ -20,6 +34,7 @@ pub struct AgentComponent {
     source: PluginSource,
     limits: Limits,
     pre: AgentPre<SandboxState>,
+    idle: Mutex<Vec<Instance>>,
 }
 
 impl std::fmt::Debug for AgentComponent {
@@ -50,8 +65,14 @@ impl AgentComponent {
         let pre = AgentPre::new(pre).map_err(|e| {
             fail(PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause: format!("{e:#}") })
         })?;
-        let mut agent =
-            AgentComponent { name: String::new(), description: String::new(), source: source.clone(), limits, pre };
+        let mut agent = AgentComponent {
+            name: String::new(),
+            description: String::new(),
+            source: source.clone(),
+            limits,
+            pre,
+            idle: Mutex::new(Vec::new()),
+        };
         let info =
             agent.call(agent.limits.deadline, |bindings, store| bindings.assay_agent_chat().call_describe(store));
         let info = info.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
@@ -107,13 +128,31 @@ impl AgentComponent {
             .map_err(|e| AgentCallError::Fault(Fault::BadAnswer(e)))
     }
 
-    /// Instantiates under the instantiation deadline and makes one call
-    /// under `deadline`.
+    /// Makes one call under `deadline` on an idle instance, or a fresh one
+    /// made under the instantiation deadline. The instance goes back to the
+    /// pool unless the call faulted.
     fn call<T>(
         &self,
         deadline: Duration,
-        f: impl FnOnce(&Agent, &mut wasmtime::Store<SandboxState>) -> wasmtime::Result<T>,
+        f: impl FnOnce(&Agent, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
+        let idle = self.idle.lock().expect("instance pool poisoned").pop();
+        let mut instance = match idle {
+            Some(instance) => instance,
+            None => self.instantiate()?,
+        };
+        plugin::arm(&mut instance.store, deadline, None);
+        let answer = f(&instance.bindings, &mut instance.store)
+            .map_err(|e| plugin::classify(&e, instance.store.data(), deadline, None))?;
+        let mut idle = self.idle.lock().expect("instance pool poisoned");
+        if idle.len() < MAX_IDLE_INSTANCES {
+            idle.push(instance);
+        }
+        Ok(answer)
+    }
+
+    /// A fresh instance, made under the instantiation deadline.
+    fn instantiate(&self) -> Result<Instance, Fault> {
         let limits = &self.limits;
         let mut store = plugin::new_store(self.pre.engine(), limits, Capabilities::default(), false);
         plugin::arm(&mut store, limits.instantiation_deadline, None);
@@ -121,8 +160,7 @@ impl AgentComponent {
             .pre
             .instantiate(&mut store)
             .map_err(|e| plugin::classify(&e, store.data(), limits.instantiation_deadline, None))?;
-        plugin::arm(&mut store, deadline, None);
-        f(&bindings, &mut store).map_err(|e| plugin::classify(&e, store.data(), deadline, None))
+        Ok(Instance { store, bindings })
     }
 }
 

@@ -96,27 +96,47 @@ impl Agents {
         request: ChatRequest,
         deadline: Option<Duration>,
     ) -> (String, Result<Vec<ChatMessage>, AgentErrorKind>) {
-        let name = request.agent.clone();
-        let endpoint = match self.catalog.source(&name) {
-            Some(source) => format!("direct ({source})"),
-            None => "direct".to_owned(),
-        };
         let catalog = self.catalog.clone();
-        let call = tokio::task::spawn_blocking(move || {
-            let component = match catalog.get(&name) {
-                Ok(Some(component)) => component,
-                Ok(None) => {
-                    let known = catalog.names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-                    return Err(AgentErrorKind::UnknownAgent(known));
-                }
-                Err(load) => return Err(AgentErrorKind::Load(load)),
-            };
-            component.chat(&request, deadline).map_err(|e| match e {
-                AgentCallError::Fault(fault) => AgentErrorKind::Fault(fault),
-                AgentCallError::Refused(message) => AgentErrorKind::Refused(message),
-            })
-        });
-        let result = call.await.unwrap_or_else(|e| Err(AgentErrorKind::Load(format!("the agent call panicked: {e}"))));
-        (endpoint, result)
+        let call = tokio::task::spawn_blocking(move || direct_call(&catalog, &request, deadline));
+        call.await.unwrap_or_else(|e| {
+            ("direct".to_owned(), Err(AgentErrorKind::Load(format!("the agent call panicked: {e}"))))
+        })
     }
+
+    /// One turn with an in-process agent, on the calling thread: for callers
+    /// already on a blocking thread. `deadline` bounds the call inside the
+    /// sandbox.
+    pub fn chat_direct_blocking(
+        &self,
+        request: &ChatRequest,
+        deadline: Option<Duration>,
+    ) -> Result<AgentResponse, AgentError> {
+        let (endpoint, result) = direct_call(&self.catalog, request, deadline);
+        result.map(reduce).map_err(|kind| AgentError { agent: request.agent.clone(), endpoint, kind })
+    }
+}
+
+/// Calls an in-process agent: where it was reached, and its messages.
+fn direct_call(
+    catalog: &AgentCatalog,
+    request: &ChatRequest,
+    deadline: Option<Duration>,
+) -> (String, Result<Vec<ChatMessage>, AgentErrorKind>) {
+    let endpoint = match catalog.source(&request.agent) {
+        Some(source) => format!("direct ({source})"),
+        None => "direct".to_owned(),
+    };
+    let component = match catalog.get(&request.agent) {
+        Ok(Some(component)) => component,
+        Ok(None) => {
+            let known = catalog.names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            return (endpoint, Err(AgentErrorKind::UnknownAgent(known)));
+        }
+        Err(load) => return (endpoint, Err(AgentErrorKind::Load(load))),
+    };
+    let result = component.chat(request, deadline).map_err(|e| match e {
+        AgentCallError::Fault(fault) => AgentErrorKind::Fault(fault),
+        AgentCallError::Refused(message) => AgentErrorKind::Refused(message),
+    });
+    (endpoint, result)
 }

@@ -4,7 +4,8 @@
 //!
 //! Endpoints: `GET /api/v1/list`, `GET /api/v1/{agent}/function`,
 //! `POST /api/v1/{agent}/streaming_chat` (answered as JSON lines). Request
-//! headers other than the standard ones become the request's metadata.
+//! headers other than the standard ones become the request's metadata. A
+//! latency can be added to every chat answer, to stand in for a model.
 
 use crate::agent::component::{AgentCallError, AgentComponent};
 use crate::agent::message::{ChatRequest, StreamLine};
@@ -43,15 +44,21 @@ const TRANSPORT_HEADERS: &[&str] = &[
 pub type ServedAgents = BTreeMap<String, Arc<AgentComponent>>;
 
 /// Serves `agents` on `listener` until the task is dropped, over TLS when
-/// `tls` is given. Each connection is handled on its own task.
-pub async fn serve(listener: TcpListener, agents: ServedAgents, tls: Option<TlsAcceptor>) -> std::io::Result<()> {
+/// `tls` is given, answering each chat after `latency`. Each connection is
+/// handled on its own task.
+pub async fn serve(
+    listener: TcpListener,
+    agents: ServedAgents,
+    tls: Option<TlsAcceptor>,
+    latency: std::time::Duration,
+) -> std::io::Result<()> {
     let agents = Arc::new(agents);
     loop {
         let (stream, _) = listener.accept().await?;
         let agents = agents.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| handle(agents.clone(), request));
+            let service = service_fn(move |request| handle(agents.clone(), request, latency));
             // A client that goes away mid-request is its own problem.
             let _ = match tls {
                 None => http1::Builder::new().serve_connection(TokioIo::new(stream), service).await,
@@ -81,7 +88,11 @@ pub fn tls_acceptor(certificate: &Path, key: &Path) -> Result<TlsAcceptor, Strin
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-async fn handle(agents: Arc<ServedAgents>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    agents: Arc<ServedAgents>,
+    request: Request<Incoming>,
+    latency: std::time::Duration,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let path = request.uri().path().trim_end_matches('/').to_owned();
     let segments: Vec<&str> = path.split('/').collect();
     let response = match (request.method(), segments.as_slice()) {
@@ -101,6 +112,7 @@ async fn handle(agents: Arc<ServedAgents>, request: Request<Incoming>) -> Result
         (&Method::POST, ["", "api", "v1", name, "streaming_chat"]) => match agents.get(*name) {
             Some(agent) => {
                 let (name, agent) = (name.to_string(), agent.clone());
+                tokio::time::sleep(latency).await;
                 return Ok(streaming_chat(name, agent, request).await);
             }
             None => unknown_agent(name, &agents),

@@ -31,10 +31,10 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
 /// [`discover`], searching directories for files with any of `extensions`.
 pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     let mut files = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for input in inputs {
-        let found = discover_one(input, extensions)?;
-        for file in found {
-            if !files.iter().any(|f: &CaseFile| f.path == file.path) {
+        for file in discover_one(input, extensions)? {
+            if seen.insert(file.path.clone()) {
                 files.push(file);
             }
         }

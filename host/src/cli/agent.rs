@@ -71,7 +71,7 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
         writeln!(out, "serving {} on {scheme}://{address}", names.join(", "))?;
         out.flush()?;
         drop(out);
-        serve::serve(listener, served, tls).await?;
+        serve::serve(listener, served, tls, std::time::Duration::from_millis(args.latency_ms)).await?;
         Ok(assay::exit_codes::OK)
     })
 }

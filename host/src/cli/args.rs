@@ -126,6 +126,10 @@ pub struct ServeArgs {
     /// The PEM private key for --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Answer every chat this many milliseconds late, to stand in for a
+    /// model's latency (benchmarks, timeout tests).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub latency_ms: u64,
     #[command(flatten)]
     pub project: ProjectArgs,
 }

@@ -7,10 +7,10 @@ use super::args::AssessArgs;
 use super::options::{default_results_dir, parse_connections, seconds};
 use super::project::Project;
 use anyhow::{Context, Result};
-use assay::case::{SuccessRatio, discover};
+use assay::case::{SuccessRatio, TestCase, discover};
 use assay::eval::{assess, classify_with_judge};
 use assay::report::{ResultsDir, write_assessment, write_json_report};
-use assay::run::{CaseResult, CaseStatus, LoadedCase, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use assay::run::{CaseAdjustment, CaseResult, CaseSource, CaseStatus, Reporter, RunEvent, RunOptions, Runner};
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
@@ -27,25 +27,26 @@ pub fn run(args: AssessArgs) -> Result<u8> {
         (false, _) => None,
     };
     let registry = Arc::new(project.registry()?);
-    let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
-    let env: HashMap<String, String> = std::env::vars().collect();
-    let filter = args.filter.as_deref().map(assay::run::CaseFilter::new);
-    let mut cases = load_cases(&files, registry.as_ref(), &env, filter.as_ref());
-    if cases.is_empty() {
+    let mut files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(filter) = args.filter.as_deref().map(assay::run::CaseFilter::new) {
+        files.retain(|file| filter.matches(&file.id));
+    }
+    if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found, or none matches --filter".into()).into());
     }
+    let env: HashMap<String, String> = std::env::vars().collect();
     let connections = parse_connections(&args.connections)?;
-    for case in &mut cases {
-        if let LoadedCase::Ready(ready) = case {
-            if !connections.is_empty() {
-                ready.0.connections = connections.clone();
-            }
-            if let Some(n) = args.samples {
-                let ratio = ready.0.success_ratio;
-                ready.0.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
-            }
+    let samples = args.samples;
+    let adjust: CaseAdjustment = Arc::new(move |case: &mut TestCase| {
+        if !connections.is_empty() {
+            case.connections = connections.clone();
         }
-    }
+        if let Some(n) = samples {
+            let ratio = case.success_ratio;
+            case.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
+        }
+    });
+    let cases = CaseSource::read(files, registry.clone(), Arc::new(env), Some(adjust));
 
     let agents = project.agents(&args.server)?;
     let mut options = RunOptions { exhaustive: true, ..RunOptions::default() };

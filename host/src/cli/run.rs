@@ -6,9 +6,9 @@ use super::args::RunArgs;
 use super::options::{default_results_dir, parse_connections, seconds};
 use super::project::Project;
 use anyhow::Result;
-use assay::case::discover;
+use assay::case::{TestCase, discover};
 use assay::report::{JunitReport, ResultsDir, Terminal, Verbosity};
-use assay::run::{CaseFilter, LoadedCase, Reporter, RunOptions, Runner, load_cases};
+use assay::run::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, Reporter, RunOptions, Runner, load_cases};
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
@@ -16,27 +16,30 @@ use std::sync::Arc;
 pub fn run(args: RunArgs) -> Result<u8> {
     let project = Project::open(&args.project)?;
     let registry = Arc::new(project.registry()?);
-    let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
+    let mut files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
     if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found".into()).into());
     }
-    let env: HashMap<String, String> = std::env::vars().collect();
-    let filter = args.filter.as_deref().map(CaseFilter::new);
-    let mut cases = load_cases(&files, registry.as_ref(), &env, filter.as_ref());
-    if cases.is_empty() {
+    if let Some(filter) = args.filter.as_deref().map(CaseFilter::new) {
+        files.retain(|file| filter.matches(&file.id));
+    }
+    if files.is_empty() {
         return Err(UsageError(format!("no test case matches --filter `{}`", args.filter.unwrap_or_default())).into());
     }
+    let env: HashMap<String, String> = std::env::vars().collect();
     let connections = parse_connections(&args.connections)?;
-    if !connections.is_empty() {
+    let adjust: Option<CaseAdjustment> = (!connections.is_empty())
+        .then(|| Arc::new(move |case: &mut TestCase| case.connections = connections.clone()) as CaseAdjustment);
+    if args.list {
+        let mut cases = load_cases(&files, registry.as_ref(), &env, None);
         for case in &mut cases {
-            if let LoadedCase::Ready(ready) = case {
-                ready.0.connections = connections.clone();
+            if let (LoadedCase::Ready(ready), Some(adjust)) = (case, &adjust) {
+                adjust(&mut ready.0);
             }
         }
-    }
-    if args.list {
         return list(&cases);
     }
+    let cases = CaseSource::read(files, registry.clone(), Arc::new(env), adjust);
 
     let agents = project.agents(&args.server)?;
     let mut options = RunOptions::default();

@@ -15,6 +15,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// deadline.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// How many freed slots are decommitted together.
+const DECOMMIT_BATCH: usize = 64;
+
 /// The largest linear memory a pooled instance can have. A plugin configured
 /// with more memory than this still gets it: the engine then allocates on
 /// demand instead (see [`Runtime::new`]).
@@ -108,7 +111,10 @@ fn config(fuel: bool, pooling: bool) -> Config {
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(1 << 20)
             .table_elements(100_000)
-            .max_memory_size(POOLED_MEMORY_MAX);
+            .max_memory_size(POOLED_MEMORY_MAX)
+            // Freed slots are decommitted in batches: one madvise, and one
+            // round of TLB shootdowns on the other cores, per batch.
+            .decommit_batch_size(DECOMMIT_BATCH);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config

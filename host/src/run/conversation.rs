@@ -5,6 +5,8 @@
 use crate::agent::{AgentResponse, Agents, ChatRequest};
 use crate::case::{ChatFilter, Connection, TestCase};
 use crate::check::{self, Check, ResponseView};
+use crate::errors::AgentErrorKind;
+use crate::plugin::Fault;
 use crate::plugin::Registry;
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};
@@ -24,6 +26,18 @@ pub struct Context {
     pub registry: Arc<Registry>,
 }
 
+/// How a conversation's CPU work (in-process agents, checks) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Each piece on a blocking thread of its own, so that the async
+    /// workers stay free for network I/O.
+    Offloaded,
+    /// On the calling thread, which must be a blocking thread: a
+    /// conversation with an in-process agent is all CPU work, and handing
+    /// each piece to another thread would cost more than the piece.
+    Inline,
+}
+
 /// Runs every interaction of `case` over `connection` for sample `sample`.
 /// `sample_deadline` is when the case's per-sample timeout fires, if it has
 /// one.
@@ -34,6 +48,7 @@ pub async fn converse(
     connection: Connection,
     sample: u32,
     sample_deadline: Option<(Instant, Duration)>,
+    work: Work,
 ) -> ConnectionRun {
     let mut interactions = Vec::new();
     let mut chat_context: Option<Value> = None;
@@ -69,11 +84,21 @@ pub async fn converse(
             (None, None) => None,
         };
         let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
-        let call = context.agents.chat(connection, request, direct_deadline);
-        let answer = match deadline {
-            None => Ok(call.await),
-            Some(((at, limit_length), limit)) => {
-                tokio::time::timeout_at(at, call).await.map_err(|_| limit.error(limit_length, index))
+        let answer = if work == Work::Inline && connection == Connection::Direct {
+            // The sandbox's deadline stops the call; say which limit it was.
+            match (context.agents.chat_direct_blocking(&request, direct_deadline), deadline) {
+                (Err(e), Some(((_, length), limit))) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
+                    Err(limit.error(length, index))
+                }
+                (answer, _) => Ok(answer),
+            }
+        } else {
+            let call = context.agents.chat(connection, request, direct_deadline);
+            match deadline {
+                None => Ok(call.await),
+                Some(((at, limit_length), limit)) => {
+                    tokio::time::timeout_at(at, call).await.map_err(|_| limit.error(limit_length, index))
+                }
             }
         };
         let response = match answer {
@@ -97,19 +122,24 @@ pub async fn converse(
                 carried_sly_data.extend(returned.clone());
             }
         }
-        let checks = plan[index].clone();
-        let registry = context.registry.clone();
-        let (checks, logs, response) = tokio::task::spawn_blocking(move || {
+        let evaluate = move |plan: &[Vec<Check>], registry: &Registry, response: AgentResponse| {
             let view = ResponseView {
                 text: response.text.as_deref(),
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
             };
-            let (results, logs) = check::evaluate(&checks, &view, &registry);
+            let (results, logs) = check::evaluate(&plan[index], &view, registry);
             (results, logs, response)
-        })
-        .await
-        .expect("check evaluation does not panic");
+        };
+        let (checks, logs, response) = match work {
+            Work::Inline => evaluate(plan, &context.registry, response),
+            Work::Offloaded => {
+                let (plan, registry) = (plan.clone(), context.registry.clone());
+                tokio::task::spawn_blocking(move || evaluate(&plan, &registry, response))
+                    .await
+                    .expect("check evaluation does not panic")
+            }
+        };
         let passed = checks.iter().all(|c| c.verdict.passed());
         interactions.push(InteractionResult {
             index,

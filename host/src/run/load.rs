@@ -1,11 +1,20 @@
-//! From paths to runnable cases: discover files, read them, plan their
-//! checks, and select by `--filter`. A file that cannot be read or planned
-//! becomes an error entry, so one bad file never stops the others.
+//! From files to runnable cases: read, plan their checks, select by
+//! `--filter`. A file that cannot be read or planned becomes an error entry,
+//! so one bad file never stops the others.
+//!
+//! A run takes its cases from a [`CaseSource`]: either cases already
+//! loaded, or files read and planned on worker threads a bounded distance
+//! ahead of the runner, so that the first case runs while the last is still
+//! on disk and memory stays flat however many cases there are.
 
 use crate::case::{CaseFile, TestCase, read_case_file};
 use crate::check::{CasePlan, KeySet, plan_case};
 use crate::errors::CaseError;
+use crate::plugin::Registry;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::mpsc;
 
 /// A case ready to run, or the reason it cannot.
 #[derive(Debug)]
@@ -62,15 +71,94 @@ pub fn load_cases(
     files
         .iter()
         .filter(|file| filter.is_none_or(|f| f.matches(&file.id)))
-        .map(|file| {
-            let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
-                let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
-                Ok((case, plan))
-            });
-            match planned {
-                Ok(ready) => LoadedCase::Ready(Box::new(ready)),
-                Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
-            }
-        })
+        .map(|file| load_case(file, keys, env))
         .collect()
+}
+
+/// Reads and plans one file.
+pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &HashMap<String, String>) -> LoadedCase {
+    let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
+        let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
+        Ok((case, plan))
+    });
+    match planned {
+        Ok(ready) => LoadedCase::Ready(Box::new(ready)),
+        Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
+    }
+}
+
+/// A change made to every case before it runs (`--connection`,
+/// `--samples`).
+pub type CaseAdjustment = Arc<dyn Fn(&mut TestCase) + Send + Sync>;
+
+/// The cases of a run, in the order they become ready.
+#[derive(Debug)]
+pub struct CaseSource {
+    count: usize,
+    cases: mpsc::Receiver<LoadedCase>,
+}
+
+/// How many cases each reader thread may have ready ahead of the runner.
+const READ_AHEAD_PER_THREAD: usize = 16;
+
+impl CaseSource {
+    /// Cases already loaded, in order.
+    pub fn loaded(cases: Vec<LoadedCase>) -> CaseSource {
+        let count = cases.len();
+        let (sender, receiver) = mpsc::channel(count.max(1));
+        for case in cases {
+            sender.try_send(case).expect("the channel holds every case");
+        }
+        CaseSource { count, cases: receiver }
+    }
+
+    /// `files` read and planned on one thread per CPU, each case adjusted
+    /// by `adjust`, at most a few dozen ahead of the runner. The threads
+    /// stop when the source is dropped.
+    pub fn read(
+        files: Vec<CaseFile>,
+        keys: Arc<Registry>,
+        env: Arc<HashMap<String, String>>,
+        adjust: Option<CaseAdjustment>,
+    ) -> CaseSource {
+        let count = files.len();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1));
+        let (sender, receiver) = mpsc::channel(threads * READ_AHEAD_PER_THREAD);
+        let files = Arc::new(files);
+        let next = Arc::new(AtomicUsize::new(0));
+        for _ in 0..threads {
+            let (files, next, sender) = (files.clone(), next.clone(), sender.clone());
+            let (keys, env, adjust) = (keys.clone(), env.clone(), adjust.clone());
+            let reader = move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { return };
+                    let mut case = load_case(file, keys.as_ref(), &env);
+                    if let (LoadedCase::Ready(ready), Some(adjust)) = (&mut case, &adjust) {
+                        adjust(&mut ready.0);
+                    }
+                    if sender.blocking_send(case).is_err() {
+                        return;
+                    }
+                }
+            };
+            std::thread::Builder::new().name("assay-reader".into()).spawn(reader).expect("a reader thread starts");
+        }
+        CaseSource { count, cases: receiver }
+    }
+
+    /// How many cases it yields in all.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether it yields none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The next case, once one is ready.
+    pub(crate) async fn next(&mut self) -> Option<LoadedCase> {
+        self.cases.recv().await
+    }
 }

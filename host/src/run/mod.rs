@@ -1,13 +1,15 @@
 //! The runner: every test case × sample × connection as tasks on tokio,
 //! under one concurrency limit, with `success_ratio` early stopping and
-//! deadlines that cancel requests. Results flow to reporters as a stream of
-//! [`RunEvent`]s, one `CaseFinished` as soon as each case is decided.
+//! deadlines that cancel requests. Cases come from a [`CaseSource`] (read
+//! in parallel as the run goes); results flow to reporters as a stream of
+//! [`RunEvent`]s, one `CaseFinished` as soon as each case is decided, and
+//! are not kept, so memory stays flat however many cases run.
 //!
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 //! use assay::case::discover;
 //! use assay::plugin::{Limits, Registry, Runtime};
-//! use assay::run::{RunEvent, RunOptions, Reporter, Runner, load_cases};
+//! use assay::run::{CaseSource, RunEvent, RunOptions, Reporter, Runner, load_cases};
 //! use std::sync::Arc;
 //!
 //! /// Prints each case's status.
@@ -28,7 +30,7 @@
 //! let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
 //! let files = discover(&[fixtures.into()]).unwrap();
 //! let env = std::env::vars().collect();
-//! let cases = load_cases(&files, registry.as_ref(), &env, None);
+//! let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &env, None));
 //! let runner = Runner::new(registry, agents, RunOptions::default());
 //! let summary = runner.run_blocking(cases, &mut [&mut Print]);
 //! assert!(summary.success(false));
@@ -40,15 +42,15 @@ mod load;
 mod result;
 
 pub use event::{Reporter, RunEvent, RunSummary};
-pub use load::{CaseFilter, LoadedCase, load_cases};
+pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
 use crate::agent::Agents;
 use crate::case::{Connection, TestCase};
 use crate::check::Check;
 use crate::plugin::Registry;
-use conversation::{Context, converse, millis};
-use std::collections::BTreeSet;
+use conversation::{Context, Work, converse, millis};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
@@ -90,7 +92,7 @@ impl Runner {
     /// Runs every case and reports each as it finishes. Never fails: bad
     /// files, dead agents and faulty plugins are results. A reporter that
     /// fails is dropped from the run and named in the summary.
-    pub async fn run(&self, cases: Vec<LoadedCase>, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
+    pub async fn run(&self, cases: CaseSource, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
         let started = Instant::now();
         let mut failed_reporters: Vec<Option<String>> = vec![None; reporters.len()];
         let mut emit = |event: RunEvent<'_>| {
@@ -103,48 +105,14 @@ impl Runner {
             }
         };
         emit(RunEvent::Started { cases: cases.len() });
-        let direct_agents: BTreeSet<String> = cases
-            .iter()
-            .filter_map(|case| match case {
-                LoadedCase::Ready(ready) if ready.0.connections.contains(&Connection::Direct) => {
-                    Some(ready.0.agent.clone())
-                }
-                _ => None,
-            })
-            .collect();
-        self.context.agents.prepare(direct_agents).await;
-
-        let semaphore = Arc::new(Semaphore::new(self.options.jobs.max(1)));
         let (sender, mut receiver) = mpsc::unbounded_channel();
-        for case in cases {
-            match case {
-                LoadedCase::Broken { id, error } => {
-                    let _ = sender.send(broken(id, error));
-                }
-                LoadedCase::Ready(ready) => {
-                    let (case, plan) = *ready;
-                    let task = CaseTask {
-                        context: self.context.clone(),
-                        case: Arc::new(case),
-                        plan: Arc::new(plan.interactions),
-                        semaphore: semaphore.clone(),
-                        sample_timeout: self.options.sample_timeout,
-                        exhaustive: self.options.exhaustive,
-                    };
-                    let sender = sender.clone();
-                    tokio::spawn(async move {
-                        let _ = sender.send(task.run().await);
-                    });
-                }
-            }
-        }
-        drop(sender);
-
+        let admission = tokio::spawn(admit(self.context.clone(), self.options.clone(), cases, sender));
         let mut summary = RunSummary::default();
         while let Some(result) = receiver.recv().await {
             summary.add(&result);
             emit(RunEvent::CaseFinished(&result));
         }
+        let _ = admission.await;
         summary.duration_ms = millis(started.elapsed());
         emit(RunEvent::Finished(&summary));
         summary.reporter_errors = failed_reporters.into_iter().flatten().collect();
@@ -152,9 +120,56 @@ impl Runner {
     }
 
     /// [`Runner::run`] on a runtime of its own, for callers without one.
-    pub fn run_blocking(&self, cases: Vec<LoadedCase>, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
+    pub fn run_blocking(&self, cases: CaseSource, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
         runtime.block_on(self.run(cases, reporters))
+    }
+}
+
+/// Cases in flight (read and started, not yet reported) per sample slot:
+/// enough to keep every slot busy, few enough to keep memory flat.
+const CASES_PER_SLOT: usize = 2;
+
+/// Starts each case as the source yields it, with at most a bounded number
+/// in flight, and sends each result as its case is decided. A direct agent
+/// is compiled the first time a case needs it, before that case starts, so
+/// that no request's deadline pays for compilation.
+async fn admit(
+    context: Context,
+    options: RunOptions,
+    mut cases: CaseSource,
+    results: mpsc::UnboundedSender<CaseResult>,
+) {
+    let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
+    let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
+    let mut prepared: HashSet<String> = HashSet::new();
+    loop {
+        let permit = in_flight.clone().acquire_owned().await.expect("the semaphore is never closed");
+        let Some(case) = cases.next().await else { break };
+        let (case, plan) = match case {
+            LoadedCase::Broken { id, error } => {
+                let _ = results.send(broken(id, error));
+                continue;
+            }
+            LoadedCase::Ready(ready) => *ready,
+        };
+        if case.connections.contains(&Connection::Direct) && prepared.insert(case.agent.clone()) {
+            context.agents.prepare([case.agent.clone()]).await;
+        }
+        let task = CaseTask {
+            context: context.clone(),
+            case: Arc::new(case),
+            plan: Arc::new(plan.interactions),
+            semaphore: samples.clone(),
+            sample_timeout: options.sample_timeout,
+            exhaustive: options.exhaustive,
+        };
+        let results = results.clone();
+        tokio::spawn(async move {
+            let result = task.run().await;
+            drop(permit);
+            let _ = results.send(result);
+        });
     }
 }
 
@@ -241,14 +256,26 @@ impl CaseTask {
     }
 
     /// One sample: every connection in turn, each from a fresh conversation,
-    /// all under the case's per-sample timeout.
+    /// all under the case's per-sample timeout. A sample that only talks to
+    /// in-process agents is all CPU work: it runs on one blocking thread,
+    /// start to end.
     async fn sample(self: Arc<Self>, index: u32) -> SampleResult {
         let _permit = self.semaphore.clone().acquire_owned().await.expect("the semaphore is never closed");
+        if self.case.connections.iter().all(|&c| c == Connection::Direct) {
+            let runtime = tokio::runtime::Handle::current();
+            let task = self.clone();
+            let inline = tokio::task::spawn_blocking(move || runtime.block_on(task.conversations(index, Work::Inline)));
+            return inline.await.expect("a sample does not panic");
+        }
+        self.conversations(index, Work::Offloaded).await
+    }
+
+    async fn conversations(&self, index: u32, work: Work) -> SampleResult {
         let started = Instant::now();
         let deadline = self.sample_timeout.or(self.case.timeout).map(|t| (started + t, t));
         let mut runs = Vec::new();
         for &connection in &self.case.connections {
-            runs.push(converse(&self.context, &self.case, &self.plan, connection, index, deadline).await);
+            runs.push(converse(&self.context, &self.case, &self.plan, connection, index, deadline, work).await);
         }
         let passed = runs.iter().all(|r| r.passed);
         SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }

@@ -71,7 +71,9 @@ fn an_infinite_loop_is_stopped_by_the_deadline_and_the_host_goes_on() {
 
 #[test]
 fn a_memory_bomb_is_stopped_by_the_memory_limit() {
-    let plugin = hostile(quick_limits());
+    // A generous deadline: touching 64 MiB takes a while on a loaded
+    // machine, and this test is about the memory limit, not the clock.
+    let plugin = hostile(Limits { deadline: Duration::from_secs(20), ..quick_limits() });
     let started = Instant::now();
     let (_, fault) = fault_of(&eval_one(&plugin, "hog", "x", "1"));
     match fault {
@@ -81,7 +83,7 @@ fn a_memory_bomb_is_stopped_by_the_memory_limit() {
         }
         other => panic!("expected a memory fault, got {other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(passes_count(&plugin), "call 1");
 }
 
