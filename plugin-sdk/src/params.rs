@@ -84,6 +84,30 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// One string parameter or a list of them: `singular` (a string, or
+    /// the scalar expected value) or `plural` (a non-empty list of
+    /// strings), not both, e.g. `reference` / `references`.
+    pub fn one_or_many(&self, singular: &str, plural: &str) -> Result<Vec<&str>, String> {
+        let key = self.key;
+        match (self.get(singular), self.get(plural)) {
+            (Some(_), Some(_)) => Err(format!("{key} takes `{singular}` or `{plural}`, not both")),
+            (Some(_), None) => Ok(vec![self.required_string(singular)?]),
+            (None, Some(Json::Array(list))) if !list.is_empty() => list
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    item.as_str().ok_or_else(|| {
+                        format!("{key} needs `{plural}` to be a list of strings, element {i} is {}", describe(item))
+                    })
+                })
+                .collect(),
+            (None, Some(other)) => {
+                Err(format!("{key} needs `{plural}` to be a non-empty list of strings, found {}", describe(other)))
+            }
+            (None, None) => Err(format!("{key} needs `{singular}` (a string) or `{plural}` (a list of strings)")),
+        }
+    }
+
     /// An optional boolean parameter.
     pub fn bool(&self, name: &str) -> Result<Option<bool>, String> {
         match self.get(name) {

@@ -185,7 +185,7 @@ fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
 }
 
 /// An error and its sources, joined: reqwest's own message is too vague.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -19,6 +19,7 @@ pub mod serve;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
 pub use component::{AgentCallError, AgentComponent};
+pub(crate) use http::error_chain;
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
 pub use reduce::{AgentResponse, reduce};

@@ -2,6 +2,7 @@
 //! judge, `POST {url}/embeddings` for embeddings. One attempt per call; the
 //! caller retries.
 
+use crate::agent::error_chain;
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
 use serde_json::{Value, json};
 
@@ -116,19 +117,4 @@ fn embedding_vectors(body: &str, expected: usize) -> Result<Vec<Vec<f32>>, Strin
 /// The first 200 characters of a body, for messages.
 pub(crate) fn preview(text: &str) -> String {
     text.chars().take(200).collect()
-}
-
-/// An error and its sources, joined: reqwest's own message is too vague.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

@@ -156,6 +156,7 @@ async fn admit(
         if case.connections.contains(&Connection::Direct) && prepared.insert(case.agent.clone()) {
             context.agents.prepare([case.agent.clone()]).await;
         }
+        let in_process = case.connections.iter().all(|&c| c == Connection::Direct);
         let task = CaseTask {
             context: context.clone(),
             case: Arc::new(case),
@@ -165,11 +166,21 @@ async fn admit(
             exhaustive: options.exhaustive,
         };
         let results = results.clone();
-        tokio::spawn(async move {
-            let result = task.run().await;
-            drop(permit);
-            let _ = results.send(result);
-        });
+        if in_process {
+            let slot = samples.clone().acquire_owned().await.expect("the semaphore is never closed");
+            let runtime = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || {
+                let result = task.run_in_process(&runtime);
+                drop((slot, permit));
+                let _ = results.send(result);
+            });
+        } else {
+            tokio::spawn(async move {
+                let result = task.run().await;
+                drop(permit);
+                let _ = results.send(result);
+            });
+        }
     }
 }
 
@@ -240,8 +251,35 @@ impl CaseTask {
             }
         }
         running.abort_all();
+        task.result(samples, started)
+    }
+
+    /// A case whose every connection is an in-process agent, on the calling
+    /// blocking thread: its samples one after another, agent calls and
+    /// checks inline (all of it is CPU work; handing pieces between threads
+    /// would cost more than it saves). It stops by the same rule as
+    /// [`CaseTask::run`], once `k` have passed or `k` is out of reach, so it
+    /// runs the same samples.
+    fn run_in_process(self, runtime: &tokio::runtime::Handle) -> CaseResult {
+        let started = Instant::now();
+        let ratio = self.case.success_ratio;
+        let mut samples: Vec<SampleResult> = Vec::new();
+        for index in 0..ratio.samples {
+            samples.push(runtime.block_on(self.conversations(index, Work::Inline)));
+            let passes = samples.iter().filter(|s| s.passed).count() as u32;
+            let left = ratio.samples - index - 1;
+            if !self.exhaustive && (passes >= ratio.required || passes + left < ratio.required) {
+                break;
+            }
+        }
+        self.result(samples, started)
+    }
+
+    /// The case's result from the samples that ran.
+    fn result(&self, mut samples: Vec<SampleResult>, started: Instant) -> CaseResult {
         samples.sort_by_key(|s| s.index);
-        let case = &task.case;
+        let case = &self.case;
+        let ratio = case.success_ratio;
         CaseResult {
             id: case.id.clone(),
             file: case.file.clone(),
@@ -256,17 +294,9 @@ impl CaseTask {
     }
 
     /// One sample: every connection in turn, each from a fresh conversation,
-    /// all under the case's per-sample timeout. A sample that only talks to
-    /// in-process agents is all CPU work: it runs on one blocking thread,
-    /// start to end.
+    /// all under the case's per-sample timeout.
     async fn sample(self: Arc<Self>, index: u32) -> SampleResult {
         let _permit = self.semaphore.clone().acquire_owned().await.expect("the semaphore is never closed");
-        if self.case.connections.iter().all(|&c| c == Connection::Direct) {
-            let runtime = tokio::runtime::Handle::current();
-            let task = self.clone();
-            let inline = tokio::task::spawn_blocking(move || runtime.block_on(task.conversations(index, Work::Inline)));
-            return inline.await.expect("a sample does not panic");
-        }
         self.conversations(index, Work::Offloaded).await
     }
 

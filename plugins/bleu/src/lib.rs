@@ -296,7 +296,7 @@ impl Matcher for BleuMatcher {
         }
         let hypothesis = actual.as_str().ok_or_else(|| format!("bleu scores a string, found {}", actual.describe()))?;
         let params = Params::parse("bleu", expected, "reference", PARAMETERS)?;
-        let references = references(&params)?;
+        let references = params.one_or_many("reference", "references")?;
         let options = options(&params)?;
         let threshold = params.threshold()?.unwrap_or(DEFAULT_THRESHOLD);
         let bleu = sentence_bleu(hypothesis, &references, &options);
@@ -305,28 +305,6 @@ impl Matcher for BleuMatcher {
 }
 
 export_matcher!(BleuMatcher);
-
-/// `reference` (a string, or the scalar expected value) or `references` (a
-/// non-empty list of strings), not both.
-fn references<'p>(params: &'p Params) -> Result<Vec<&'p str>, String> {
-    match (params.get("reference"), params.get("references")) {
-        (Some(_), Some(_)) => Err("bleu takes `reference` or `references`, not both".to_owned()),
-        (Some(_), None) => Ok(vec![params.required_string("reference")?]),
-        (None, Some(Json::Array(list))) if !list.is_empty() => list
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.as_str().ok_or_else(|| {
-                    format!("bleu needs `references` to be a list of strings, element {i} is {}", params::describe(r))
-                })
-            })
-            .collect(),
-        (None, Some(other)) => {
-            Err(format!("bleu needs `references` to be a non-empty list of strings, found {}", params::describe(other)))
-        }
-        (None, None) => Err("bleu needs `reference` (a string) or `references` (a list of strings)".to_owned()),
-    }
-}
 
 /// The computation options from the parameters.
 fn options(params: &Params) -> Result<Options, String> {

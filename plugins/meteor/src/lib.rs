@@ -47,7 +47,7 @@ impl Matcher for MeteorMatcher {
         let hypothesis =
             actual.as_str().ok_or_else(|| format!("meteor scores a string, found {}", actual.describe()))?;
         let params = Params::parse("meteor", expected, "reference", PARAMETERS)?;
-        let references = references(&params)?;
+        let references = params.one_or_many("reference", "references")?;
         let defaults = Weights::default();
         let weights = Weights {
             alpha: number(&params, "alpha", defaults.alpha, 0.0, 1.0)?,
@@ -61,29 +61,6 @@ impl Matcher for MeteorMatcher {
 }
 
 export_matcher!(MeteorMatcher);
-
-/// `reference` (a string, or the scalar expected value) or `references` (a
-/// non-empty list of strings), not both.
-fn references<'p>(params: &'p Params) -> Result<Vec<&'p str>, String> {
-    match (params.get("reference"), params.get("references")) {
-        (Some(_), Some(_)) => Err("meteor takes `reference` or `references`, not both".to_owned()),
-        (Some(_), None) => Ok(vec![params.required_string("reference")?]),
-        (None, Some(Json::Array(list))) if !list.is_empty() => list
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.as_str().ok_or_else(|| {
-                    format!("meteor needs `references` to be a list of strings, element {i} is {}", params::describe(r))
-                })
-            })
-            .collect(),
-        (None, Some(other)) => Err(format!(
-            "meteor needs `references` to be a non-empty list of strings, found {}",
-            params::describe(other)
-        )),
-        (None, None) => Err("meteor needs `reference` (a string) or `references` (a list of strings)".to_owned()),
-    }
-}
 
 /// A number parameter in `[low, high]`, or its default.
 fn number(params: &Params, name: &str, default: f64, low: f64, high: f64) -> Result<f64, String> {

@@ -5,8 +5,7 @@
 //! floating-point operations.
 
 use assay_porter::{Mode, PorterStemmer};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxHashMap;
 
 /// METEOR's weights, nltk's `alpha`, `beta` and `gamma`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -289,52 +288,6 @@ fn finish(matches: usize, chunks: usize, hypothesis: usize, reference: usize, we
     m.penalty = gamma * fragmentation.powf(beta);
     m.score = (1.0 - m.penalty) * m.fmean;
     m
-}
-
-/// FxHash (as in rustc-hash, with a final rotation so the well-mixed high
-/// bits pick the bucket): fast, deterministic, no random state in wasm.
-#[derive(Clone, Copy, Default)]
-struct FxHasher {
-    hash: u64,
-}
-
-type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-impl FxHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u8(&mut self, value: u8) {
-        self.add(u64::from(value));
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash.rotate_left(26)
-    }
 }
 
 #[cfg(test)]

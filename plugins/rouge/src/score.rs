@@ -8,9 +8,8 @@
 //! retrace the very LCS `rouge-score` picks, which decides the union.
 
 use assay_porter::{Mode, PorterStemmer};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// One ROUGE variant, named as `rouge-score` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -597,56 +596,6 @@ fn backtrack_one_word(rows: &[u64], reference: &[u32], candidate: &[u32], lcs: &
                 up = None;
             }
         }
-    }
-}
-
-/// FxHash (as in rustc-hash, with a final rotation so the well-mixed high
-/// bits pick the bucket): fast, deterministic, no random state in wasm.
-#[derive(Clone, Copy, Default)]
-struct FxHasher {
-    hash: u64,
-}
-
-type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-impl FxHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u32(&mut self, value: u32) {
-        self.add(u64::from(value));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.add(value);
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash.rotate_left(26)
     }
 }
 
