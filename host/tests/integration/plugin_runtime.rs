@@ -223,6 +223,33 @@ fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
     assert!(!output.results[0].as_ref().unwrap().pass);
 }
 
+/// A judge that takes longer than the plugin's whole deadline to answer.
+struct SlowJudge;
+
+impl Judge for SlowJudge {
+    fn complete(&self, prompt: &str) -> Result<String, String> {
+        std::thread::sleep(Duration::from_millis(500));
+        Ok(if prompt.starts_with("\"say spin\"") { "spin".into() } else { "pass".into() })
+    }
+}
+
+#[test]
+fn the_deadline_counts_guest_time_not_time_waiting_on_the_host() {
+    let grants = Grants { judge: true, ..Grants::default() };
+    let mut options = PluginOptions { grants, limits: quick_limits(), ..PluginOptions::default() };
+    options.capabilities.judge = Some(Arc::new(SlowJudge));
+    let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
+    // 500 ms in the judge, 200 ms of deadline: the wait does not count.
+    let output = eval_one(&plugin, "ask_judge", "text", "\"say pass\"");
+    assert!(output.results[0].as_ref().unwrap().pass, "{:?}", output.results[0]);
+    // After the call returns, the guest spins: its own time still runs out.
+    let started = Instant::now();
+    let (name, fault) = fault_of(&eval_one(&plugin, "ask_judge", "text", "\"say spin\""));
+    assert_eq!(name, "judge-importer");
+    assert_eq!(fault, Fault::Deadline(Duration::from_millis(200)));
+    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+}
+
 #[test]
 fn a_sha256_mismatch_refuses_to_load() {
     let options = PluginOptions { sha256: Some("00".repeat(32)), ..PluginOptions::default() };
