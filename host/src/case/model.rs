@@ -159,6 +159,13 @@ impl SuccessRatio {
         }
         Ok(SuccessRatio { required, samples })
     }
+
+    /// Whether the outcome is settled with `passed` samples passed and at
+    /// most `possible` more that could still pass: `k` reached, or out of
+    /// reach.
+    pub fn is_decided(&self, passed: u32, possible: u32) -> bool {
+        passed >= self.required || passed + possible < self.required
+    }
 }
 
 fn serialize_seconds<S: serde::Serializer>(value: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -171,6 +178,16 @@ fn serialize_seconds<S: serde::Serializer>(value: &Option<Duration>, serializer:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_success_ratio_is_decided_when_k_is_reached_or_out_of_reach() {
+        let ratio = SuccessRatio { required: 2, samples: 5 };
+        assert!(ratio.is_decided(2, 3));
+        assert!(ratio.is_decided(0, 1));
+        assert!(ratio.is_decided(1, 0));
+        assert!(!ratio.is_decided(1, 1));
+        assert!(!ratio.is_decided(0, 2));
+    }
 
     #[test]
     fn success_ratio_parses_and_rejects_with_reasons() {

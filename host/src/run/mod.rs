@@ -239,14 +239,11 @@ impl CaseTask {
                 continue;
             }
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
-            if passes >= ratio.required {
-                break;
-            }
             if !passed && next < ratio.samples {
                 running.spawn(task.clone().sample(next));
                 next += 1;
             }
-            if passes + running.len() as u32 + (ratio.samples - next) < ratio.required {
+            if ratio.is_decided(passes, running.len() as u32 + (ratio.samples - next)) {
                 break;
             }
         }
@@ -267,8 +264,7 @@ impl CaseTask {
         for index in 0..ratio.samples {
             samples.push(runtime.block_on(self.conversations(index, Work::Inline)));
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
-            let left = ratio.samples - index - 1;
-            if !self.exhaustive && (passes >= ratio.required || passes + left < ratio.required) {
+            if !self.exhaustive && ratio.is_decided(passes, ratio.samples - index - 1) {
                 break;
             }
         }
