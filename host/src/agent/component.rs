@@ -1,6 +1,6 @@
 //! In-process agents: an agent component of the `assay:agent/agent` world,
-//! sandboxed like a matcher (same engine, limits and capability policy, no
-//! grants). Instances are reused from call to call, as a server process
+//! sandboxed like a matcher (same engine, limits, capability policy and
+//! instance pool, no grants). Instances are reused from call to call, as a server process
 //! serves request after request: an agent keeps its conversation in
 //! `chat_context` and `sly_data`, as neuro-san's protocol has it. An instance
 //! that faults is discarded, never re-entered, so a fault cannot leak into
@@ -9,22 +9,36 @@
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
 use crate::errors::{PluginLoadError, PluginLoadErrorKind};
+use crate::plugin::CallBudget;
 use crate::plugin::bindings::agent::exports::assay::agent::chat as wit;
 use crate::plugin::bindings::agent::{Agent, AgentPre};
+use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
 use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
 use serde_json::{Map, Value};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::Store;
-use wasmtime::component::Linker;
+use wasmtime::component::{InstancePre, Linker};
 
-/// The most idle instances an agent keeps for reuse.
-const MAX_IDLE_INSTANCES: usize = 64;
+impl World for Agent {
+    type Pre = AgentPre<SandboxState>;
 
-/// One instance and its store.
-struct Instance {
-    store: Store<SandboxState>,
-    bindings: Agent,
+    /// Agents import nothing of assay's: WASI alone.
+    fn link(_linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
+        Ok(())
+    }
+
+    fn pre(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self::Pre> {
+        AgentPre::new(pre)
+    }
+
+    fn engine(pre: &Self::Pre) -> &wasmtime::Engine {
+        pre.engine()
+    }
+
+    async fn instantiate(pre: &Self::Pre, store: &mut Store<SandboxState>) -> wasmtime::Result<Self> {
+        pre.instantiate_async(store).await
+    }
 }
 
 /// A loaded agent component.
@@ -32,9 +46,7 @@ pub struct AgentComponent {
     name: String,
     description: String,
     source: PluginSource,
-    limits: Limits,
-    pre: AgentPre<SandboxState>,
-    idle: Mutex<Vec<Instance>>,
+    instances: Instances<Agent>,
 }
 
 impl std::fmt::Debug for AgentComponent {
@@ -55,33 +67,27 @@ impl AgentComponent {
         let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
         let (component, _) =
             runtime.compile(bytes, false).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
-        let engine = runtime.engine();
         let grants = Grants { log: false, judge: false, embeddings: false };
-        plugin::check_imports(engine, &component, &grants).map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
-        let mut linker = Linker::<SandboxState>::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
-        let pre = AgentPre::new(pre).map_err(|e| {
-            fail(PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause: format!("{e:#}") })
-        })?;
-        let mut agent = AgentComponent {
-            name: String::new(),
-            description: String::new(),
-            source: source.clone(),
-            limits,
-            pre,
-            idle: Mutex::new(Vec::new()),
-        };
-        let info =
-            agent.call(agent.limits.deadline, |bindings, store| bindings.assay_agent_chat().call_describe(store));
-        let info = info.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
+        plugin::check_imports(component.engine(), &component, &grants)
+            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+        let settings = InstanceSettings { limits, capabilities: Capabilities::default(), deterministic: false };
+        let instances: Instances<Agent> =
+            Instances::new(runtime, Arc::from(bytes), &component, settings).map_err(|e| {
+                fail(match e {
+                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
+                    PrepareError::Exports(cause) => {
+                        PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause }
+                    }
+                })
+            })?;
+        let budget = CallBudget { deadline: instances.settings().limits.deadline, fuel: None, capability_calls: 0 };
+        let info = instances
+            .call(budget, async |bindings, store| bindings.assay_agent_chat().call_describe(store).await)
+            .map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
         if info.name.trim().is_empty() {
             return Err(fail(PluginLoadErrorKind::BadDescription("the agent's name is empty".into())));
         }
-        agent.name = info.name;
-        agent.description = info.description;
-        Ok(agent)
+        Ok(AgentComponent { name: info.name, description: info.description, source, instances })
     }
 
     /// The name the agent gave itself.
@@ -116,9 +122,11 @@ impl AgentComponent {
             },
             metadata: &metadata,
         };
-        let deadline = deadline.unwrap_or(self.limits.deadline);
+        let deadline = deadline.unwrap_or(self.instances.settings().limits.deadline);
+        let budget = CallBudget { deadline, fuel: None, capability_calls: 0 };
         let answer = self
-            .call(deadline, |bindings, store| bindings.assay_agent_chat().call_chat(store, wit_request))
+            .instances
+            .call(budget, async |bindings, store| bindings.assay_agent_chat().call_chat(store, wit_request).await)
             .map_err(AgentCallError::Fault)?;
         let messages = answer.map_err(AgentCallError::Refused)?;
         messages
@@ -126,41 +134,6 @@ impl AgentComponent {
             .map(from_wit)
             .collect::<Result<_, _>>()
             .map_err(|e| AgentCallError::Fault(Fault::BadAnswer(e)))
-    }
-
-    /// Makes one call under `deadline` on an idle instance, or a fresh one
-    /// made under the instantiation deadline. The instance goes back to the
-    /// pool unless the call faulted.
-    fn call<T>(
-        &self,
-        deadline: Duration,
-        f: impl FnOnce(&Agent, &mut Store<SandboxState>) -> wasmtime::Result<T>,
-    ) -> Result<T, Fault> {
-        let idle = self.idle.lock().expect("instance pool poisoned").pop();
-        let mut instance = match idle {
-            Some(instance) => instance,
-            None => self.instantiate()?,
-        };
-        plugin::arm(&mut instance.store, deadline, None);
-        let answer = f(&instance.bindings, &mut instance.store)
-            .map_err(|e| plugin::classify(&e, instance.store.data(), deadline, None))?;
-        let mut idle = self.idle.lock().expect("instance pool poisoned");
-        if idle.len() < MAX_IDLE_INSTANCES {
-            idle.push(instance);
-        }
-        Ok(answer)
-    }
-
-    /// A fresh instance, made under the instantiation deadline.
-    fn instantiate(&self) -> Result<Instance, Fault> {
-        let limits = &self.limits;
-        let mut store = plugin::new_store(self.pre.engine(), limits, Capabilities::default(), false);
-        plugin::arm(&mut store, limits.instantiation_deadline, None);
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| plugin::classify(&e, store.data(), limits.instantiation_deadline, None))?;
-        Ok(Instance { store, bindings })
     }
 }
 

@@ -16,11 +16,12 @@ use crate::backend::cache::AnswerCache;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
+use crate::plugin::host::Answered;
 use crate::plugin::host::embeddings::Embeddings;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to reach the embeddings endpoint and how patient to be.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,12 +102,13 @@ impl RemoteEmbeddings {
         [&self.settings.url, &self.settings.model, text]
     }
 
-    /// One request for `batch`.
-    fn request(&self, batch: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+    /// One request for `batch`; the time it waits is added to `waited`.
+    fn request(&self, batch: Vec<String>, waited: &mut Duration) -> Result<Vec<Vec<f32>>, String> {
         self.budget.take()?;
         let (endpoint, client) = (self.endpoint.clone(), self.client.clone());
         let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
-        self.worker.run(async move {
+        let asked = Instant::now();
+        let answer = self.worker.run(async move {
             with_retries(&retry, || async {
                 match tokio::time::timeout(timeout, endpoint.embed(&client, &batch)).await {
                     Ok(attempt) => attempt,
@@ -118,12 +120,14 @@ impl RemoteEmbeddings {
                 }
             })
             .await
-        })?
+        });
+        *waited += asked.elapsed();
+        answer?
     }
-}
 
-impl Embeddings for RemoteEmbeddings {
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    /// One sentence vector per text, from the cache or the backend; time
+    /// spent waiting on the backend is added to `waited`.
+    fn sentence_vectors(&self, texts: &[String], waited: &mut Duration) -> Result<Vec<Vec<f32>>, String> {
         let mut found: HashMap<&str, Vec<f32>> = HashMap::new();
         let mut missing: Vec<String> = Vec::new();
         for text in texts {
@@ -142,7 +146,7 @@ impl Embeddings for RemoteEmbeddings {
         }
         let mut fetched: HashMap<String, Vec<f32>> = HashMap::new();
         for batch in missing.chunks(self.settings.batch_size.max(1)) {
-            let vectors = self.request(batch.to_vec())?;
+            let vectors = self.request(batch.to_vec(), waited)?;
             for (text, vector) in batch.iter().zip(vectors) {
                 if let Some(cache) = &self.cache {
                     cache.put(&self.cache_key(text), &serde_json::to_string(&vector).unwrap_or_default());
@@ -165,7 +169,9 @@ impl Embeddings for RemoteEmbeddings {
         Ok(vectors)
     }
 
-    fn embed_tokens(&self, texts: &[String]) -> Result<Vec<Vec<Vec<f32>>>, String> {
+    /// One vector per word of each text; time spent waiting on the backend
+    /// is added to `waited`.
+    fn word_vectors(&self, texts: &[String], waited: &mut Duration) -> Result<Vec<Vec<Vec<f32>>>, String> {
         if !self.settings.word_vectors {
             return Err(format!(
                 "the embeddings backend at {} gives sentence vectors only ([embeddings] word_vectors = false)",
@@ -176,9 +182,23 @@ impl Embeddings for RemoteEmbeddings {
         let mut distinct: Vec<String> = words.iter().flatten().cloned().collect();
         distinct.sort();
         distinct.dedup();
-        let vectors = self.embed(&distinct)?;
+        let vectors = self.sentence_vectors(&distinct, waited)?;
         let by_word: HashMap<&str, &Vec<f32>> = distinct.iter().map(String::as_str).zip(&vectors).collect();
         Ok(words.iter().map(|ws| ws.iter().map(|w| by_word[w.as_str()].clone()).collect()).collect())
+    }
+}
+
+impl Embeddings for RemoteEmbeddings {
+    fn embed(&self, texts: &[String]) -> Answered<Vec<Vec<f32>>> {
+        let mut waited = Duration::ZERO;
+        let answer = self.sentence_vectors(texts, &mut waited);
+        Answered { answer, waited }
+    }
+
+    fn embed_tokens(&self, texts: &[String]) -> Answered<Vec<Vec<Vec<f32>>>> {
+        let mut waited = Duration::ZERO;
+        let answer = self.word_vectors(texts, &mut waited);
+        Answered { answer, waited }
     }
 }
 

@@ -10,10 +10,11 @@ use crate::backend::neuro_san::JudgeAgent;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
+use crate::plugin::host::Answered;
 use crate::plugin::host::judge::Judge;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which service judges.
 #[derive(Clone, Debug, PartialEq)]
@@ -152,16 +153,19 @@ impl RemoteJudge {
 }
 
 impl Judge for RemoteJudge {
-    fn complete(&self, prompt: &str) -> Result<String, String> {
+    fn complete(&self, prompt: &str) -> Answered<String> {
         let (url, model) = self.settings.backend.cache_key();
         let key = [url, model, prompt];
         if let Some(answer) = self.cache.as_ref().and_then(|c| c.get(&key)) {
-            return Ok(answer);
+            return Answered::at_once(Ok(answer));
         }
-        self.budget.take()?;
+        if let Err(spent) = self.budget.take() {
+            return Answered::at_once(Err(spent));
+        }
         let client = self.client.clone();
         let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
         let (owned_prompt, owned_url) = (prompt.to_owned(), url.to_owned());
+        let asked = Instant::now();
         let answer = self.worker.run(async move {
             with_retries(&retry, || async {
                 match tokio::time::timeout(timeout, client.complete(&owned_prompt)).await {
@@ -173,10 +177,12 @@ impl Judge for RemoteJudge {
                 }
             })
             .await
-        })??;
-        if let Some(cache) = &self.cache {
-            cache.put(&key, &answer);
+        });
+        let waited = asked.elapsed();
+        let answer = answer.and_then(|answer| answer);
+        if let (Some(cache), Ok(answer)) = (&self.cache, &answer) {
+            cache.put(&key, answer);
         }
-        Ok(answer)
+        Answered { answer, waited }
     }
 }

@@ -311,7 +311,7 @@ pub fn classify_with_judge(assessment: &mut Assessment, judge: &dyn Judge) {
     let mut labels: Vec<Option<String>> = Vec::with_capacity(assessment.failures.len());
     for failure in &mut assessment.failures {
         let prompt = classification_prompt(failure, &known);
-        match judge.complete(&prompt).and_then(|answer| read_mode(&answer, &known)) {
+        match judge.complete(&prompt).answer.and_then(|answer| read_mode(&answer, &known)) {
             Ok(mode) => {
                 if !known.contains(&mode) {
                     known.push(mode.clone());

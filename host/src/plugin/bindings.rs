@@ -9,6 +9,9 @@ pub mod matcher {
         path: "../wit/plugin",
         world: "assay:plugin/capable-matcher-plugin",
         ownership: Borrowing { duplicate_if_necessary: true },
+        // Guest calls are async so that a guest waiting in WASI (a sleep, a
+        // poll) can be cancelled at its deadline; host imports stay sync.
+        exports: { default: async },
         anyhow: true,
     });
 }
@@ -20,6 +23,9 @@ pub mod agent {
         path: "../wit/agent",
         world: "assay:agent/agent",
         ownership: Borrowing { duplicate_if_necessary: true },
+        // Guest calls are async so that a guest waiting in WASI (a sleep, a
+        // poll) can be cancelled at its deadline; host imports stay sync.
+        exports: { default: async },
         anyhow: true,
     });
 }

@@ -1,8 +1,10 @@
 //! The process-wide wasmtime [`Runtime`]: one `Engine` configured for the
 //! sandbox (component model, epoch interruption driven by a ticker thread,
-//! the pooling allocator when the machine allows it), and a second engine
-//! with fuel metering, created only when a plugin asks for a fuel budget
-//! (fuel changes code generation, so it cannot share the first engine).
+//! the pooling allocator when the machine allows it), a second engine with
+//! fuel metering, created only when a plugin asks for a fuel budget (fuel
+//! changes code generation, so it cannot share the first engine), and an
+//! on-demand engine, created only when the pool has no slot left for an
+//! instance.
 
 use crate::plugin::cache::{CacheStatus, CompileCache};
 use std::sync::{Arc, OnceLock};
@@ -34,9 +36,13 @@ pub struct Runtime {
 struct RuntimeInner {
     engine: Engine,
     fuel_engine: OnceLock<Engine>,
+    on_demand_engine: OnceLock<Engine>,
     pooling: bool,
     cache: Option<CompileCache>,
 }
+
+/// How many component instances the pool has slots for by default.
+const POOLED_COMPONENT_INSTANCES: u32 = 512;
 
 impl Runtime {
     /// Creates the engine, using the pooling allocator when `largest_memory`
@@ -49,12 +55,22 @@ impl Runtime {
 
     /// [`Runtime::new`], compiling through `cache` when one is given.
     pub fn with_cache(largest_memory: usize, cache: Option<CompileCache>) -> Runtime {
-        let pooled = (largest_memory <= POOLED_MEMORY_MAX).then(|| Engine::new(&config(false, true)).ok()).flatten();
+        Runtime::with_pool_slots(largest_memory, cache, POOLED_COMPONENT_INSTANCES)
+    }
+
+    /// [`Runtime::with_cache`] with a pool of `instances` component
+    /// instance slots (default 512). Instances beyond the pool are made on
+    /// an on-demand engine, so a small pool costs speed, never a failure.
+    pub fn with_pool_slots(largest_memory: usize, cache: Option<CompileCache>, instances: u32) -> Runtime {
+        let pooled =
+            (largest_memory <= POOLED_MEMORY_MAX).then(|| Engine::new(&config(false, Some(instances))).ok()).flatten();
         let pooling = pooled.is_some();
         let engine =
-            pooled.unwrap_or_else(|| Engine::new(&config(false, false)).expect("the on-demand engine config is valid"));
+            pooled.unwrap_or_else(|| Engine::new(&config(false, None)).expect("the on-demand engine config is valid"));
         start_ticker(&engine);
-        Runtime { inner: Arc::new(RuntimeInner { engine, fuel_engine: OnceLock::new(), pooling, cache }) }
+        let inner =
+            RuntimeInner { engine, fuel_engine: OnceLock::new(), on_demand_engine: OnceLock::new(), pooling, cache };
+        Runtime { inner: Arc::new(inner) }
     }
 
     /// The engine for plugins without a fuel budget.
@@ -65,7 +81,21 @@ impl Runtime {
     /// The engine for plugins with a fuel budget (created on first use).
     pub fn fuel_engine(&self) -> &Engine {
         self.inner.fuel_engine.get_or_init(|| {
-            let engine = Engine::new(&config(true, false)).expect("the fuel engine config is valid");
+            let engine = Engine::new(&config(true, None)).expect("the fuel engine config is valid");
+            start_ticker(&engine);
+            engine
+        })
+    }
+
+    /// The engine without pooling that instances fall back to when the
+    /// pool has no slot (created on first use; the main engine itself when
+    /// it does not pool).
+    pub(crate) fn on_demand_engine(&self) -> &Engine {
+        if !self.inner.pooling {
+            return &self.inner.engine;
+        }
+        self.inner.on_demand_engine.get_or_init(|| {
+            let engine = Engine::new(&config(false, None)).expect("the on-demand engine config is valid");
             start_ticker(&engine);
             engine
         })
@@ -75,6 +105,12 @@ impl Runtime {
     /// engine, through the compile cache if there is one.
     pub fn compile(&self, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
         let engine = if fuel { self.fuel_engine() } else { self.engine() };
+        self.compile_for(engine, bytes)
+    }
+
+    /// Compiles a component for `engine`, one of this runtime's, through
+    /// the compile cache if there is one.
+    pub(crate) fn compile_for(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
         crate::plugin::cache::compile(engine, self.inner.cache.as_ref(), bytes)
     }
 
@@ -96,12 +132,17 @@ impl Default for Runtime {
     }
 }
 
-fn config(fuel: bool, pooling: bool) -> Config {
+/// An engine's configuration: with fuel metering or not, and with a pool of
+/// `pool` component instance slots or allocating on demand.
+fn config(fuel: bool, pool: Option<u32>) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true).epoch_interruption(true).consume_fuel(fuel);
-    if pooling {
+    if let Some(instances) = pool {
         let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(512)
+        pool.total_component_instances(instances)
+            // Every instance's store keeps one fiber stack for its async
+            // calls.
+            .total_stacks(instances)
             .total_core_instances(2048)
             .total_memories(1024)
             .total_tables(1024)

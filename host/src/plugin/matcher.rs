@@ -9,18 +9,16 @@ use crate::plugin::cache::CacheStatus;
 use crate::plugin::engine::Runtime;
 use crate::plugin::host::Capabilities;
 use crate::plugin::host::log::{LogLine, truncate_at_char};
+use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
 use crate::plugin::policy::{self, Grants};
-use crate::plugin::sandbox::{self, Fault, Limits, SandboxState};
+use crate::plugin::sandbox::{CallBudget, Fault, Limits, SandboxState};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, Linker};
-
-/// The most idle instances a plugin keeps for reuse.
-const MAX_IDLE_INSTANCES: usize = 64;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
 
 /// Where a plugin came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +88,8 @@ pub struct CheckInput<'a> {
 pub struct Evaluation {
     /// Whether the check holds (before any negation).
     pub pass: bool,
-    /// The plugin's score, if any, clamped to [0, 1].
+    /// The plugin's score, if any: a number in [0, 1] (any other score is a
+    /// malformed answer).
     pub score: Option<f64>,
     /// The plugin's message, cut to the message cap.
     pub message: String,
@@ -135,9 +134,24 @@ pub struct BatchOutput {
     pub log_dropped: usize,
 }
 
-struct Instance {
-    store: Store<SandboxState>,
-    bindings: CapableMatcherPlugin,
+impl World for CapableMatcherPlugin {
+    type Pre = CapableMatcherPluginPre<SandboxState>;
+
+    fn link(linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
+        CapableMatcherPlugin::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
+    }
+
+    fn pre(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self::Pre> {
+        CapableMatcherPluginPre::new(pre)
+    }
+
+    fn engine(pre: &Self::Pre) -> &wasmtime::Engine {
+        pre.engine()
+    }
+
+    async fn instantiate(pre: &Self::Pre, store: &mut Store<SandboxState>) -> wasmtime::Result<Self> {
+        pre.instantiate_async(store).await
+    }
 }
 
 /// A loaded matcher plugin.
@@ -149,8 +163,7 @@ pub struct MatcherPlugin {
     sha256: String,
     options: PluginOptions,
     cache_status: CacheStatus,
-    pre: CapableMatcherPluginPre<SandboxState>,
-    idle: Mutex<Vec<Instance>>,
+    instances: Instances<CapableMatcherPlugin>,
     consecutive_faults: AtomicU32,
 }
 
@@ -181,46 +194,43 @@ impl MatcherPlugin {
         let (component, cache_status) = runtime
             .compile(&component_bytes, options.limits.fuel.is_some())
             .map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
-        let engine = component.engine();
-        policy::check_imports(engine, &component, &options.grants).map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+        policy::check_imports(component.engine(), &component, &options.grants)
+            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+        let settings = InstanceSettings {
+            limits: options.limits.clone(),
+            capabilities: options.capabilities.clone(),
+            deterministic: options.deterministic,
+        };
+        let instances: Instances<CapableMatcherPlugin> =
+            Instances::new(runtime, Arc::from(component_bytes), &component, settings).map_err(|e| {
+                fail(match e {
+                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
+                    PrepareError::Exports(cause) => {
+                        PluginLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause }
+                    }
+                })
+            })?;
 
-        let mut linker = Linker::<SandboxState>::new(engine);
-        let linked = CapableMatcherPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker));
-        linked.map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| fail(PluginLoadErrorKind::Link(format!("{e:#}"))))?;
-        let pre = CapableMatcherPluginPre::new(pre).map_err(|e| {
-            fail(PluginLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause: format!("{e:#}") })
-        })?;
-
-        let mut plugin = MatcherPlugin {
-            name: String::new(),
-            version: String::new(),
-            keys: Vec::new(),
-            source: source.clone(),
+        let mut guest = instances.take().map_err(|fault| fail(PluginLoadErrorKind::Instantiate(fault)))?;
+        let budget = call_budget(&options.limits, 0);
+        let bindings = &guest.bindings;
+        let described = crate::plugin::guest::call(&mut guest.store, budget, async |store| {
+            bindings.assay_plugin_matcher().call_describe(store).await
+        });
+        let info = described.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
+        validate_info(&info).map_err(|e| fail(PluginLoadErrorKind::BadDescription(e)))?;
+        instances.give_back(guest);
+        Ok(MatcherPlugin {
+            name: info.name,
+            version: info.version,
+            keys: info.matchers.into_iter().map(|m| MatcherKey { key: m.key, summary: m.summary }).collect(),
+            source,
             sha256,
             options,
             cache_status,
-            pre,
-            idle: Mutex::new(Vec::new()),
+            instances,
             consecutive_faults: AtomicU32::new(0),
-        };
-        let mut instance = plugin.instantiate().map_err(|fault| fail(PluginLoadErrorKind::Instantiate(fault)))?;
-        let limits = &plugin.options.limits;
-        sandbox::arm(&mut instance.store, limits.deadline, limits.fuel);
-        let info = match instance.bindings.assay_plugin_matcher().call_describe(&mut instance.store) {
-            Ok(info) => info,
-            Err(e) => {
-                let fault = sandbox::classify(&e, instance.store.data(), limits.deadline, limits.fuel);
-                return Err(fail(PluginLoadErrorKind::Describe(fault)));
-            }
-        };
-        validate_info(&info).map_err(|e| fail(PluginLoadErrorKind::BadDescription(e)))?;
-        plugin.name = info.name;
-        plugin.version = info.version;
-        plugin.keys = info.matchers.into_iter().map(|m| MatcherKey { key: m.key, summary: m.summary }).collect();
-        plugin.idle.get_mut().expect("not shared yet").push(instance);
-        Ok(plugin)
+        })
     }
 
     /// The name the plugin gave itself.
@@ -267,13 +277,6 @@ impl MatcherPlugin {
         if faults >= limits.max_consecutive_faults {
             return self.all_faulted(checks.len(), Fault::Disabled(faults), Vec::new(), 0);
         }
-        let mut instance = match self.take_instance() {
-            Ok(instance) => instance,
-            Err(fault) => {
-                self.consecutive_faults.fetch_add(1, Ordering::Relaxed);
-                return self.all_faulted(checks.len(), fault, Vec::new(), 0);
-            }
-        };
         let wit_actuals: Vec<wit::Actual<'_>> = actuals
             .iter()
             .map(|a| match *a {
@@ -283,30 +286,36 @@ impl MatcherPlugin {
             .collect();
         let wit_checks: Vec<wit::Check<'_>> =
             checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
-
-        sandbox::arm(&mut instance.store, limits.deadline, limits.fuel);
-        let answer =
-            instance.bindings.assay_plugin_matcher().call_evaluate(&mut instance.store, &wit_actuals, &wit_checks);
-        // Classify before taking the log: a panic's message is in it.
-        let fault = match &answer {
-            Ok(verdicts) if verdicts.len() == checks.len() => None,
-            Ok(verdicts) => {
-                Some(Fault::BadAnswer(format!("it returned {} results for {} checks", verdicts.len(), checks.len())))
-            }
-            Err(error) => Some(sandbox::classify(error, instance.store.data(), limits.deadline, limits.fuel)),
-        };
-        let (log, log_dropped) = instance.store.data_mut().log.take();
-        let verdicts = match (fault, answer) {
-            (None, Ok(verdicts)) => verdicts,
-            (fault, _) => {
+        let mut guest = match self.instances.take() {
+            Ok(guest) => guest,
+            Err(fault) => {
                 self.consecutive_faults.fetch_add(1, Ordering::Relaxed);
-                let fault = fault.expect("an error always has a fault");
+                return self.all_faulted(checks.len(), fault, Vec::new(), 0);
+            }
+        };
+        let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
+        let bindings = &guest.bindings;
+        let answer = crate::plugin::guest::call(&mut guest.store, call_budget(limits, calls), async |store| {
+            bindings.assay_plugin_matcher().call_evaluate(store, &wit_actuals, &wit_checks).await
+        });
+        let answer = match answer {
+            Ok(verdicts) if verdicts.len() != checks.len() => {
+                Err(Fault::BadAnswer(format!("it returned {} results for {} checks", verdicts.len(), checks.len())))
+            }
+            answer => answer,
+        };
+        let (log, log_dropped) = guest.store.data().log.lock().expect("the log is never poisoned").take();
+        let verdicts = match answer {
+            Ok(verdicts) => verdicts,
+            Err(fault) => {
+                self.consecutive_faults.fetch_add(1, Ordering::Relaxed);
                 return self.all_faulted(checks.len(), fault, log, log_dropped);
             }
         };
         self.consecutive_faults.store(0, Ordering::Relaxed);
-        self.return_instance(instance);
-        let results = verdicts.into_iter().map(|v| v.map(|v| self.cap(v)).map_err(|e| self.cap_rejection(e))).collect();
+        self.instances.give_back(guest);
+        let results =
+            verdicts.into_iter().map(|v| v.map_err(|e| self.cap_rejection(e)).and_then(|v| self.cap(v))).collect();
         BatchOutput { results, log, log_dropped }
     }
 
@@ -315,8 +324,15 @@ impl MatcherPlugin {
         BatchOutput { results: vec![Err(error); count], log, log_dropped }
     }
 
-    /// Applies the output caps to a verdict.
-    fn cap(&self, verdict: wit::Verdict) -> Evaluation {
+    /// Applies the output caps to a verdict; a score that is not a number
+    /// in [0, 1] makes it a malformed answer.
+    fn cap(&self, verdict: wit::Verdict) -> Result<Evaluation, EvaluationError> {
+        if let Some(score) = verdict.score
+            && !(0.0..=1.0).contains(&score)
+        {
+            let fault = Fault::BadAnswer(format!("its score {score} is not a number between 0 and 1"));
+            return Err(EvaluationError::Fault { plugin: self.name.clone(), fault });
+        }
         let limits = &self.options.limits;
         let mut message = verdict.message;
         let mut truncated = truncate_at_char(&mut message, limits.max_message_bytes);
@@ -342,8 +358,7 @@ impl MatcherPlugin {
             },
             None => None,
         };
-        let score = verdict.score.map(|s| if s.is_nan() { 0.0 } else { s.clamp(0.0, 1.0) });
-        Evaluation { pass: verdict.pass, score, message, extras, truncated }
+        Ok(Evaluation { pass: verdict.pass, score: verdict.score, message, extras, truncated })
     }
 
     fn cap_rejection(&self, mut message: String) -> EvaluationError {
@@ -352,37 +367,12 @@ impl MatcherPlugin {
         }
         EvaluationError::Rejected(message)
     }
+}
 
-    fn take_instance(&self) -> Result<Instance, Fault> {
-        let idle = self.idle.lock().expect("instance pool poisoned").pop();
-        match idle {
-            Some(instance) => Ok(instance),
-            None => self.instantiate(),
-        }
-    }
-
-    fn return_instance(&self, instance: Instance) {
-        let mut idle = self.idle.lock().expect("instance pool poisoned");
-        if idle.len() < MAX_IDLE_INSTANCES {
-            idle.push(instance);
-        }
-    }
-
-    /// Creates a fresh instance under the instantiation deadline.
-    fn instantiate(&self) -> Result<Instance, Fault> {
-        let limits = &self.options.limits;
-        let mut store = sandbox::new_store(
-            self.pre.engine(),
-            limits,
-            self.options.capabilities.clone(),
-            self.options.deterministic,
-        );
-        sandbox::arm(&mut store, limits.instantiation_deadline, limits.fuel);
-        match self.pre.instantiate(&mut store) {
-            Ok(bindings) => Ok(Instance { store, bindings }),
-            Err(error) => Err(sandbox::classify(&error, store.data(), limits.instantiation_deadline, limits.fuel)),
-        }
-    }
+/// The budget of one call of a plugin with `limits` that may make
+/// `capability_calls` judge or embeddings calls.
+fn call_budget(limits: &Limits, capability_calls: u32) -> CallBudget {
+    CallBudget { deadline: limits.deadline, fuel: limits.fuel, capability_calls }
 }
 
 /// The component in `bytes`: the bytes themselves, or, for a core module

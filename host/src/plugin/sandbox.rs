@@ -3,15 +3,32 @@
 //! that names its cause.
 
 use crate::plugin::host::Capabilities;
-use crate::plugin::host::log::LogBuffer;
+use crate::plugin::host::clocks;
+use crate::plugin::host::log::{LogBuffer, SharedLog};
+use crate::plugin::host::stdio::LogStream;
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// The most table elements an instance may grow to.
+/// The most table elements an instance may have, over all its tables.
 const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+/// The most core instances, memories and tables one store may create: a
+/// component of any toolchain seen so far (componentize-py's included)
+/// needs far fewer, and a cap keeps a hostile component from multiplying
+/// them.
+const MAX_INSTANCES: usize = 64;
+const MAX_MEMORIES: usize = 16;
+const MAX_TABLES: usize = 32;
+
+/// The most bytes a guest may hand the host in one host call (a judge
+/// prompt, a log line, texts to embed). wasmtime's default is 128 MiB;
+/// nothing a plugin legitimately sends comes near this.
+pub(crate) const HOSTCALL_FUEL: usize = 16 << 20;
 
 /// The bounds of one plugin or agent. Every field has a safe default.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +55,10 @@ pub struct Limits {
     /// After this many faults in a row the plugin is marked failed and its
     /// remaining checks get an error verdict without being run (default 5).
     pub max_consecutive_faults: u32,
+    /// How many judge or embeddings calls one `evaluate` call may make per
+    /// check in its batch (default 4): the time they wait on the network
+    /// does not count against the deadline, so their number is bounded.
+    pub capability_calls_per_check: u32,
 }
 
 impl Default for Limits {
@@ -52,6 +73,7 @@ impl Default for Limits {
             max_log_lines: 100,
             max_log_bytes: 16 << 10,
             max_consecutive_faults: 5,
+            capability_calls_per_check: 4,
         }
     }
 }
@@ -61,13 +83,24 @@ impl Default for Limits {
 pub enum Fault {
     /// The wall-clock deadline fired.
     Deadline(Duration),
-    /// The instance tried to grow its memory past the limit.
+    /// The instance tried to grow its memories past the limit (all its
+    /// linear memories together).
     Memory {
         /// The limit in bytes.
         limit: usize,
-        /// The size asked for in bytes.
+        /// The total size asked for in bytes.
         requested: usize,
     },
+    /// The instance tried to grow its tables past the limit (all its tables
+    /// together).
+    Table {
+        /// The limit in elements.
+        limit: usize,
+        /// The total number of elements asked for.
+        requested: usize,
+    },
+    /// The guest called `wasi:cli/exit` with this status.
+    Exit(i32),
     /// The fuel budget ran out.
     Fuel(u64),
     /// The call stack overflowed (runaway recursion).
@@ -89,6 +122,8 @@ impl Fault {
         match self {
             Fault::Deadline(_) => "deadline",
             Fault::Memory { .. } => "memory",
+            Fault::Table { .. } => "table",
+            Fault::Exit(_) => "exit",
             Fault::Fuel(_) => "fuel",
             Fault::StackOverflow => "stack-overflow",
             Fault::Panic(_) => "panic",
@@ -109,6 +144,10 @@ impl fmt::Display for Fault {
                 mebibytes(*limit),
                 mebibytes(*requested)
             ),
+            Fault::Table { limit, requested } => {
+                write!(f, "exceeded its table limit of {limit} elements (it asked for {requested}) and was stopped")
+            }
+            Fault::Exit(status) => write!(f, "called exit({status}) and was stopped"),
             Fault::Fuel(fuel) => write!(f, "ran out of its fuel budget of {fuel} units and was stopped"),
             Fault::StackOverflow => write!(f, "overflowed its call stack (runaway recursion?) and was stopped"),
             Fault::Panic(Some(message)) => write!(f, "panicked: {message}"),
@@ -130,22 +169,25 @@ fn mebibytes(bytes: usize) -> String {
 /// backends it was granted, the per-call log and WASI with nothing granted.
 pub struct SandboxState {
     pub(crate) memory: MemoryLimiter,
-    pub(crate) log: LogBuffer,
+    pub(crate) log: SharedLog,
     pub(crate) capabilities: Capabilities,
     pub(crate) clock: CallClock,
+    /// Judge and embeddings calls the current call may still make.
+    pub(crate) capability_calls_left: u32,
     deterministic: bool,
     wasi: Option<WasiCtx>,
-    table: ResourceTable,
+    pub(crate) table: ResourceTable,
 }
 
 impl SandboxState {
     /// Fresh state for one instance.
     pub(crate) fn new(limits: &Limits, capabilities: Capabilities, deterministic: bool) -> Self {
         SandboxState {
-            memory: MemoryLimiter { limit: limits.memory_bytes, exceeded: None },
-            log: LogBuffer::new(limits.max_log_lines, limits.max_log_bytes),
+            memory: MemoryLimiter::new(limits.memory_bytes),
+            log: LogBuffer::shared(limits.max_log_lines, limits.max_log_bytes),
             capabilities,
-            clock: CallClock { started: Instant::now(), deadline: limits.deadline, host_wait: Duration::ZERO },
+            clock: CallClock::new(limits.deadline),
+            capability_calls_left: 0,
             deterministic,
             wasi: None,
             table: ResourceTable::new(),
@@ -156,11 +198,13 @@ impl SandboxState {
 impl WasiView for SandboxState {
     /// WASI with nothing granted: no preopened directories, no environment,
     /// no arguments, no network (TCP, UDP and name lookups refused, every
-    /// socket address denied), empty stdin, stdout and stderr discarded.
-    /// A deterministic plugin also gets fixed clocks and seeded randomness,
-    /// so the same inputs always give the same verdicts.
+    /// socket address denied), empty stdin, stdout and stderr into the
+    /// plugin's capped log, clocks of millisecond resolution. A
+    /// deterministic plugin gets fixed clocks and seeded randomness
+    /// instead, so the same inputs always give the same verdicts.
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let deterministic = self.deterministic;
+        let log = &self.log;
         let ctx = self.wasi.get_or_insert_with(|| {
             let mut builder = WasiCtx::builder();
             // The defaults already deny these; say so, so that a change of
@@ -169,15 +213,19 @@ impl WasiView for SandboxState {
                 .allow_tcp(false)
                 .allow_udp(false)
                 .allow_ip_name_lookup(false)
-                .socket_addr_check(|_, _| Box::pin(async { false }));
+                .socket_addr_check(|_, _| Box::pin(async { false }))
+                .stdout(LogStream::stdout(log.clone()))
+                .stderr(LogStream::stderr(log.clone()));
             if deterministic {
                 use rand::SeedableRng;
                 builder
-                    .wall_clock(FixedClock)
-                    .monotonic_clock(FixedClock)
+                    .wall_clock(clocks::Fixed)
+                    .monotonic_clock(clocks::Fixed)
                     .secure_random(rand::rngs::StdRng::seed_from_u64(DETERMINISTIC_SEED))
                     .insecure_random(rand::rngs::StdRng::seed_from_u64(DETERMINISTIC_SEED))
                     .insecure_random_seed(u128::from(DETERMINISTIC_SEED));
+            } else {
+                builder.wall_clock(clocks::Coarse).monotonic_clock(clocks::Coarse::monotonic());
             }
             builder.build()
         });
@@ -188,75 +236,90 @@ impl WasiView for SandboxState {
 /// The seed of a deterministic plugin's randomness.
 const DETERMINISTIC_SEED: u64 = 0x5eed;
 
-/// The time a deterministic plugin sees: 1,000,000,000 s after the epoch
-/// (2001-09-09), standing still.
-pub const FIXED_WALL_CLOCK_SECS: u64 = 1_000_000_000;
-
-/// A clock that never moves.
-struct FixedClock;
-
-impl wasmtime_wasi::HostWallClock for FixedClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_secs(1)
-    }
-
-    fn now(&self) -> Duration {
-        Duration::from_secs(FIXED_WALL_CLOCK_SECS)
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1_000_000_000
-    }
-
-    fn now(&self) -> u64 {
-        0
-    }
-}
-
-/// Enforces the memory limit and remembers a refusal, so that the trap it
-/// causes can be reported as a memory fault.
+/// Enforces the memory and table limits over all of an instance's memories
+/// and tables together, and remembers a refusal, so that the trap it causes
+/// can be reported as a memory or table fault. (A per-memory limit would
+/// let a module with many memories, or many core instances, multiply it.)
 pub(crate) struct MemoryLimiter {
     limit: usize,
-    exceeded: Option<usize>,
+    /// Bytes of linear memory granted so far, over every memory.
+    used: usize,
+    /// Table elements granted so far, over every table.
+    elements: usize,
+    exceeded: Option<Fault>,
+}
+
+impl MemoryLimiter {
+    fn new(limit: usize) -> Self {
+        MemoryLimiter { limit, used: 0, elements: 0, exceeded: None }
+    }
 }
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            self.exceeded = Some(desired);
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let total = self.used.saturating_sub(current).saturating_add(desired);
+        if total > self.limit {
+            self.exceeded = Some(Fault::Memory { limit: self.limit, requested: total });
             wasmtime::bail!("memory limit exceeded");
         }
+        self.used = total;
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(desired <= MAX_TABLE_ELEMENTS)
+    fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let total = self.elements.saturating_sub(current).saturating_add(desired);
+        if total > MAX_TABLE_ELEMENTS {
+            self.exceeded = Some(Fault::Table { limit: MAX_TABLE_ELEMENTS, requested: total });
+            wasmtime::bail!("table limit exceeded");
+        }
+        self.elements = total;
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        MAX_INSTANCES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
     }
 }
 
-/// The wall-clock budget of the current call. Time spent waiting in a host
-/// capability (the judge, the embeddings backend) does not count: epochs
-/// cannot interrupt a guest blocked in the host, and the host bounds those
-/// calls with its own timeouts. Without this, a guest would be stopped the
-/// moment a slow judge answered.
-#[derive(Clone, Copy, Debug)]
+/// The wall-clock budget of the current call. Time spent waiting on the
+/// network for a host capability (the judge, the embeddings backend) does
+/// not count: epochs cannot interrupt a guest blocked in the host, and the
+/// host bounds those calls with its own timeouts and the per-call budget of
+/// capability calls. Without this, a guest would be stopped the moment a
+/// slow judge answered. Cached answers and refusals cost the guest's own
+/// time. The waited time is shared with the watchdog of `guest::call`,
+/// which cancels a guest waiting in WASI (a sleep, a poll).
+#[derive(Clone, Debug)]
 pub(crate) struct CallClock {
     started: Instant,
     deadline: Duration,
-    host_wait: Duration,
+    host_wait_nanos: Arc<AtomicU64>,
 }
 
 impl CallClock {
-    /// Adds time the guest spent waiting for the host.
-    pub(crate) fn waited(&mut self, time: Duration) {
-        self.host_wait += time;
+    /// A clock for a call starting now with `deadline` of guest time.
+    pub(crate) fn new(deadline: Duration) -> Self {
+        CallClock { started: Instant::now(), deadline, host_wait_nanos: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Adds time the guest spent waiting on the network for the host.
+    pub(crate) fn waited(&self, time: Duration) {
+        let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        self.host_wait_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
     /// The guest's own time left, or `None` when it is spent.
-    fn remaining(&self) -> Option<Duration> {
-        let spent = self.started.elapsed().saturating_sub(self.host_wait);
+    pub(crate) fn remaining(&self) -> Option<Duration> {
+        let waited = Duration::from_nanos(self.host_wait_nanos.load(Ordering::Relaxed));
+        let spent = self.started.elapsed().saturating_sub(waited);
         self.deadline.checked_sub(spent).filter(|left| !left.is_zero())
     }
 }
@@ -267,8 +330,8 @@ fn ticks(time: Duration) -> u64 {
     (time.as_millis().div_ceil(tick) + 1) as u64
 }
 
-/// Creates a store with the limiter installed and an epoch deadline that
-/// traps once the guest's own time is spent.
+/// Creates a store with the limiter installed, the hostcall fuel set, and
+/// an epoch deadline that traps once the guest's own time is spent.
 pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     limits: &Limits,
@@ -277,6 +340,7 @@ pub(crate) fn new_store(
 ) -> Store<SandboxState> {
     let mut store = Store::new(engine, SandboxState::new(limits, capabilities, deterministic));
     store.limiter(|state| &mut state.memory);
+    store.set_hostcall_fuel(HOSTCALL_FUEL);
     store.epoch_deadline_callback(|context| match context.data().clock.remaining() {
         Some(left) => Ok(UpdateDeadline::Continue(ticks(left))),
         None => Err(Trap::Interrupt.into()),
@@ -284,34 +348,59 @@ pub(crate) fn new_store(
     store
 }
 
-/// Arms the store's deadline (and fuel budget) for the next call.
-pub(crate) fn arm(store: &mut Store<SandboxState>, deadline: Duration, fuel: Option<u64>) {
-    store.data_mut().clock = CallClock { started: Instant::now(), deadline, host_wait: Duration::ZERO };
-    store.set_epoch_deadline(ticks(deadline));
-    if let Some(fuel) = fuel {
+/// What one call may spend: its deadline, its fuel, and how many judge or
+/// embeddings calls it may make.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallBudget {
+    /// The guest time the call may take.
+    pub deadline: Duration,
+    /// The fuel it may burn, when fuel is metered.
+    pub fuel: Option<u64>,
+    /// The capability calls it may make.
+    pub capability_calls: u32,
+}
+
+/// Arms the store's deadline, fuel budget and capability-call budget for
+/// the next call, and returns the clock the call is measured by.
+pub(crate) fn arm(store: &mut Store<SandboxState>, budget: CallBudget) -> CallClock {
+    let clock = CallClock::new(budget.deadline);
+    store.data_mut().clock = clock.clone();
+    store.set_epoch_deadline(ticks(budget.deadline));
+    if let Some(fuel) = budget.fuel {
         // Fuel is only enabled on the fuel engine; set_fuel fails elsewhere.
         let _ = store.set_fuel(fuel);
     }
     let state = store.data_mut();
-    state.log.clear();
+    state.capability_calls_left = budget.capability_calls;
+    state.log.lock().expect("the log is never poisoned").clear();
     if state.deterministic {
         // A fresh WASI context per call: the same inputs see the same clock
         // and the same random numbers however many calls came before.
         state.wasi = None;
     }
+    clock
 }
 
 /// Names the cause of an error from a call or an instantiation.
 pub(crate) fn classify(error: &wasmtime::Error, state: &SandboxState, deadline: Duration, fuel: Option<u64>) -> Fault {
-    if let Some(requested) = state.memory.exceeded {
-        return Fault::Memory { limit: state.memory.limit, requested };
+    if let Some(fault) = &state.memory.exceeded {
+        return fault.clone();
+    }
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Fault::Exit(exit.0);
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => Fault::Deadline(deadline),
         Some(Trap::OutOfFuel) => Fault::Fuel(fuel.unwrap_or_default()),
         Some(Trap::StackOverflow) => Fault::StackOverflow,
-        Some(Trap::UnreachableCodeReached) => Fault::Panic(state.log.panic_message()),
+        Some(Trap::UnreachableCodeReached) => {
+            Fault::Panic(state.log.lock().expect("the log is never poisoned").panic_message())
+        }
         Some(trap) => Fault::Trap(trap.to_string()),
+        // wasmtime's error type for this is private; its message is not.
+        None if format!("{error}").contains("fuel allocated for hostcalls has been exhausted") => Fault::BadAnswer(
+            format!("it handed the host more than {} MiB in one call, the most one call may", HOSTCALL_FUEL >> 20),
+        ),
         None => Fault::Trap(format!("{error:#}")),
     }
 }

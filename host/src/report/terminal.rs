@@ -183,6 +183,9 @@ impl Terminal {
                         writeln!(out, "{:>8} {id}", status.to_uppercase())?;
                     }
                 }
+                for error in &summary.internal_errors {
+                    writeln!(out, "   ERROR internal error: {error}")?;
+                }
                 Ok(())
             }
         }

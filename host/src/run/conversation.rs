@@ -135,9 +135,12 @@ pub async fn converse(
             Work::Inline => evaluate(plan, &context.registry, response),
             Work::Offloaded => {
                 let (plan, registry) = (plan.clone(), context.registry.clone());
+                // A panic here (a bug, or an embedder's capability with one)
+                // goes on up: the runner reports the case as an internal
+                // error.
                 tokio::task::spawn_blocking(move || evaluate(&plan, &registry, response))
                     .await
-                    .expect("check evaluation does not panic")
+                    .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
             }
         };
         let passed = checks.iter().all(|c| c.verdict.passed());

@@ -46,6 +46,11 @@ pub struct RunSummary {
     /// Reporters that failed (e.g. a full disk) and were dropped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reporter_errors: Vec<String>,
+    /// Breaches of the rule that every admitted case is reported exactly
+    /// once (a case never reported, or reported twice): assay's own bugs,
+    /// which fail the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub internal_errors: Vec<String>,
 }
 
 impl RunSummary {
@@ -63,9 +68,10 @@ impl RunSummary {
         }
     }
 
-    /// Whether the run succeeded: nothing failed or errored, and nothing
-    /// was flaky if flaky counts as failure.
+    /// Whether the run succeeded: nothing failed or errored, nothing was
+    /// flaky if flaky counts as failure, and every case was reported
+    /// exactly once.
     pub fn success(&self, fail_on_flaky: bool) -> bool {
-        self.failed == 0 && self.errors == 0 && (!fail_on_flaky || self.flaky == 0)
+        self.failed == 0 && self.errors == 0 && (!fail_on_flaky || self.flaky == 0) && self.internal_errors.is_empty()
     }
 }

@@ -50,7 +50,7 @@ use crate::case::{Connection, TestCase};
 use crate::check::Check;
 use crate::plugin::Registry;
 use conversation::{Context, Work, converse, millis};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
@@ -90,8 +90,11 @@ impl Runner {
     }
 
     /// Runs every case and reports each as it finishes. Never fails: bad
-    /// files, dead agents and faulty plugins are results. A reporter that
-    /// fails is dropped from the run and named in the summary.
+    /// files, dead agents and faulty plugins are results, and a case whose
+    /// task panicked is an `error` case. A reporter that fails is dropped
+    /// from the run and named in the summary. Before it finishes, the run
+    /// checks that every case it admitted was reported exactly once; a
+    /// breach is named in the summary's `internal_errors` and fails the run.
     pub async fn run(&self, cases: CaseSource, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
         let started = Instant::now();
         let mut failed_reporters: Vec<Option<String>> = vec![None; reporters.len()];
@@ -104,15 +107,26 @@ impl Runner {
                 }
             }
         };
-        emit(RunEvent::Started { cases: cases.len() });
+        let expected = cases.len();
+        emit(RunEvent::Started { cases: expected });
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let admission = tokio::spawn(admit(self.context.clone(), self.options.clone(), cases, sender));
         let mut summary = RunSummary::default();
-        while let Some(result) = receiver.recv().await {
-            summary.add(&result);
-            emit(RunEvent::CaseFinished(&result));
+        let mut ledger = Ledger::default();
+        while let Some(message) = receiver.recv().await {
+            match message {
+                Admission::Started(id) => ledger.started(id),
+                Admission::Finished(result) => {
+                    ledger.finished(&result.id);
+                    summary.add(&result);
+                    emit(RunEvent::CaseFinished(&result));
+                }
+            }
         }
-        let _ = admission.await;
+        if let Err(error) = admission.await {
+            ledger.errors.push(format!("the scheduler stopped: {}", panic_message(error)));
+        }
+        summary.internal_errors = ledger.close(expected);
         summary.duration_ms = millis(started.elapsed());
         emit(RunEvent::Finished(&summary));
         summary.reporter_errors = failed_reporters.into_iter().flatten().collect();
@@ -124,6 +138,69 @@ impl Runner {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
         runtime.block_on(self.run(cases, reporters))
     }
+}
+
+/// What the scheduler tells the run about a case.
+enum Admission {
+    /// The case is admitted: it must be reported exactly once.
+    Started(String),
+    /// The case is decided.
+    Finished(CaseResult),
+}
+
+/// Checks that every admitted case is reported exactly once.
+#[derive(Default)]
+struct Ledger {
+    /// Admitted and not yet reported (a count: ids are unique by discovery,
+    /// but an embedder's cases may repeat one).
+    open: HashMap<String, usize>,
+    admitted: usize,
+    errors: Vec<String>,
+}
+
+impl Ledger {
+    fn started(&mut self, id: String) {
+        self.admitted += 1;
+        *self.open.entry(id).or_default() += 1;
+    }
+
+    fn finished(&mut self, id: &str) {
+        match self.open.get_mut(id) {
+            Some(1) => {
+                self.open.remove(id);
+            }
+            Some(count) => *count -= 1,
+            None => self.errors.push(format!("case `{id}` was reported more often than it was admitted")),
+        }
+    }
+
+    /// The breaches, once the run is over and `expected` cases were due.
+    fn close(mut self, expected: usize) -> Vec<String> {
+        let mut never: Vec<&String> = self.open.keys().collect();
+        never.sort();
+        for id in never {
+            self.errors.push(format!("case `{id}` was admitted but never reported"));
+        }
+        if self.admitted < expected {
+            self.errors
+                .push(format!("{} of {expected} cases were never admitted to the run", expected - self.admitted));
+        }
+        self.errors
+    }
+}
+
+/// The message of a task that panicked (or was cancelled).
+fn panic_message(error: tokio::task::JoinError) -> String {
+    if error.is_cancelled() {
+        return "its task was cancelled".to_owned();
+    }
+    let payload = error.into_panic();
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    format!("it panicked: {text}")
 }
 
 /// Cases in flight (read and started, not yet reported) per sample slot:
@@ -138,7 +215,7 @@ async fn admit(
     context: Context,
     options: RunOptions,
     mut cases: CaseSource,
-    results: mpsc::UnboundedSender<CaseResult>,
+    results: mpsc::UnboundedSender<Admission>,
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
@@ -146,9 +223,10 @@ async fn admit(
     loop {
         let permit = in_flight.clone().acquire_owned().await.expect("the semaphore is never closed");
         let Some(case) = cases.next().await else { break };
+        let _ = results.send(Admission::Started(case.id().to_owned()));
         let (case, plan) = match case {
             LoadedCase::Broken { id, error } => {
-                let _ = results.send(broken(id, error));
+                let _ = results.send(Admission::Finished(broken(id, error)));
                 continue;
             }
             LoadedCase::Ready(ready) => *ready,
@@ -166,20 +244,67 @@ async fn admit(
             exhaustive: options.exhaustive,
         };
         let results = results.clone();
-        if in_process {
+        let identity = Identity::of(&task.case);
+        let handle = if in_process {
             let slot = samples.clone().acquire_owned().await.expect("the semaphore is never closed");
             let runtime = tokio::runtime::Handle::current();
             tokio::task::spawn_blocking(move || {
-                let result = task.run_in_process(&runtime);
-                drop((slot, permit));
-                let _ = results.send(result);
-            });
+                let _held = (slot, permit);
+                task.run_in_process(&runtime)
+            })
         } else {
             tokio::spawn(async move {
-                let result = task.run().await;
-                drop(permit);
-                let _ = results.send(result);
-            });
+                let _held = permit;
+                task.run().await
+            })
+        };
+        // Every case's task is joined: a case whose task panicked is
+        // reported as an error, never lost.
+        tokio::spawn(async move {
+            let result = handle.await.unwrap_or_else(|error| identity.internal_error(error));
+            let _ = results.send(Admission::Finished(result));
+        });
+    }
+}
+
+/// What names a case in its result, kept aside in case its task dies.
+struct Identity {
+    id: String,
+    file: std::path::PathBuf,
+    agent: String,
+    connections: Vec<Connection>,
+    success_ratio: crate::case::SuccessRatio,
+}
+
+impl Identity {
+    fn of(case: &TestCase) -> Identity {
+        Identity {
+            id: case.id.clone(),
+            file: case.file.clone(),
+            agent: case.agent.clone(),
+            connections: case.connections.clone(),
+            success_ratio: case.success_ratio,
+        }
+    }
+
+    /// The result of a case whose task panicked.
+    fn internal_error(self, error: tokio::task::JoinError) -> CaseResult {
+        CaseResult {
+            id: self.id,
+            file: self.file,
+            agent: self.agent,
+            connections: self.connections,
+            success_ratio: self.success_ratio,
+            status: CaseStatus::Error,
+            samples: Vec::new(),
+            error: Some(RunError {
+                kind: "internal".into(),
+                message: format!(
+                    "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
+                    panic_message(error)
+                ),
+            }),
+            duration_ms: 0.0,
         }
     }
 }
@@ -227,12 +352,9 @@ impl CaseTask {
         }
         let mut samples: Vec<SampleResult> = Vec::new();
         while let Some(joined) = running.join_next().await {
-            let sample = joined.unwrap_or_else(|_| SampleResult {
-                index: u32::MAX,
-                passed: false,
-                runs: Vec::new(),
-                duration_ms: 0.0,
-            });
+            // A sample that panicked takes its case down with it: the case
+            // is then reported as an internal error (see `admit`).
+            let sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
             let passed = sample.passed;
             samples.push(sample);
             if exhaustive {

@@ -83,7 +83,7 @@ fn the_wat_fixtures_are_matcher_plugins_but_for_their_one_fault() {
     // Outside assay's sandbox, given a directory and the network, wasi-fs
     // finds both and says so: its probe is real.
     let mut linker = Linker::<Permissive>::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
     linker
         .root()
         .instance("assay:plugin/log@0.1.0")
@@ -97,9 +97,10 @@ fn the_wat_fixtures_are_matcher_plugins_but_for_their_one_fault() {
     let state = Permissive { wasi: wasi.build(), table: ResourceTable::new() };
     let pre = CapableMatcherPluginPre::new(linker.instantiate_pre(&wasi_fs).unwrap()).unwrap();
     let mut store = Store::new(&engine, state);
-    let plugin = pre.instantiate(&mut store).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let plugin = runtime.block_on(pre.instantiate_async(&mut store)).unwrap();
     let matcher = plugin.assay_plugin_matcher();
-    let info = matcher.call_describe(&mut store).unwrap();
+    let info = runtime.block_on(matcher.call_describe(&mut store)).unwrap();
     assert_eq!((info.name.as_str(), info.version.as_str()), ("wasi-fs", "0.2.0"));
     assert_eq!(info.matchers.len(), 1);
     assert_eq!(info.matchers[0].key, "wasi_fs");
@@ -107,7 +108,7 @@ fn the_wat_fixtures_are_matcher_plugins_but_for_their_one_fault() {
     let actuals = [Actual::Text("x"), Actual::Json("[1, 2]")];
     let checks =
         [Check { key: "wasi_fs", actual: 0, expected: "\"x\"" }, Check { key: "wasi_fs", actual: 1, expected: "2" }];
-    let results = matcher.call_evaluate(&mut store, &actuals, &checks).unwrap();
+    let results = runtime.block_on(matcher.call_evaluate(&mut store, &actuals, &checks)).unwrap();
     assert_eq!(results.len(), 2);
     for result in results {
         let verdict = result.unwrap();

@@ -8,6 +8,7 @@ mod conformance;
 mod deterministic;
 mod dispatch;
 mod evaluation;
+mod exactly_once;
 mod fake_server;
 mod hostile_wat;
 mod judge;

@@ -7,7 +7,7 @@ use crate::util::{eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{
-    ActualValue, CheckInput, EvaluationError, Fault, Grants, Limits, PluginOptions, PluginSource, Registry,
+    ActualValue, Answered, CheckInput, EvaluationError, Fault, Grants, Limits, PluginOptions, PluginSource, Registry,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -119,14 +119,17 @@ fn a_100_mb_message_hits_the_memory_limit() {
 }
 
 #[test]
-fn a_100_mb_message_within_memory_is_cut_to_the_message_cap() {
+fn a_100_mb_message_within_memory_is_refused_at_the_transfer_cap() {
+    // The plugin has the memory for it, but the host never copies more
+    // than 16 MiB out of a guest in one call.
     let limits = Limits { memory_bytes: 512 << 20, ..Limits::default() };
     let plugin = hostile(limits);
-    let output = eval_one(&plugin, "shout", "x", "1");
-    let evaluation = output.results[0].as_ref().unwrap();
-    assert!(evaluation.truncated);
-    assert!(evaluation.message.len() <= 4096 + 64, "{}", evaluation.message.len());
-    assert!(evaluation.message.ends_with(" … [message truncated by assay]"));
+    let (name, fault) = fault_of(&eval_one(&plugin, "shout", "x", "1"));
+    assert_eq!(name, "hostile");
+    assert_eq!(
+        fault,
+        Fault::BadAnswer("it handed the host more than 16 MiB in one call, the most one call may".into())
+    );
 }
 
 #[test]
@@ -197,8 +200,8 @@ fn an_import_without_its_grant_is_refused_naming_import_and_grant() {
 struct EchoJudge;
 
 impl Judge for EchoJudge {
-    fn complete(&self, prompt: &str) -> Result<String, String> {
-        Ok(if prompt.starts_with("\"say pass\"") { "pass".into() } else { "fail".into() })
+    fn complete(&self, prompt: &str) -> Answered<String> {
+        Answered::at_once(Ok(if prompt.starts_with("\"say pass\"") { "pass".into() } else { "fail".into() }))
     }
 }
 
@@ -227,9 +230,11 @@ fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
 struct SlowJudge;
 
 impl Judge for SlowJudge {
-    fn complete(&self, prompt: &str) -> Result<String, String> {
-        std::thread::sleep(Duration::from_millis(500));
-        Ok(if prompt.starts_with("\"say spin\"") { "spin".into() } else { "pass".into() })
+    fn complete(&self, prompt: &str) -> Answered<String> {
+        let wait = Duration::from_millis(500);
+        std::thread::sleep(wait);
+        let answer = if prompt.starts_with("\"say spin\"") { "spin".into() } else { "pass".into() };
+        Answered { answer: Ok(answer), waited: wait }
     }
 }
 
@@ -287,4 +292,118 @@ fn the_registry_suggests_close_keys_only() {
     assert_eq!(registry.suggest("not_valeu").as_deref(), Some("not_value"));
     assert_eq!(registry.suggest("Greter").as_deref(), Some("greater"));
     assert_eq!(registry.suggest("banana"), None);
+}
+
+#[test]
+fn a_score_that_is_not_a_number_in_the_unit_interval_is_a_malformed_answer() {
+    let plugin = hostile(quick_limits());
+    for (expected, shown) in [("\"nan\"", "NaN"), ("\"inf\"", "inf"), ("1.5", "1.5"), ("-0.25", "-0.25")] {
+        let (name, fault) = fault_of(&eval_one(&plugin, "score", "x", expected));
+        assert_eq!(name, "hostile");
+        assert_eq!(fault, Fault::BadAnswer(format!("its score {shown} is not a number between 0 and 1")));
+    }
+    // The bounds themselves are scores.
+    for expected in ["0", "1", "0.5"] {
+        let output = eval_one(&plugin, "score", "x", expected);
+        let score = output.results[0].as_ref().unwrap().score.unwrap();
+        assert_eq!(score, expected.parse::<f64>().unwrap());
+    }
+}
+
+/// A judge answering `again` from its cache: at once, and counting its
+/// calls.
+#[derive(Default)]
+struct CachedAgain {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Judge for CachedAgain {
+    fn complete(&self, _prompt: &str) -> Answered<String> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A cache read takes a little time; none of it is a network wait.
+        std::thread::sleep(Duration::from_millis(1));
+        Answered::at_once(Ok("again".into()))
+    }
+}
+
+#[test]
+fn a_plugin_looping_on_cached_judge_answers_is_stopped_at_its_deadline() {
+    let grants = Grants { judge: true, ..Grants::default() };
+    // No cap on judge calls: only the deadline can stop the loop.
+    let limits = Limits { capability_calls_per_check: u32::MAX, ..quick_limits() };
+    let mut options = PluginOptions { grants, limits, ..PluginOptions::default() };
+    let judge = Arc::new(CachedAgain::default());
+    options.capabilities.judge = Some(judge.clone());
+    let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
+    let started = Instant::now();
+    let (name, fault) = fault_of(&eval_one(&plugin, "ask_judge", "text", "\"loop\""));
+    let elapsed = started.elapsed();
+    assert_eq!((name.as_str(), fault), ("judge-importer", Fault::Deadline(Duration::from_millis(200))));
+    assert!(elapsed < Duration::from_secs(2), "a 200 ms deadline took {elapsed:?}");
+    assert!(judge.calls.load(std::sync::atomic::Ordering::Relaxed) > 10);
+}
+
+/// A judge answering `again` after waiting on the network, counting its
+/// calls.
+#[derive(Default)]
+struct RemoteAgain {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Judge for RemoteAgain {
+    fn complete(&self, _prompt: &str) -> Answered<String> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let wait = Duration::from_millis(5);
+        std::thread::sleep(wait);
+        Answered { answer: Ok("again".into()), waited: wait }
+    }
+}
+
+#[test]
+fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
+    let grants = Grants { judge: true, ..Grants::default() };
+    let mut options = PluginOptions { grants, limits: quick_limits(), ..PluginOptions::default() };
+    let judge = Arc::new(RemoteAgain::default());
+    options.capabilities.judge = Some(judge.clone());
+    let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
+    let checks = [
+        CheckInput { key: "ask_judge", actual: 0, expected: "\"a\"" },
+        CheckInput { key: "ask_judge", actual: 0, expected: "\"b\"" },
+    ];
+    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks);
+    // Four calls per check of the batch, eight in all; then refusals.
+    assert_eq!(judge.calls.load(std::sync::atomic::Ordering::Relaxed), 8);
+    let refused = "this evaluate call has used every judge call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused";
+    for result in &output.results {
+        assert_eq!(result, &Err(EvaluationError::Rejected(refused.into())));
+    }
+}
+
+#[test]
+fn instances_the_pool_has_no_slot_for_are_made_on_demand() {
+    // A pool of one instance slot: the first plugin's instance takes it, so
+    // every other instance must be made without the pool.
+    let runtime = assay::plugin::Runtime::with_pool_slots(Limits::default().memory_bytes, None, 1);
+    assert!(runtime.is_pooling());
+    let registry = Registry::with_builtins(&runtime).unwrap();
+    let stock = registry.plugin_for("keywords").unwrap();
+    let gist = registry.plugin_for("gist").unwrap();
+    let output = eval_one(stock, "keywords", "The Beatles were from Liverpool", "\"Beatles\"");
+    assert!(output.results[0].as_ref().unwrap().pass);
+    let output = eval_one(gist, "gist", "text", "\"criteria\"");
+    assert_eq!(
+        output.results[0],
+        Err(EvaluationError::Rejected("gist needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()))
+    );
+    // Many at once: each thread needs an instance of its own.
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..20 {
+                    let output = eval_one(stock, "keywords", "Liverpool", "\"Liverpool\"");
+                    assert!(output.results[0].as_ref().unwrap().pass, "{:?}", output.results[0]);
+                }
+            });
+        }
+    });
 }

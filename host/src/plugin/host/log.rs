@@ -1,8 +1,11 @@
 //! The `log` interface: lines from a plugin, kept per call under a line and
-//! byte cap, with overflow counted rather than kept.
+//! byte cap, with overflow counted rather than kept. What a guest writes to
+//! WASI stdout and stderr lands here too, line by line (`stdio.rs`), so
+//! that a Python plugin's `print` and tracebacks reach its author.
 
 use crate::plugin::bindings::matcher::assay::plugin::log::{Host, Level};
 use crate::plugin::sandbox::SandboxState;
+use std::sync::{Arc, Mutex};
 
 /// The longest single log line kept, in bytes.
 const MAX_LINE_BYTES: usize = 1024;
@@ -10,7 +13,8 @@ const MAX_LINE_BYTES: usize = 1024;
 /// One line a plugin logged.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LogLine {
-    /// `trace`, `debug`, `info`, `warn` or `error`.
+    /// `trace`, `debug`, `info`, `warn` or `error`; `stdout` or `stderr` for
+    /// what the guest wrote to WASI's standard streams.
     pub level: &'static str,
     /// The text, cut to 1 KiB.
     pub message: String,
@@ -24,17 +28,73 @@ pub struct LogBuffer {
     dropped: usize,
     max_lines: usize,
     max_bytes: usize,
+    /// The unfinished last line of stdout and of stderr.
+    partial: [Vec<u8>; 2],
+}
+
+/// A log shared by a store and the WASI streams that write into it.
+pub(crate) type SharedLog = Arc<Mutex<LogBuffer>>;
+
+/// One of the guest's standard output streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout = 0,
+    Stderr = 1,
+}
+
+impl Stream {
+    fn level(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
 }
 
 impl LogBuffer {
     pub(crate) fn new(max_lines: usize, max_bytes: usize) -> Self {
-        LogBuffer { lines: Vec::new(), bytes: 0, dropped: 0, max_lines, max_bytes }
+        LogBuffer { lines: Vec::new(), bytes: 0, dropped: 0, max_lines, max_bytes, partial: [Vec::new(), Vec::new()] }
+    }
+
+    pub(crate) fn shared(max_lines: usize, max_bytes: usize) -> SharedLog {
+        Arc::new(Mutex::new(LogBuffer::new(max_lines, max_bytes)))
     }
 
     pub(crate) fn clear(&mut self) {
         self.lines.clear();
         self.bytes = 0;
         self.dropped = 0;
+        self.partial.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Takes bytes the guest wrote to `stream`: each finished line becomes a
+    /// log line; a line longer than the line cap is cut there and the rest
+    /// of it dropped, so a guest cannot make the host hold more than one
+    /// line's worth per stream.
+    pub(crate) fn write(&mut self, stream: Stream, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let (line, rest, finished) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(end) => (&bytes[..end], &bytes[end + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            let partial = &mut self.partial[stream as usize];
+            let room = (MAX_LINE_BYTES + 4).saturating_sub(partial.len());
+            partial.extend_from_slice(&line[..line.len().min(room)]);
+            if finished {
+                self.end_line(stream);
+            }
+            bytes = rest;
+        }
+    }
+
+    /// Turns the unfinished line of `stream` into a log line.
+    fn end_line(&mut self, stream: Stream) {
+        let bytes = std::mem::take(&mut self.partial[stream as usize]);
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+        self.push(stream.level(), text);
     }
 
     fn push(&mut self, level: &'static str, mut message: String) {
@@ -47,8 +107,14 @@ impl LogBuffer {
         self.lines.push(LogLine { level, message });
     }
 
-    /// Takes the lines of the last call and how many were dropped by the cap.
+    /// Takes the lines of the last call (an unfinished line of output
+    /// included) and how many were dropped by the cap.
     pub(crate) fn take(&mut self) -> (Vec<LogLine>, usize) {
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            if !self.partial[stream as usize].is_empty() {
+                self.end_line(stream);
+            }
+        }
         let dropped = std::mem::take(&mut self.dropped);
         self.bytes = 0;
         (std::mem::take(&mut self.lines), dropped)
@@ -82,7 +148,7 @@ impl Host for SandboxState {
             Level::Warn => "warn",
             Level::Error => "error",
         };
-        self.log.push(level, message);
+        self.log.lock().expect("the log is never poisoned").push(level, message);
     }
 }
 
@@ -106,6 +172,24 @@ mod tests {
         let (lines, dropped) = log.take();
         assert_eq!(lines[0].message, "ééééé");
         assert_eq!(dropped, 1);
+    }
+
+    #[test]
+    fn output_becomes_lines_and_long_lines_are_cut() {
+        let mut log = LogBuffer::new(10, 1 << 20);
+        log.write(Stream::Stdout, b"hel");
+        log.write(Stream::Stderr, b"oops\r\n");
+        log.write(Stream::Stdout, b"lo\nwor");
+        log.write(Stream::Stdout, &vec![b'x'; 10_000]);
+        let (lines, dropped) = log.take();
+        let seen: Vec<(&str, usize)> = lines.iter().map(|l| (l.level, l.message.len())).collect();
+        assert_eq!(seen, [("stderr", 4), ("stdout", 5), ("stdout", MAX_LINE_BYTES)]);
+        assert_eq!(lines[0].message, "oops");
+        assert_eq!(lines[1].message, "hello");
+        assert!(lines[2].message.starts_with("worxxx"));
+        assert_eq!(dropped, 0);
+        // Nothing is left over for the next call.
+        assert_eq!(log.take().0, []);
     }
 
     #[test]

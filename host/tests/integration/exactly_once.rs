@@ -1,0 +1,98 @@
+//! Every admitted case is reported exactly once, even when its task dies:
+//! an embedder's judge that panics inside a plugin's call takes down the
+//! case's task, and the run reports that case as an internal error while
+//! every other case is reported as usual.
+
+use crate::util::{Served, runtime};
+use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
+use assay::case::discover;
+use assay::plugin::host::judge::Judge;
+use assay::plugin::{Answered, Capabilities, Limits, Registry};
+use assay::run::{CaseResult, CaseSource, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use std::sync::Arc;
+
+/// An embedder's judge with a bug.
+struct PanickingJudge;
+
+impl Judge for PanickingJudge {
+    fn complete(&self, _prompt: &str) -> Answered<String> {
+        panic!("the embedder's judge has a bug");
+    }
+}
+
+/// Keeps every finished case.
+#[derive(Default)]
+struct Collect(Vec<CaseResult>);
+
+impl Reporter for Collect {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        if let RunEvent::CaseFinished(case) = event {
+            self.0.push((*case).clone());
+        }
+        Ok(())
+    }
+}
+
+fn run_cases(connection: &str, agent_url: Option<&str>) -> (Vec<CaseResult>, assay::run::RunSummary) {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, response: &str| {
+        let text = format!(
+            r#"{{ "agent": "echo", "connections": ["{connection}"],
+                 "interactions": [ {{ "text": "The Beatles", "response": {{ "text": {response} }} }} ] }}"#
+        );
+        std::fs::write(dir.path().join(name), text).unwrap();
+    };
+    write("asks_the_judge.hocon", r#"{ "gist": "mentions a band" }"#);
+    write("plain.hocon", r#"{ "keywords": "Beatles" }"#);
+    write("failing.hocon", r#"{ "value": "The Rolling Stones" }"#);
+
+    let mut registry = Registry::new();
+    let capabilities = Capabilities { judge: Some(Arc::new(PanickingJudge)), embeddings: None };
+    registry.add_builtins(runtime(), &capabilities).unwrap();
+    let registry = Arc::new(registry);
+    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
+    let http = HttpSettings { base_url: agent_url.unwrap_or("http://127.0.0.1:9").to_owned(), ..Default::default() };
+    let agents = Agents::new(catalog, HttpAgents::new(http).unwrap());
+    let files = discover(&[dir.path().to_path_buf()]).unwrap();
+    let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
+    let mut collect = Collect::default();
+    let summary = Runner::new(registry, agents, RunOptions::default()).run_blocking(cases, &mut [&mut collect]);
+    (collect.0, summary)
+}
+
+fn assert_reported_once_each(results: &[CaseResult], summary: &assay::run::RunSummary) {
+    let mut ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["asks_the_judge", "failing", "plain"]);
+    let status = |id: &str| results.iter().find(|r| r.id == id).unwrap();
+    assert_eq!(status("plain").status.name(), "passed");
+    assert_eq!(status("failing").status.name(), "failed");
+    let died = status("asks_the_judge");
+    assert_eq!(died.status.name(), "error");
+    let error = died.error.as_ref().unwrap();
+    assert_eq!(error.kind, "internal");
+    assert!(
+        error.message.starts_with(
+            "internal error: the case's task stopped before deciding it (it panicked: the embedder's judge has a bug)"
+        ),
+        "{}",
+        error.message
+    );
+    assert_eq!((summary.cases, summary.passed, summary.failed, summary.errors), (3, 1, 1, 1));
+    // Reported once each: nothing for the ledger to complain about.
+    assert_eq!(summary.internal_errors, Vec::<String>::new());
+    assert!(!summary.success(false));
+}
+
+#[test]
+fn a_case_whose_task_panics_in_process_is_an_internal_error_and_the_others_are_reported() {
+    let (results, summary) = run_cases("direct", None);
+    assert_reported_once_each(&results, &summary);
+}
+
+#[test]
+fn a_case_whose_task_panics_over_http_is_an_internal_error_and_the_others_are_reported() {
+    let served = Served::start(&["echo"]);
+    let (results, summary) = run_cases("http", Some(&served.url));
+    assert_reported_once_each(&results, &summary);
+}
