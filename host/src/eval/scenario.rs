@@ -14,7 +14,7 @@ use crate::errors::CaseError;
 use crate::eval::expectations::{PlannedExpectations, judge_text, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
-use crate::run::RunError;
+use crate::run::{RunError, panic_message};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -266,13 +266,26 @@ impl SampleTask {
             }
         };
         let (registry, plan) = (self.registry.clone(), self.plan.clone());
-        let (judged, text) = tokio::task::spawn_blocking(move || {
+        let judging = tokio::task::spawn_blocking(move || {
             let (judged, _logs) = judge_text(&text, &plan, &registry);
             (judged, text)
-        })
-        .await
-        .expect("judging does not panic");
-        SampleRun { index: self.index, response: Ok(text), judged }
+        });
+        match judging.await {
+            Ok((judged, text)) => SampleRun { index: self.index, response: Ok(text), judged },
+            // A bug (or an embedder's capability with one) is reported, not
+            // lost.
+            Err(error) => {
+                let message = format!(
+                    "internal error: judging the answer stopped ({}); this is a bug in assay, please report it",
+                    panic_message(error)
+                );
+                SampleRun {
+                    index: self.index,
+                    response: Err(RunError { kind: "internal".into(), message }),
+                    judged: Vec::new(),
+                }
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::errors::CaseError;
 use crate::eval::expectations::{PlannedExpectations, judge_text, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
-use crate::run::RunError;
+use crate::run::{RunError, panic_message};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -158,7 +158,7 @@ impl Validator {
                             let _permit = semaphore.acquire_owned().await.expect("the semaphore is never closed");
                             tokio::task::spawn_blocking(move || judge_mock(&validation, &plan, index, &registry))
                                 .await
-                                .expect("judging does not panic")
+                                .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
                         })
                     })
                     .collect();
@@ -179,8 +179,22 @@ impl Validator {
                         mock_responses: Vec::new(),
                         error: None,
                     };
-                    for task in tasks {
-                        let mock = task.await.expect("judging does not panic");
+                    for (index, task) in tasks.into_iter().enumerate() {
+                        // A judging task that panicked (a bug, or an
+                        // embedder's capability with one) is reported, not
+                        // lost.
+                        let mock = match task.await {
+                            Ok(mock) => mock,
+                            Err(error) => {
+                                let message = format!(
+                                    "internal error: judging mock response {} stopped ({}); this is a bug in assay, please report it",
+                                    validation.mock_responses[index].id,
+                                    panic_message(error)
+                                );
+                                result.error = Some(RunError { kind: "internal".into(), message });
+                                continue;
+                            }
+                        };
                         for judgment in &mock.judgments {
                             result.agreement.add(judgment.weight, judgment.agrees);
                             add_to_categories(

@@ -190,7 +190,7 @@ impl Ledger {
 }
 
 /// The message of a task that panicked (or was cancelled).
-fn panic_message(error: tokio::task::JoinError) -> String {
+pub(crate) fn panic_message(error: tokio::task::JoinError) -> String {
     if error.is_cancelled() {
         return "its task was cancelled".to_owned();
     }

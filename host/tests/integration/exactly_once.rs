@@ -96,3 +96,70 @@ fn a_case_whose_task_panics_over_http_is_an_internal_error_and_the_others_are_re
     let (results, summary) = run_cases("http", Some(&served.url));
     assert_reported_once_each(&results, &summary);
 }
+
+/// A registry whose `gist` asks the panicking judge.
+fn panicking_registry() -> Arc<Registry> {
+    let mut registry = Registry::new();
+    let capabilities = Capabilities { judge: Some(Arc::new(PanickingJudge)), embeddings: None };
+    registry.add_builtins(runtime(), &capabilities).unwrap();
+    Arc::new(registry)
+}
+
+#[test]
+fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
+    use assay::case::{ScenarioFile, read_scenario_file};
+    use assay::eval::{EvalOptions, Evaluator};
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, key: &str| {
+        let text = format!(
+            "scenario_id: {name}\nproblem: The Beatles\nagent: echo\nexpectations:\n  - expectation_id: e\n    statement: mentions the band\n    key: {key}\n    expected: Beatles\n"
+        );
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, text).unwrap();
+        match read_scenario_file(&path, &Default::default()).unwrap() {
+            ScenarioFile::Scenario(scenario) => Ok(scenario),
+            ScenarioFile::Validation(_) => unreachable!(),
+        }
+    };
+    let scenarios = vec![write("judged", "gist"), write("plain", "keywords")];
+    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
+    let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
+    let evaluator = Evaluator::new(panicking_registry(), agents, EvalOptions::default());
+    let report = tokio::runtime::Runtime::new().unwrap().block_on(evaluator.run(scenarios));
+    let ids: Vec<&str> = report.scenarios.iter().map(|s| s.scenario_id.as_str()).collect();
+    assert_eq!(ids, ["judged", "plain"]);
+    let error = report.scenarios[0].samples[0].error.as_ref().unwrap();
+    assert_eq!(error.kind, "internal");
+    assert!(error.message.contains("it panicked: the embedder's judge has a bug"), "{}", error.message);
+    assert_eq!(report.scenarios[1].samples[0].expectations[0].matched, Some(true));
+    assert!(report.has_errors());
+}
+
+#[test]
+fn a_mock_response_whose_judging_panics_is_an_internal_error_and_validate_goes_on() {
+    use assay::case::{ScenarioFile, read_scenario_file};
+    use assay::eval::Validator;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("validation.yaml");
+    std::fs::write(
+        &path,
+        "scenario:\n  scenario_id: band\n  problem: name a band\n  expectations:\n    - expectation_id: e\n      statement: names a band\nmock_responses:\n  - mock_response_id: m\n    mock_response_content: The Beatles\n    wanted_results:\n      - {expectation_id: e, wanted_result: true}\n",
+    )
+    .unwrap();
+    let validation = match read_scenario_file(&path, &Default::default()).unwrap() {
+        ScenarioFile::Validation(validation) => validation,
+        ScenarioFile::Scenario(_) => unreachable!(),
+    };
+    let validator = Validator::new(panicking_registry(), None, 2);
+    let report = tokio::runtime::Runtime::new().unwrap().block_on(validator.run(vec![Ok(validation)]));
+    let error = report.files[0].error.as_ref().unwrap();
+    assert_eq!(error.kind, "internal");
+    assert!(
+        error.message.starts_with(
+            "internal error: judging mock response m stopped (it panicked: the embedder's judge has a bug)"
+        ),
+        "{}",
+        error.message
+    );
+    assert!(report.has_errors());
+}
