@@ -6,6 +6,7 @@ mod authoring;
 mod cli;
 mod conformance;
 mod deterministic;
+mod discovery;
 mod dispatch;
 mod evaluation;
 mod fake_server;
