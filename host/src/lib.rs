@@ -32,6 +32,7 @@ pub mod errors;
 pub mod eval;
 pub mod exit_codes;
 pub mod plugin;
+pub mod plural;
 pub mod report;
 pub mod run;
 mod suggest;

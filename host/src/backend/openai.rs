@@ -101,13 +101,14 @@ fn embedding_vectors(body: &str, expected: usize) -> Result<Vec<Vec<f32>>, Strin
         let index = item.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
         let numbers = item.get("embedding").and_then(Value::as_array).ok_or("an item has no `embedding` list")?;
         let vector: Option<Vec<f32>> = numbers.iter().map(|n| n.as_f64().map(|f| f as f32)).collect();
-        let slot = vectors.get_mut(index).ok_or_else(|| format!("index {index} for {expected} inputs"))?;
+        let slot = vectors
+            .get_mut(index)
+            .ok_or_else(|| format!("index {index} for {}", crate::plural::count(expected, "input")))?;
         *slot = Some(vector.ok_or("an embedding holds something other than numbers")?);
     }
-    let vectors: Vec<Vec<f32>> = vectors
-        .into_iter()
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("{} vectors for {expected} inputs", data.len()))?;
+    let vectors: Vec<Vec<f32>> = vectors.into_iter().collect::<Option<_>>().ok_or_else(|| {
+        format!("{} for {}", crate::plural::count(data.len(), "vector"), crate::plural::count(expected, "input"))
+    })?;
     if vectors.windows(2).any(|pair| pair[0].len() != pair[1].len()) || vectors.first().is_some_and(Vec::is_empty) {
         return Err("vectors of different or zero lengths".into());
     }

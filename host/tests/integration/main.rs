@@ -18,4 +18,5 @@ mod plugin_config;
 mod plugin_runtime;
 mod properties;
 mod run;
+mod terminal_counts;
 mod util;
