@@ -72,8 +72,9 @@ pub struct PluginNewArgs {
     /// Where to create the crate [default: ./NAME].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// The assay-plugin-sdk crate to depend on, by path [default: the SDK
-    /// of this assay's source when present, else crates.io].
+    /// A local assay-plugin-sdk crate to depend on, by path (a checkout of
+    /// assay's source) [default: assay-plugin-sdk from crates.io, this
+    /// assay's major.minor version].
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
 }
