@@ -8,7 +8,7 @@
 use super::UsageError;
 use super::args::{PluginBuildArgs, PluginCommand, PluginNewArgs};
 use anyhow::{Context, Result, bail};
-use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, sha256_hex};
+use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, read_component_file, sha256_hex};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -181,8 +181,8 @@ fn build(args: PluginBuildArgs) -> Result<u8> {
     }
     let module_path =
         target_dir.join("wasm32-unknown-unknown/release").join(format!("{}.wasm", package.replace('-', "_")));
-    let module =
-        std::fs::read(&module_path).with_context(|| format!("failed to read the build `{}`", module_path.display()))?;
+    let module = read_component_file(&module_path)
+        .with_context(|| format!("failed to read the build `{}`", module_path.display()))?;
     let bytes = wit_component::ComponentEncoder::default()
         .module(&module)
         .and_then(|encoder| encoder.validate(true).encode())

@@ -6,7 +6,7 @@ use super::args::PluginsArgs;
 use super::project::Project;
 use anyhow::{Context, Result};
 use assay::config::CONFIG_FILE;
-use assay::plugin::{CacheStatus, sha256_hex};
+use assay::plugin::{CacheStatus, read_component_file, sha256_hex};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -46,7 +46,7 @@ fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     for (label, plugin) in &project.config.plugins {
         let file = project.config.resolve(&plugin.path);
-        let bytes = std::fs::read(&file).with_context(|| format!("failed to read plugin `{}`", file.display()))?;
+        let bytes = read_component_file(&file).with_context(|| format!("failed to read plugin `{}`", file.display()))?;
         let sha256 = sha256_hex(&bytes);
         document["plugins"][label.as_str()]["sha256"] = toml_edit::value(sha256.clone());
         writeln!(out, "pinned {label} to {sha256}")?;

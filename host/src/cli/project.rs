@@ -13,6 +13,7 @@ use assay::plugin::host::embeddings::Embeddings;
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{
     Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
+    read_component_file,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -90,7 +91,7 @@ impl<'a> Project<'a> {
     }
 
     fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
-        let bytes = std::fs::read(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
+        let bytes = read_component_file(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
         Ok(MatcherPlugin::load(&self.runtime, PluginSource::File(path.to_owned()), &bytes, options)?)
     }
 

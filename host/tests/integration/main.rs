@@ -18,5 +18,6 @@ mod plugin_config;
 mod plugin_runtime;
 mod properties;
 mod run;
+mod size_caps;
 mod terminal_counts;
 mod util;
