@@ -28,6 +28,7 @@ pub mod backend;
 pub mod case;
 pub mod check;
 pub mod config;
+pub mod credentials;
 pub mod errors;
 pub mod eval;
 pub mod exit_codes;

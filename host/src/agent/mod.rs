@@ -80,7 +80,7 @@ impl Agents {
             Connection::Http | Connection::Https => {
                 let url = self.http.url(connection, &agent);
                 let result = self.http.chat(&url, &request).await;
-                (url, result)
+                (crate::credentials::redact_urls(&url).into_owned(), result)
             }
             Connection::Grpc => (
                 "grpc".to_owned(),

@@ -16,6 +16,7 @@ use crate::backend::cache::AnswerCache;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
+use crate::credentials::{debug_key, redact_urls};
 use crate::plugin::host::embeddings::Embeddings;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How to reach the embeddings endpoint and how patient to be.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct EmbeddingsSettings {
     /// The API base, e.g. `http://localhost:11434/v1`.
     pub url: String,
@@ -43,6 +44,22 @@ pub struct EmbeddingsSettings {
     pub word_vectors: bool,
     /// Where vectors are cached; `None` turns the cache off.
     pub cache_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for EmbeddingsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddingsSettings")
+            .field("url", &redact_urls(&self.url))
+            .field("model", &self.model)
+            .field("api_key", &debug_key(&self.api_key))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("batch_size", &self.batch_size)
+            .field("max_calls", &self.max_calls)
+            .field("word_vectors", &self.word_vectors)
+            .field("cache_dir", &self.cache_dir)
+            .finish()
+    }
 }
 
 impl EmbeddingsSettings {
@@ -112,7 +129,7 @@ impl RemoteEmbeddings {
                     Ok(attempt) => attempt,
                     Err(_) => Attempt::Done(Err(format!(
                         "the embeddings backend at {} did not answer within {} s",
-                        endpoint.url,
+                        redact_urls(&endpoint.url),
                         timeout.as_secs_f64()
                     ))),
                 }
@@ -159,7 +176,7 @@ impl Embeddings for RemoteEmbeddings {
         {
             return Err(format!(
                 "the embeddings backend at {} gave vectors of different lengths (a cache from another model?)",
-                self.settings.url
+                redact_urls(&self.settings.url)
             ));
         }
         Ok(vectors)
@@ -169,7 +186,7 @@ impl Embeddings for RemoteEmbeddings {
         if !self.settings.word_vectors {
             return Err(format!(
                 "the embeddings backend at {} gives sentence vectors only ([embeddings] word_vectors = false)",
-                self.settings.url
+                redact_urls(&self.settings.url)
             ));
         }
         let words: Vec<Vec<String>> = texts.iter().map(|t| words(t)).collect();

@@ -4,10 +4,11 @@
 
 use crate::agent::error_chain;
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
+use crate::credentials::{debug_key, redact_urls};
 use serde_json::{Value, json};
 
 /// The parts of an OpenAI-compatible endpoint a request needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Endpoint {
     /// The API base, e.g. `http://localhost:11434/v1`.
     pub url: String,
@@ -15,6 +16,16 @@ pub(crate) struct Endpoint {
     pub model: String,
     /// The bearer token, if any.
     pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &redact_urls(&self.url))
+            .field("model", &self.model)
+            .field("api_key", &debug_key(&self.api_key))
+            .finish()
+    }
 }
 
 impl Endpoint {
@@ -36,6 +47,7 @@ impl Endpoint {
             Err(attempt) => return attempt,
         };
         Attempt::Done(completion_text(&text).ok_or_else(|| {
+            let url = redact_urls(&url);
             format!("the judge at {url} answered something that is not a chat completion: {}", preview(&text))
         }))
     }
@@ -49,13 +61,14 @@ impl Endpoint {
             Err(attempt) => return attempt,
         };
         Attempt::Done(embedding_vectors(&text, inputs.len()).map_err(|why| {
+            let url = redact_urls(&url);
             format!("the embeddings backend at {url} answered something unusable ({why}): {}", preview(&text))
         }))
     }
 
     /// Posts `body` and reads the answer's body; any failure is the attempt's
-    /// outcome, its message naming `role` ("the judge") and the URL. The
-    /// caller bounds the whole attempt with its timeout.
+    /// outcome, its message naming `role` ("the judge") and the URL (without
+    /// its userinfo). The caller bounds the whole attempt with its timeout.
     pub(crate) async fn post<T>(
         &self,
         client: &reqwest::Client,
@@ -67,20 +80,21 @@ impl Endpoint {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
+        let shown = redact_urls(url);
         let response = match request.send().await {
             Ok(response) => response,
-            Err(e) => return Err(Attempt::Done(Err(format!("cannot reach {role} at {url}: {}", error_chain(&e))))),
+            Err(e) => return Err(Attempt::Done(Err(format!("cannot reach {role} at {shown}: {}", error_chain(&e))))),
         };
         let status = response.status();
         let wait = retry_after(response.headers());
         let text = match response.text().await {
             Ok(text) => text,
-            Err(e) => return Err(Attempt::Done(Err(format!("{role} at {url} broke off its answer: {e}")))),
+            Err(e) => return Err(Attempt::Done(Err(format!("{role} at {shown} broke off its answer: {e}")))),
         };
         if status.is_success() {
             return Ok(text);
         }
-        let error = format!("{role} at {url} answered HTTP {}: {}", status.as_u16(), preview(&text));
+        let error = format!("{role} at {shown} answered HTTP {}: {}", status.as_u16(), preview(&text));
         Err(if is_retryable(status.as_u16()) { Attempt::Retry { error, wait } } else { Attempt::Done(Err(error)) })
     }
 }

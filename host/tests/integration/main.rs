@@ -18,6 +18,7 @@ mod plugin_config;
 mod plugin_runtime;
 mod properties;
 mod run;
+mod secrets;
 mod size_caps;
 mod terminal_counts;
 mod util;
