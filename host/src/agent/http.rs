@@ -125,7 +125,12 @@ impl HttpAgents {
         };
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
+            // Only its start is shown: the rest is not read.
+            let body = match tokio::time::timeout(self.settings.idle_timeout, read_up_to(response, PREVIEW_BYTES)).await
+            {
+                Ok(Ok((body, _))) => String::from_utf8_lossy(&body).into_owned(),
+                _ => String::new(),
+            };
             let body: String = body.chars().take(300).collect();
             return Err(if status == reqwest::StatusCode::NOT_FOUND {
                 AgentErrorKind::NotFound(body)
@@ -199,6 +204,29 @@ fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     } else {
         AgentErrorKind::Truncated(chain)
     }
+}
+
+/// How much of an error response's body is read, for its preview.
+pub(crate) const PREVIEW_BYTES: usize = 64 << 10;
+
+/// At most `cap` bytes of a response's body, and whether it had more (the
+/// rest is never read): a server cannot make assay buffer more than it
+/// chose to, whatever its `content-length` says or omits.
+pub(crate) async fn read_up_to(response: reqwest::Response, cap: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    if response.content_length().is_some_and(|length| length > cap as u64) {
+        return Ok((Vec::new(), true));
+    }
+    let mut stream = response.bytes_stream();
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > cap {
+            body.extend_from_slice(&chunk[..cap - body.len()]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
 }
 
 /// An error and its sources, joined: reqwest's own message is too vague.

@@ -1,11 +1,16 @@
 //! OpenAI-compatible HTTP endpoints: `POST {url}/chat/completions` for the
 //! judge, `POST {url}/embeddings` for embeddings. One attempt per call; the
-//! caller retries.
+//! caller retries. An answer's body is read up to [`MAX_ANSWER_BYTES`] and
+//! no further.
 
-use crate::agent::error_chain;
+use crate::agent::{PREVIEW_BYTES, error_chain, read_up_to};
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
 use crate::credentials::{debug_key, redact_urls};
 use serde_json::{Value, json};
+
+/// The largest answer body read from the judge or the embeddings backend:
+/// 16 MiB (a batch of 64 vectors of 4096 floats, as JSON, is about 6 MiB).
+pub(crate) const MAX_ANSWER_BYTES: usize = 16 << 20;
 
 /// The parts of an OpenAI-compatible endpoint a request needs.
 #[derive(Clone, PartialEq)]
@@ -87,11 +92,22 @@ impl Endpoint {
         };
         let status = response.status();
         let wait = retry_after(response.headers());
-        let text = match response.text().await {
-            Ok(text) => text,
-            Err(e) => return Err(Attempt::Done(Err(format!("{role} at {shown} broke off its answer: {e}")))),
+        let cap = if status.is_success() { MAX_ANSWER_BYTES } else { PREVIEW_BYTES };
+        let (body, more) = match read_up_to(response, cap).await {
+            Ok(read) => read,
+            Err(e) => {
+                let broken = format!("{role} at {shown} broke off its answer: {}", error_chain(&e));
+                return Err(Attempt::Done(Err(broken)));
+            }
         };
+        let text = String::from_utf8_lossy(&body).into_owned();
         if status.is_success() {
+            if more {
+                return Err(Attempt::Done(Err(format!(
+                    "{role} at {shown} answered with more than {} MiB, the cap on an answer; the rest was not read",
+                    MAX_ANSWER_BYTES >> 20
+                ))));
+            }
             return Ok(text);
         }
         let error = format!("{role} at {shown} answered HTTP {}: {}", status.as_u16(), preview(&text));
