@@ -19,6 +19,7 @@ mod plugin_runtime;
 mod properties;
 mod run;
 mod secrets;
+mod serve_limits;
 mod size_caps;
 mod terminal_counts;
 mod util;
