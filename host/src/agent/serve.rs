@@ -134,7 +134,7 @@ pub async fn serve(
 /// that a server's connection cap, not the (often 1024) default, bounds
 /// how many clients it holds: the new soft limit. Unix only.
 #[cfg(unix)]
-pub fn raise_open_file_limit() -> std::io::Result<u64> {
+pub fn raise_open_file_limit() -> std::io::Result<libc::rlim_t> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit and setrlimit only read and write the struct given.
     unsafe {
@@ -149,7 +149,7 @@ pub fn raise_open_file_limit() -> std::io::Result<u64> {
             limit = raised;
         }
     }
-    Ok(limit.rlim_cur as u64)
+    Ok(limit.rlim_cur)
 }
 
 /// A TLS acceptor from a PEM certificate chain and a PEM private key.
