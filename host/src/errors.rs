@@ -82,6 +82,19 @@ pub enum RegistryError {
         /// Its label.
         second_label: String,
     },
+    /// Two plugins under one label (`[plugins.NAME]`, a file's stem, a
+    /// built-in's name).
+    #[error(
+        "two plugins are labelled `{label}`: {first} and {second}\n\nConsider renaming one of them (its file, or its [plugins.NAME] in assay.toml): [keys] and pins name a plugin by its label"
+    )]
+    DuplicateLabel {
+        /// The label.
+        label: String,
+        /// Where the first plugin comes from.
+        first: String,
+        /// Where the second comes from.
+        second: String,
+    },
     /// A `[keys]` entry names no loaded plugin providing that key.
     #[error(
         "[keys] {key} = \"{plugin}\" in assay.toml: no loaded plugin named `{plugin}` provides `{key}`\n\nConsider `assay plugins` to see which plugin provides which key"

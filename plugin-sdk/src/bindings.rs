@@ -8,7 +8,7 @@ pub use wit_bindgen::rt;
 /// Bindings for `assay:plugin/capable-matcher-plugin`.
 pub mod matcher {
     wit_bindgen::generate!({
-        path: "../wit/plugin",
+        path: "wit/plugin",
         world: "assay:plugin/capable-matcher-plugin",
         runtime_path: "::assay_plugin_sdk::bindings::rt",
         pub_export_macro: true,
@@ -20,7 +20,7 @@ pub mod matcher {
 /// Bindings for `assay:agent/agent`.
 pub mod agent {
     wit_bindgen::generate!({
-        path: "../wit/agent",
+        path: "wit/agent",
         world: "assay:agent/agent",
         runtime_path: "::assay_plugin_sdk::bindings::rt",
         pub_export_macro: true,

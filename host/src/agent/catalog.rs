@@ -4,7 +4,7 @@
 //! never pays for them.
 
 use crate::agent::component::AgentComponent;
-use crate::plugin::{Limits, PluginSource, Runtime};
+use crate::plugin::{Limits, PluginSource, Runtime, read_component_file};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,7 +44,7 @@ impl AgentCatalog {
 
     /// Adds (or replaces) the agent `name`, read from a component file.
     pub fn add_file(&mut self, name: &str, path: &Path) -> Result<(), String> {
-        let bytes = std::fs::read(path)
+        let bytes = read_component_file(path)
             .map_err(|e| format!("cannot read the agent component `{}` for `{name}`: {e}", path.display()))?;
         self.insert(name, PluginSource::File(PathBuf::from(path)), Cow::Owned(bytes));
         Ok(())

@@ -4,6 +4,7 @@
 
 use crate::agent::message::{ChatMessage, ChatRequest, StreamLine};
 use crate::case::Connection;
+use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -14,7 +15,7 @@ use std::time::Duration;
 pub const DEFAULT_AGENT_URL: &str = "http://localhost:8080";
 
 /// How to reach neuro-san servers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HttpSettings {
     /// The server's base URL (default `http://localhost:8080`). Its scheme
     /// is replaced by each case's connection: `http` or `https`.
@@ -42,24 +43,40 @@ impl Default for HttpSettings {
     }
 }
 
+impl std::fmt::Debug for HttpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSettings")
+            .field("base_url", &redact_urls(&self.base_url))
+            .field("ca_file", &self.ca_file)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
 /// A client for neuro-san servers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HttpAgents {
     client: reqwest::Client,
     base: reqwest::Url,
     settings: HttpSettings,
 }
 
+impl std::fmt::Debug for HttpAgents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAgents").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
 impl HttpAgents {
     /// Builds the client; fails on a bad URL or an unreadable CA file.
     pub fn new(settings: HttpSettings) -> Result<HttpAgents, String> {
+        let shown = redact_urls(&settings.base_url);
         let base = reqwest::Url::parse(&settings.base_url)
-            .map_err(|e| format!("invalid agent URL `{}`: {e} (e.g. http://localhost:8080)", settings.base_url))?;
+            .map_err(|e| format!("invalid agent URL `{shown}`: {e} (e.g. http://localhost:8080)"))?;
         if base.cannot_be_a_base() || base.host().is_none() {
-            return Err(format!(
-                "invalid agent URL `{}`: it has no host (e.g. http://localhost:8080)",
-                settings.base_url
-            ));
+            return Err(format!("invalid agent URL `{shown}`: it has no host (e.g. http://localhost:8080)"));
         }
         let mut builder = reqwest::Client::builder().connect_timeout(settings.connect_timeout).use_rustls_tls();
         if let Some(path) = &settings.ca_file {
@@ -108,7 +125,12 @@ impl HttpAgents {
         };
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
+            // Only its start is shown: the rest is not read.
+            let body = match tokio::time::timeout(self.settings.idle_timeout, read_up_to(response, PREVIEW_BYTES)).await
+            {
+                Ok(Ok((body, _))) => String::from_utf8_lossy(&body).into_owned(),
+                _ => String::new(),
+            };
             let body: String = body.chars().take(300).collect();
             return Err(if status == reqwest::StatusCode::NOT_FOUND {
                 AgentErrorKind::NotFound(body)
@@ -184,7 +206,32 @@ fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     }
 }
 
+/// How much of an error response's body is read, for its preview.
+pub(crate) const PREVIEW_BYTES: usize = 64 << 10;
+
+/// At most `cap` bytes of a response's body, and whether it had more (the
+/// rest is never read): a server cannot make assay buffer more than it
+/// chose to, whatever its `content-length` says or omits.
+pub(crate) async fn read_up_to(response: reqwest::Response, cap: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    if response.content_length().is_some_and(|length| length > cap as u64) {
+        return Ok((Vec::new(), true));
+    }
+    let mut stream = response.bytes_stream();
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > cap {
+            body.extend_from_slice(&chunk[..cap - body.len()]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
 /// An error and its sources, joined: reqwest's own message is too vague.
+/// URLs in it lose their userinfo (reqwest moves it into a header before
+/// sending, but an error may still quote the URL it was given).
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -196,5 +243,5 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         }
         source = cause.source();
     }
-    text
+    redact_urls(&text).into_owned()
 }

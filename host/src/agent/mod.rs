@@ -19,8 +19,8 @@ pub mod serve;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
 pub use component::{AgentCallError, AgentComponent};
-pub(crate) use http::error_chain;
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
+pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
 pub use reduce::{AgentResponse, reduce};
 
@@ -80,7 +80,7 @@ impl Agents {
             Connection::Http | Connection::Https => {
                 let url = self.http.url(connection, &agent);
                 let result = self.http.chat(&url, &request).await;
-                (url, result)
+                (crate::credentials::redact_urls(&url).into_owned(), result)
             }
             Connection::Grpc => (
                 "grpc".to_owned(),

@@ -6,6 +6,14 @@
 //! `POST /api/v1/{agent}/streaming_chat` (answered as JSON lines). Request
 //! headers other than the standard ones become the request's metadata. A
 //! latency can be added to every chat answer, to stand in for a model.
+//!
+//! The server outlives its clients' misbehaviour ([`ServeOptions`]): a
+//! failed `accept()` (out of file descriptors, say) is logged and retried
+//! after a short pause, never the end of the server; a request's head, its
+//! body and a TLS handshake must each arrive within the read timeout (so a
+//! connection sending nothing, or half a header, is closed); bodies are
+//! capped at 16 MiB; and at most `max_connections` connections are served at
+//! once, the next ones waiting in the kernel's backlog until one closes.
 
 use crate::agent::component::{AgentCallError, AgentComponent};
 use crate::agent::message::{ChatRequest, StreamLine};
@@ -15,12 +23,13 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
@@ -43,32 +52,104 @@ const TRANSPORT_HEADERS: &[&str] = &[
 /// The agents one server answers for, by the name in the URL.
 pub type ServedAgents = BTreeMap<String, Arc<AgentComponent>>;
 
+/// How a server treats its clients.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Added before every chat answer, to stand in for a model (default 0).
+    pub latency: Duration,
+    /// How long a request's head may take to arrive, then its body, and a
+    /// TLS handshake (default 10 s); a connection idle between requests is
+    /// closed after it too.
+    pub read_timeout: Duration,
+    /// The most connections served at once (default 1024); the next ones
+    /// wait, unaccepted, until one closes.
+    pub max_connections: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { latency: Duration::ZERO, read_timeout: Duration::from_secs(10), max_connections: 1024 }
+    }
+}
+
+/// The pause after a failed `accept()`, doubled after each failure in a
+/// row up to [`MAX_ACCEPT_PAUSE`]: long enough not to spin while out of
+/// file descriptors, short enough to recover at once when they free up.
+const FIRST_ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+
 /// Serves `agents` on `listener` until the task is dropped, over TLS when
-/// `tls` is given, answering each chat after `latency`. Each connection is
-/// handled on its own task.
+/// `tls` is given. Each connection is handled on its own task; accept
+/// errors are logged to stderr (the first of a run of them, and the
+/// recovery) and retried, so the server never ends by itself.
 pub async fn serve(
     listener: TcpListener,
     agents: ServedAgents,
     tls: Option<TlsAcceptor>,
-    latency: std::time::Duration,
-) -> std::io::Result<()> {
+    options: ServeOptions,
+) -> std::convert::Infallible {
     let agents = Arc::new(agents);
+    let options = Arc::new(options);
+    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
+    let mut failures = 0u32;
+    let mut pause = FIRST_ACCEPT_PAUSE;
     loop {
-        let (stream, _) = listener.accept().await?;
-        let agents = agents.clone();
-        let tls = tls.clone();
+        let slot = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                if failures == 0 {
+                    eprintln!("assay agent serve: cannot accept a connection: {error}; retrying");
+                }
+                failures += 1;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_ACCEPT_PAUSE);
+                continue;
+            }
+        };
+        if failures > 0 {
+            eprintln!("assay agent serve: accepting connections again, after {failures} failed attempts");
+            (failures, pause) = (0, FIRST_ACCEPT_PAUSE);
+        }
+        let (agents, options, tls) = (agents.clone(), options.clone(), tls.clone());
         tokio::spawn(async move {
-            let service = service_fn(move |request| handle(agents.clone(), request, latency));
+            let _slot = slot;
+            let mut http = http1::Builder::new();
+            http.timer(TokioTimer::new()).header_read_timeout(options.read_timeout);
+            let read_timeout = options.read_timeout;
+            let service = service_fn(move |request| handle(agents.clone(), request, options.clone()));
             // A client that goes away mid-request is its own problem.
             let _ = match tls {
-                None => http1::Builder::new().serve_connection(TokioIo::new(stream), service).await,
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(stream) => http1::Builder::new().serve_connection(TokioIo::new(stream), service).await,
-                    Err(_) => return,
+                None => http.serve_connection(TokioIo::new(stream), service).await,
+                Some(acceptor) => match tokio::time::timeout(read_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(stream)) => http.serve_connection(TokioIo::new(stream), service).await,
+                    Ok(Err(_)) | Err(_) => return,
                 },
             };
         });
     }
+}
+
+/// Raises this process's soft limit on open files to its hard limit, so
+/// that a server's connection cap, not the (often 1024) default, bounds
+/// how many clients it holds: the new soft limit. Unix only.
+#[cfg(unix)]
+pub fn raise_open_file_limit() -> std::io::Result<libc::rlim_t> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            limit = raised;
+        }
+    }
+    Ok(limit.rlim_cur)
 }
 
 /// A TLS acceptor from a PEM certificate chain and a PEM private key.
@@ -91,7 +172,7 @@ pub fn tls_acceptor(certificate: &Path, key: &Path) -> Result<TlsAcceptor, Strin
 async fn handle(
     agents: Arc<ServedAgents>,
     request: Request<Incoming>,
-    latency: std::time::Duration,
+    options: Arc<ServeOptions>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let path = request.uri().path().trim_end_matches('/').to_owned();
     let segments: Vec<&str> = path.split('/').collect();
@@ -112,8 +193,8 @@ async fn handle(
         (&Method::POST, ["", "api", "v1", name, "streaming_chat"]) => match agents.get(*name) {
             Some(agent) => {
                 let (name, agent) = (name.to_string(), agent.clone());
-                tokio::time::sleep(latency).await;
-                return Ok(streaming_chat(name, agent, request).await);
+                tokio::time::sleep(options.latency).await;
+                return Ok(streaming_chat(name, agent, request, options.read_timeout).await);
             }
             None => unknown_agent(name, &agents),
         },
@@ -122,16 +203,27 @@ async fn handle(
     Ok(response)
 }
 
-async fn streaming_chat(name: String, agent: Arc<AgentComponent>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn streaming_chat(
+    name: String,
+    agent: Arc<AgentComponent>,
+    request: Request<Incoming>,
+    read_timeout: Duration,
+) -> Response<Full<Bytes>> {
     let metadata: Vec<(String, String)> = request
         .headers()
         .iter()
         .filter(|(header, _)| !TRANSPORT_HEADERS.contains(&header.as_str()))
         .filter_map(|(header, value)| Some((header.as_str().to_owned(), value.to_str().ok()?.to_owned())))
         .collect();
-    let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(e) => return error_response(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}")),
+    let body = match tokio::time::timeout(read_timeout, Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect())
+        .await
+    {
+        Ok(Ok(body)) => body.to_bytes(),
+        Ok(Err(e)) => return error_response(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}")),
+        Err(_) => {
+            let late = format!("the request body did not arrive within {} s", read_timeout.as_secs_f64());
+            return error_response(StatusCode::REQUEST_TIMEOUT, late);
+        }
     };
     let body: Value = match serde_json::from_slice(&body) {
         Ok(body) => body,

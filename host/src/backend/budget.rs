@@ -23,8 +23,9 @@ impl Budget {
         match self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1)) {
             Ok(_) => Ok(()),
             Err(_) => Err(format!(
-                "the {section} budget of {max} requests for this run is spent\n\nConsider raising [{section}] max_calls in assay.toml; answers already cached cost nothing",
-                section = self.section
+                "the {section} budget of {requests} for this run is spent\n\nConsider raising [{section}] max_calls in assay.toml; answers already cached cost nothing",
+                section = self.section,
+                requests = crate::plural::count(max, "request")
             )),
         }
     }

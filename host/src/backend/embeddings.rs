@@ -16,6 +16,7 @@ use crate::backend::cache::AnswerCache;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
+use crate::credentials::{debug_key, redact_urls};
 use crate::plugin::host::Answered;
 use crate::plugin::host::embeddings::Embeddings;
 use std::collections::HashMap;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How to reach the embeddings endpoint and how patient to be.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct EmbeddingsSettings {
     /// The API base, e.g. `http://localhost:11434/v1`.
     pub url: String,
@@ -44,6 +45,22 @@ pub struct EmbeddingsSettings {
     pub word_vectors: bool,
     /// Where vectors are cached; `None` turns the cache off.
     pub cache_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for EmbeddingsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddingsSettings")
+            .field("url", &redact_urls(&self.url))
+            .field("model", &self.model)
+            .field("api_key", &debug_key(&self.api_key))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("batch_size", &self.batch_size)
+            .field("max_calls", &self.max_calls)
+            .field("word_vectors", &self.word_vectors)
+            .field("cache_dir", &self.cache_dir)
+            .finish()
+    }
 }
 
 impl EmbeddingsSettings {
@@ -114,7 +131,7 @@ impl RemoteEmbeddings {
                     Ok(attempt) => attempt,
                     Err(_) => Attempt::Done(Err(format!(
                         "the embeddings backend at {} did not answer within {} s",
-                        endpoint.url,
+                        redact_urls(&endpoint.url),
                         timeout.as_secs_f64()
                     ))),
                 }
@@ -163,7 +180,7 @@ impl RemoteEmbeddings {
         {
             return Err(format!(
                 "the embeddings backend at {} gave vectors of different lengths (a cache from another model?)",
-                self.settings.url
+                redact_urls(&self.settings.url)
             ));
         }
         Ok(vectors)
@@ -175,7 +192,7 @@ impl RemoteEmbeddings {
         if !self.settings.word_vectors {
             return Err(format!(
                 "the embeddings backend at {} gives sentence vectors only ([embeddings] word_vectors = false)",
-                self.settings.url
+                redact_urls(&self.settings.url)
             ));
         }
         let words: Vec<Vec<String>> = texts.iter().map(|t| words(t)).collect();

@@ -10,14 +10,16 @@ use crate::backend::neuro_san::JudgeAgent;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
+use crate::credentials::{debug_key, redact_urls};
 use crate::plugin::host::Answered;
 use crate::plugin::host::judge::Judge;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which service judges.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum JudgeBackend {
     /// An OpenAI-compatible chat-completions endpoint.
     OpenAi {
@@ -36,6 +38,20 @@ pub enum JudgeBackend {
     },
 }
 
+impl std::fmt::Debug for JudgeBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JudgeBackend::OpenAi { url, model, api_key } => f
+                .debug_struct("OpenAi")
+                .field("url", &redact_urls(url))
+                .field("model", model)
+                .field("api_key", &debug_key(api_key))
+                .finish(),
+            JudgeBackend::NeuroSan { url } => f.debug_struct("NeuroSan").field("url", &redact_urls(url)).finish(),
+        }
+    }
+}
+
 impl JudgeBackend {
     /// The URL and model that key the answer cache.
     fn cache_key(&self) -> (&str, &str) {
@@ -45,9 +61,9 @@ impl JudgeBackend {
         }
     }
 
-    /// The URL, for messages.
-    pub fn url(&self) -> &str {
-        self.cache_key().0
+    /// The URL, for messages: without its userinfo.
+    pub fn url(&self) -> Cow<'_, str> {
+        redact_urls(self.cache_key().0)
     }
 }
 
@@ -164,14 +180,14 @@ impl Judge for RemoteJudge {
         }
         let client = self.client.clone();
         let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
-        let (owned_prompt, owned_url) = (prompt.to_owned(), url.to_owned());
+        let (owned_prompt, shown_url) = (prompt.to_owned(), self.settings.backend.url().into_owned());
         let asked = Instant::now();
         let answer = self.worker.run(async move {
             with_retries(&retry, || async {
                 match tokio::time::timeout(timeout, client.complete(&owned_prompt)).await {
                     Ok(attempt) => attempt,
                     Err(_) => crate::backend::retry::Attempt::Done(Err(format!(
-                        "the judge at {owned_url} did not answer within {} s",
+                        "the judge at {shown_url} did not answer within {} s",
                         timeout.as_secs_f64()
                     ))),
                 }

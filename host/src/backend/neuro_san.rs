@@ -5,11 +5,12 @@
 
 use crate::agent::{ChatRequest, HttpAgents, HttpSettings, reduce};
 use crate::backend::retry::{Attempt, is_retryable};
+use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
 use std::time::Duration;
 
 /// A judge agent on a neuro-san server.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct JudgeAgent {
     /// The agent's name: the URL's last path segment.
     agent: String,
@@ -18,18 +19,29 @@ pub(crate) struct JudgeAgent {
     client: HttpAgents,
 }
 
+impl std::fmt::Debug for JudgeAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgeAgent")
+            .field("agent", &self.agent)
+            .field("streaming_chat", &redact_urls(&self.streaming_chat))
+            .field("client", &self.client)
+            .finish()
+    }
+}
+
 impl JudgeAgent {
     /// Reads `http://HOST:PORT/AGENT` (or a full `…/api/v1/AGENT/streaming_chat`
     /// URL) and builds the client, with `timeout` as its idle bound.
     pub(crate) fn new(url: &str, timeout: Duration) -> Result<JudgeAgent, String> {
+        let shown = redact_urls(url);
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             format!(
-                "invalid neuro-san judge URL `{url}`: {e}\n\nConsider the agent's URL, e.g. http://localhost:8080/gist"
+                "invalid neuro-san judge URL `{shown}`: {e}\n\nConsider the agent's URL, e.g. http://localhost:8080/gist"
             )
         })?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!(
-                "invalid neuro-san judge URL `{url}`: it must start with http:// or https://, e.g. http://localhost:8080/gist"
+                "invalid neuro-san judge URL `{shown}`: it must start with http:// or https://, e.g. http://localhost:8080/gist"
             ));
         }
         let segments: Vec<&str> =
@@ -39,7 +51,7 @@ impl JudgeAgent {
             [.., agent] => *agent,
             [] => {
                 return Err(format!(
-                    "the neuro-san judge URL `{url}` names no agent\n\nConsider the agent's name as the last path segment, e.g. http://localhost:8080/gist"
+                    "the neuro-san judge URL `{shown}` names no agent\n\nConsider the agent's name as the last path segment, e.g. http://localhost:8080/gist"
                 ));
             }
         };
@@ -59,8 +71,8 @@ impl JudgeAgent {
     /// Sends `prompt` as the user message: the answer's text.
     pub(crate) async fn complete(&self, prompt: &str) -> Attempt<String> {
         let request = ChatRequest { agent: self.agent.clone(), text: prompt.to_owned(), ..ChatRequest::default() };
-        let where_ = &self.streaming_chat;
-        match self.client.chat(where_, &request).await {
+        let where_ = redact_urls(&self.streaming_chat);
+        match self.client.chat(&self.streaming_chat, &request).await {
             Ok(messages) => Attempt::Done(
                 reduce(messages)
                     .text

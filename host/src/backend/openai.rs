@@ -1,13 +1,19 @@
 //! OpenAI-compatible HTTP endpoints: `POST {url}/chat/completions` for the
 //! judge, `POST {url}/embeddings` for embeddings. One attempt per call; the
-//! caller retries.
+//! caller retries. An answer's body is read up to [`MAX_ANSWER_BYTES`] and
+//! no further.
 
-use crate::agent::error_chain;
+use crate::agent::{PREVIEW_BYTES, error_chain, read_up_to};
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
+use crate::credentials::{debug_key, redact_urls};
 use serde_json::{Value, json};
 
+/// The largest answer body read from the judge or the embeddings backend:
+/// 16 MiB (a batch of 64 vectors of 4096 floats, as JSON, is about 6 MiB).
+pub(crate) const MAX_ANSWER_BYTES: usize = 16 << 20;
+
 /// The parts of an OpenAI-compatible endpoint a request needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Endpoint {
     /// The API base, e.g. `http://localhost:11434/v1`.
     pub url: String,
@@ -15,6 +21,16 @@ pub(crate) struct Endpoint {
     pub model: String,
     /// The bearer token, if any.
     pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &redact_urls(&self.url))
+            .field("model", &self.model)
+            .field("api_key", &debug_key(&self.api_key))
+            .finish()
+    }
 }
 
 impl Endpoint {
@@ -36,6 +52,7 @@ impl Endpoint {
             Err(attempt) => return attempt,
         };
         Attempt::Done(completion_text(&text).ok_or_else(|| {
+            let url = redact_urls(&url);
             format!("the judge at {url} answered something that is not a chat completion: {}", preview(&text))
         }))
     }
@@ -49,13 +66,14 @@ impl Endpoint {
             Err(attempt) => return attempt,
         };
         Attempt::Done(embedding_vectors(&text, inputs.len()).map_err(|why| {
+            let url = redact_urls(&url);
             format!("the embeddings backend at {url} answered something unusable ({why}): {}", preview(&text))
         }))
     }
 
     /// Posts `body` and reads the answer's body; any failure is the attempt's
-    /// outcome, its message naming `role` ("the judge") and the URL. The
-    /// caller bounds the whole attempt with its timeout.
+    /// outcome, its message naming `role` ("the judge") and the URL (without
+    /// its userinfo). The caller bounds the whole attempt with its timeout.
     pub(crate) async fn post<T>(
         &self,
         client: &reqwest::Client,
@@ -67,20 +85,32 @@ impl Endpoint {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
+        let shown = redact_urls(url);
         let response = match request.send().await {
             Ok(response) => response,
-            Err(e) => return Err(Attempt::Done(Err(format!("cannot reach {role} at {url}: {}", error_chain(&e))))),
+            Err(e) => return Err(Attempt::Done(Err(format!("cannot reach {role} at {shown}: {}", error_chain(&e))))),
         };
         let status = response.status();
         let wait = retry_after(response.headers());
-        let text = match response.text().await {
-            Ok(text) => text,
-            Err(e) => return Err(Attempt::Done(Err(format!("{role} at {url} broke off its answer: {e}")))),
+        let cap = if status.is_success() { MAX_ANSWER_BYTES } else { PREVIEW_BYTES };
+        let (body, more) = match read_up_to(response, cap).await {
+            Ok(read) => read,
+            Err(e) => {
+                let broken = format!("{role} at {shown} broke off its answer: {}", error_chain(&e));
+                return Err(Attempt::Done(Err(broken)));
+            }
         };
+        let text = String::from_utf8_lossy(&body).into_owned();
         if status.is_success() {
+            if more {
+                return Err(Attempt::Done(Err(format!(
+                    "{role} at {shown} answered with more than {} MiB, the cap on an answer; the rest was not read",
+                    MAX_ANSWER_BYTES >> 20
+                ))));
+            }
             return Ok(text);
         }
-        let error = format!("{role} at {url} answered HTTP {}: {}", status.as_u16(), preview(&text));
+        let error = format!("{role} at {shown} answered HTTP {}: {}", status.as_u16(), preview(&text));
         Err(if is_retryable(status.as_u16()) { Attempt::Retry { error, wait } } else { Attempt::Done(Err(error)) })
     }
 }
@@ -101,13 +131,14 @@ fn embedding_vectors(body: &str, expected: usize) -> Result<Vec<Vec<f32>>, Strin
         let index = item.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
         let numbers = item.get("embedding").and_then(Value::as_array).ok_or("an item has no `embedding` list")?;
         let vector: Option<Vec<f32>> = numbers.iter().map(|n| n.as_f64().map(|f| f as f32)).collect();
-        let slot = vectors.get_mut(index).ok_or_else(|| format!("index {index} for {expected} inputs"))?;
+        let slot = vectors
+            .get_mut(index)
+            .ok_or_else(|| format!("index {index} for {}", crate::plural::count(expected, "input")))?;
         *slot = Some(vector.ok_or("an embedding holds something other than numbers")?);
     }
-    let vectors: Vec<Vec<f32>> = vectors
-        .into_iter()
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("{} vectors for {expected} inputs", data.len()))?;
+    let vectors: Vec<Vec<f32>> = vectors.into_iter().collect::<Option<_>>().ok_or_else(|| {
+        format!("{} for {}", crate::plural::count(data.len(), "vector"), crate::plural::count(expected, "input"))
+    })?;
     if vectors.windows(2).any(|pair| pair[0].len() != pair[1].len()) || vectors.first().is_some_and(Vec::is_empty) {
         return Err("vectors of different or zero lengths".into());
     }

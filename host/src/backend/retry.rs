@@ -48,7 +48,7 @@ where
         match attempt().await {
             Attempt::Done(result) => return result,
             Attempt::Retry { error, .. } if attempts > policy.retries => {
-                return Err(format!("{error} (gave up after {attempts} attempts)"));
+                return Err(format!("{error} (gave up after {})", crate::plural::count(attempts as usize, "attempt")));
             }
             Attempt::Retry { wait, .. } => {
                 tokio::time::sleep(wait.map_or(backoff, |w| w.min(MAX_RETRY_AFTER))).await;

@@ -1,8 +1,16 @@
 //! Finds test case files: a single file, a directory (recursively, every
 //! `*.hocon`), or a glob pattern. Each file gets a stable case id.
+//!
+//! Symlinked directories are followed, but every directory is visited once
+//! (known by device and inode), so links that loop (`up -> ..`) end the walk
+//! instead of running it forever. Real directories are walked before the
+//! links into them, and links in path order, so a case reachable both ways
+//! keeps the id of its real path, and ids do not depend on the order the
+//! file system lists entries in.
 
 use crate::errors::DiscoverError;
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
 
 /// A test case file and the id its case will have.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,10 +53,9 @@ pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<Case
 fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     let text = input.to_string_lossy();
     if input.is_dir() {
-        let mut paths = Vec::new();
-        walk(input, extensions, &mut paths)
+        let wanted = |path: &Path| path.extension().is_some_and(|e| extensions.iter().any(|x| e == *x));
+        let paths = walk(input, true, wanted)
             .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
-        paths.sort();
         return Ok(paths
             .into_iter()
             .map(|path| {
@@ -61,10 +68,7 @@ fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, Disc
         return Ok(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]);
     }
     if text.contains(['*', '?', '[']) {
-        let pattern = glob::glob(&text)
-            .map_err(|e| DiscoverError::BadGlob { pattern: text.to_string(), error: e.to_string() })?;
-        let mut paths: Vec<PathBuf> = pattern.filter_map(Result::ok).filter(|p| p.is_file()).collect();
-        paths.sort();
+        let paths = glob_files(&text)?;
         if paths.is_empty() {
             return Err(DiscoverError::NoMatch { pattern: text.to_string() });
         }
@@ -73,22 +77,96 @@ fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, Disc
     Err(DiscoverError::NotFound { path: input.to_path_buf() })
 }
 
-/// Collects every file under `dir` with one of `extensions`, skipping hidden
-/// entries.
-fn walk(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
+/// The files a glob pattern matches, sorted. A pattern with `**` is matched
+/// against a cycle-safe walk of the folder before its first wildcard: the
+/// `glob` crate follows symlinked directories in `**` with no cycle check.
+fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, DiscoverError> {
+    let bad = |e: &dyn std::fmt::Display| DiscoverError::BadGlob { pattern: pattern.to_owned(), error: e.to_string() };
+    if !pattern.contains("**") {
+        let mut paths: Vec<PathBuf> =
+            glob::glob(pattern).map_err(|e| bad(&e))?.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+        paths.sort();
+        return Ok(paths);
+    }
+    let matcher = glob::Pattern::new(pattern).map_err(|e| bad(&e))?;
+    let base: PathBuf = Path::new(pattern)
+        .components()
+        .take_while(|c| !matches!(c, Component::Normal(name) if name.to_string_lossy().contains(['*', '?', '['])))
+        .collect();
+    if !base.as_os_str().is_empty() && !base.is_dir() {
+        return Ok(Vec::new());
+    }
+    // The same options `glob::glob` matches with.
+    let options = glob::MatchOptions::new();
+    walk(&base, false, |path| matcher.matches_path_with(path, options))
+        .map_err(|e| DiscoverError::Io { path: base.clone(), error: e.to_string() })
+}
+
+/// How a directory is known when looking for cycles: its device and inode
+/// (which also catches bind mounts), or its canonical path where there are
+/// none.
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+    Ok((metadata.dev(), metadata.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+    std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })
+}
+
+/// Every file under `root` that `wanted` keeps, sorted, skipping hidden
+/// entries when `skip_hidden`. Each directory is read once, under the path
+/// that claimed it first: real directories claim as they are found; the
+/// links found in a round claim their targets after it, in path order (a
+/// link to a directory already claimed is skipped), and are read in the
+/// next round.
+fn walk(root: &Path, skip_hidden: bool, wanted: impl Fn(&Path) -> bool) -> std::io::Result<Vec<PathBuf>> {
+    let mut visited: HashSet<DirId> = HashSet::from([dir_id(root)?]);
+    let mut files = Vec::new();
+    let mut real = vec![root.to_path_buf()];
+    loop {
+        let mut links = Vec::new();
+        while let Some(dir) = real.pop() {
+            let listing = std::fs::read_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })?;
+            for entry in listing {
+                let entry = entry?;
+                if skip_hidden && entry.file_name().to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                // Joined by hand so that a walk of "" yields `a/b`, not `./a/b`.
+                let path = dir.join(entry.file_name());
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    if visited.insert(dir_id(&path)?) {
+                        real.push(path);
+                    }
+                } else if kind.is_symlink() && path.is_dir() {
+                    links.push(path);
+                } else if wanted(&path) {
+                    files.push(path);
+                }
+            }
         }
-        if entry.file_type()?.is_dir() || (entry.file_type()?.is_symlink() && path.is_dir()) {
-            walk(&path, extensions, out)?;
-        } else if path.extension().is_some_and(|e| extensions.iter().any(|x| e == *x)) {
-            out.push(path);
+        links.sort();
+        for link in links {
+            if visited.insert(dir_id(&link)?) {
+                real.push(link);
+            }
+        }
+        if real.is_empty() {
+            break;
         }
     }
-    Ok(())
+    files.sort();
+    Ok(files)
 }
 
 fn id_of(path: &Path) -> String {

@@ -2,6 +2,7 @@
 
 use crate::cli::UsageError;
 use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
+use crate::cli::options::seconds;
 use crate::cli::project::Project;
 use assay::agent::serve;
 use std::io::Write;
@@ -60,6 +61,20 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    if args.max_connections == 0 {
+        return Err(UsageError("--max-connections 0 would serve nothing: use at least 1".into()).into());
+    }
+    let options = serve::ServeOptions {
+        latency: std::time::Duration::from_millis(args.latency_ms),
+        read_timeout: seconds(args.read_timeout, "--read-timeout")?,
+        max_connections: args.max_connections,
+    };
+    // Each connection holds a file descriptor: the connection cap, not the
+    // soft limit (often 1024), should bound how many are held. A limit
+    // that cannot be raised leaves accept() failing now and then, which
+    // the server survives.
+    #[cfg(unix)]
+    let _ = serve::raise_open_file_limit();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
@@ -71,7 +86,6 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
         writeln!(out, "serving {} on {scheme}://{address}", names.join(", "))?;
         out.flush()?;
         drop(out);
-        serve::serve(listener, served, tls, std::time::Duration::from_millis(args.latency_ms)).await?;
-        Ok(assay::exit_codes::OK)
+        match serve::serve(listener, served, tls, options).await {}
     })
 }

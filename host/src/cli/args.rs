@@ -72,8 +72,9 @@ pub struct PluginNewArgs {
     /// Where to create the crate [default: ./NAME].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// The assay-plugin-sdk crate to depend on, by path [default: the SDK
-    /// of this assay's source when present, else crates.io].
+    /// A local assay-plugin-sdk crate to depend on, by path (a checkout of
+    /// assay's source) [default: assay-plugin-sdk from crates.io, this
+    /// assay's major.minor version].
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
 }
@@ -130,6 +131,14 @@ pub struct ServeArgs {
     /// model's latency (benchmarks, timeout tests).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub latency_ms: u64,
+    /// Close a connection whose request head, or then body, or TLS
+    /// handshake, takes longer than this; idle connections too.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub read_timeout: f64,
+    /// Serve at most this many connections at once; the next ones wait
+    /// until one closes.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
     #[command(flatten)]
     pub project: ProjectArgs,
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use assay::case::{TestCase, discover, read_case_file};
 use assay::check::{CasePlan, plan_case};
 use assay::errors::CaseError;
+use assay::plural;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -37,7 +38,7 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         }
     }
     if bad > 0 {
-        eprintln!("error: {bad} of {} test case files could not be planned", files.len());
+        eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), "test case file"));
         return Ok(assay::exit_codes::FAILED);
     }
     Ok(assay::exit_codes::OK)
@@ -47,12 +48,12 @@ fn print_case(out: &mut impl Write, case: &TestCase, plan: &CasePlan) -> std::io
     let connections: Vec<&str> = case.connections.iter().map(|c| c.name()).collect();
     writeln!(
         out,
-        "{}  agent {}  connections {}  success_ratio {}  ({} checks)",
+        "{}  agent {}  connections {}  success_ratio {}  ({})",
         case.id,
         case.agent,
         connections.join(","),
         case.success_ratio,
-        plan.check_count()
+        plural::count(plan.check_count(), "check")
     )?;
     for (i, (interaction, checks)) in case.interactions.iter().zip(&plan.interactions).enumerate() {
         let text = interaction.text.as_deref().unwrap_or("");

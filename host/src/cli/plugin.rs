@@ -8,7 +8,7 @@
 use super::UsageError;
 use super::args::{PluginBuildArgs, PluginCommand, PluginNewArgs};
 use anyhow::{Context, Result, bail};
-use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, sha256_hex};
+use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, read_component_file, sha256_hex};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,12 +17,6 @@ pub fn run(command: PluginCommand) -> Result<u8> {
         PluginCommand::New(args) => new(args),
         PluginCommand::Build(args) => build(args),
     }
-}
-
-/// The SDK of the assay source this binary was built from, when present.
-fn local_sdk() -> Option<PathBuf> {
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.join("plugin-sdk");
-    sdk.join("Cargo.toml").is_file().then_some(sdk)
 }
 
 fn new(args: PluginNewArgs) -> Result<u8> {
@@ -40,10 +34,9 @@ fn new(args: PluginNewArgs) -> Result<u8> {
         return Err(UsageError(format!("`{}` already exists and is not empty", dir.display())).into());
     }
     let key = name.replace('-', "_");
-    let sdk = match (&args.sdk, local_sdk()) {
-        (Some(path), _) => format!("{{ path = {:?} }}", std::path::absolute(path)?.display().to_string()),
-        (None, Some(path)) => format!("{{ path = {:?} }}", path.display().to_string()),
-        (None, None) => "\"0.1\"".to_owned(),
+    let sdk = match &args.sdk {
+        Some(path) => format!("{{ path = {:?} }}", std::path::absolute(path)?.display().to_string()),
+        None => format!("{:?}", sdk_version()),
     };
     let files = [
         ("Cargo.toml", cargo_toml(name, &sdk)),
@@ -60,6 +53,14 @@ fn new(args: PluginNewArgs) -> Result<u8> {
     println!("  cargo test                 runs its unit test natively");
     println!("  assay plugin build {}  builds {name}.wasm", dir.display());
     Ok(assay::exit_codes::OK)
+}
+
+/// The SDK release this assay speaks to: its major and minor version
+/// (`0.1`), which is the host's, since they are released together.
+fn sdk_version() -> &'static str {
+    let version = env!("CARGO_PKG_VERSION");
+    let minor_end = version.match_indices('.').nth(1).map_or(version.len(), |(i, _)| i);
+    &version[..minor_end]
 }
 
 fn cargo_toml(name: &str, sdk: &str) -> String {
@@ -162,9 +163,11 @@ fn build(args: PluginBuildArgs) -> Result<u8> {
     let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
     let manifest = dir.join("Cargo.toml");
     let (package, component) = read_manifest(&manifest)?;
+    // Absolute, because cargo runs in `dir` and would read a relative
+    // target directory from there (`my-check/my-check/target`).
     let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(target) => PathBuf::from(target),
-        None => dir.join("target"),
+        Some(target) => std::path::absolute(target)?,
+        None => std::path::absolute(dir.join("target"))?,
     };
     let mut cargo = wasm_cargo()?;
     cargo
@@ -178,8 +181,8 @@ fn build(args: PluginBuildArgs) -> Result<u8> {
     }
     let module_path =
         target_dir.join("wasm32-unknown-unknown/release").join(format!("{}.wasm", package.replace('-', "_")));
-    let module =
-        std::fs::read(&module_path).with_context(|| format!("failed to read the build `{}`", module_path.display()))?;
+    let module = read_component_file(&module_path)
+        .with_context(|| format!("failed to read the build `{}`", module_path.display()))?;
     let bytes = wit_component::ComponentEncoder::default()
         .module(&module)
         .and_then(|encoder| encoder.validate(true).encode())

@@ -9,10 +9,12 @@ use anyhow::{Context, Result};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::backend::{EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use assay::config::{Config, PluginConfig};
+use assay::errors::RegistryError;
 use assay::plugin::host::embeddings::Embeddings;
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{
-    Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
+    BUILTIN_MATCHERS, Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry,
+    Runtime, read_component_file,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,17 +60,23 @@ impl<'a> Project<'a> {
         Ok(Project { config, runtime, judge, embeddings, args })
     }
 
-    /// Every matcher plugin: the built-ins, then `[plugins.*]`, then
-    /// `.assay/plugins/`, then `--plugin`; `[keys]` settles conflicts.
+    /// Every matcher plugin: the built-ins, then [`Project::plugin_files`];
+    /// `[keys]` settles conflicts.
     pub fn registry(&self) -> Result<Registry> {
+        let files = self.plugin_files()?;
         let mut registry = Registry::new();
         for (key, plugin) in &self.config.keys {
             registry.prefer(key, plugin);
         }
         let judge = self.judge.clone().map(|j| j as Arc<dyn Judge>);
         registry.add_builtins(&self.runtime, &Capabilities { judge: judge.clone(), embeddings: None })?;
-        for (label, plugin) in &self.config.plugins {
-            let path = self.config.resolve(&plugin.path);
+        for file in files {
+            let PluginOrigin::Configured(plugin) = file.origin else {
+                let loaded = self.load_file(&file.path, PluginOptions::default())?;
+                registry.add_labelled(loaded, &file.label)?;
+                continue;
+            };
+            let label = &file.label;
             let mut options = plugin_options(label, plugin)?;
             if options.grants.judge {
                 options.capabilities.judge = judge.clone();
@@ -77,20 +85,58 @@ impl<'a> Project<'a> {
                 options.capabilities.embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
             }
             let loaded =
-                self.load_file(&path, options).with_context(|| format!("in [plugins.{label}] of assay.toml"))?;
+                self.load_file(&file.path, options).with_context(|| format!("in [plugins.{label}] of assay.toml"))?;
             registry.add_labelled(loaded, label)?;
-        }
-        for path in self.config.plugins_dir_files().iter().chain(&self.args.plugins) {
-            let label = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let loaded = self.load_file(path, PluginOptions::default())?;
-            registry.add_labelled(loaded, &label)?;
         }
         registry.check_preferences()?;
         Ok(registry)
     }
 
+    /// Every plugin file to load, labelled: `[plugins.*]`, then the
+    /// components in `.assay/plugins/` that no `[plugins.*]` names by path,
+    /// then `--plugin` (a file listed already is skipped). A label
+    /// names one plugin, the built-ins' included: a second plugin under a
+    /// label taken is an error naming both, so that nothing can take over
+    /// a pinned plugin's `[keys]` by borrowing its label.
+    pub fn plugin_files(&self) -> Result<Vec<PluginFile<'_>>> {
+        let stem = |path: &Path| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let configured = self.config.plugins.iter().map(|(label, plugin)| PluginFile {
+            label: label.clone(),
+            path: self.config.resolve(&plugin.path),
+            origin: PluginOrigin::Configured(plugin),
+        });
+        let auto = self.config.plugins_dir_files().into_iter().map(|path| PluginFile {
+            label: stem(&path),
+            path,
+            origin: PluginOrigin::AutoLoaded,
+        });
+        let command_line = self.args.plugins.iter().map(|path| PluginFile {
+            label: stem(path),
+            path: path.clone(),
+            origin: PluginOrigin::CommandLine,
+        });
+        let mut files: Vec<PluginFile<'_>> = Vec::new();
+        let mut seen_files = std::collections::HashSet::new();
+        let mut labels: std::collections::HashMap<String, String> =
+            BUILTIN_MATCHERS.iter().map(|b| (b.name.to_owned(), format!("the built-in `{}`", b.name))).collect();
+        for file in configured.chain(auto).chain(command_line) {
+            // A file configured already, or named twice, is that plugin
+            // (two `[plugins.*]` may load one file with different settings).
+            let identity = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+            if !seen_files.insert(identity) && !matches!(file.origin, PluginOrigin::Configured(_)) {
+                continue;
+            }
+            if let Some(first) = labels.insert(file.label.clone(), file.describe()) {
+                let second = file.describe();
+                return Err(RegistryError::DuplicateLabel { label: file.label, first, second }.into());
+            }
+            files.push(file);
+        }
+        Ok(files)
+    }
+
     fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
-        let bytes = std::fs::read(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
+        let bytes = read_component_file(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
         Ok(MatcherPlugin::load(&self.runtime, PluginSource::File(path.to_owned()), &bytes, options)?)
     }
 
@@ -112,6 +158,39 @@ impl<'a> Project<'a> {
             catalog.add_file(name, path).map_err(UsageError)?;
         }
         Ok(catalog)
+    }
+}
+
+/// Where a plugin file to load is named.
+pub enum PluginOrigin<'c> {
+    /// `[plugins.LABEL]` in assay.toml.
+    Configured(&'c PluginConfig),
+    /// A component in `.assay/plugins/`, loaded with no grants.
+    AutoLoaded,
+    /// `--plugin FILE`, loaded with no grants.
+    CommandLine,
+}
+
+/// A plugin file to load, and its label.
+pub struct PluginFile<'c> {
+    /// Its `[plugins.NAME]`, or its file's stem.
+    pub label: String,
+    /// The file, resolved.
+    pub path: PathBuf,
+    /// Where it is named.
+    pub origin: PluginOrigin<'c>,
+}
+
+impl PluginFile<'_> {
+    /// Where it is named, for messages.
+    fn describe(&self) -> String {
+        match self.origin {
+            PluginOrigin::Configured(_) => {
+                format!("[plugins.{}] in assay.toml (`{}`)", self.label, self.path.display())
+            }
+            PluginOrigin::AutoLoaded => format!("`{}`", self.path.display()),
+            PluginOrigin::CommandLine => format!("--plugin `{}`", self.path.display()),
+        }
     }
 }
 

@@ -86,12 +86,12 @@ fn list(cases: &[LoadedCase]) -> Result<u8> {
                 let connections: Vec<&str> = case.connections.iter().map(|c| c.name()).collect();
                 writeln!(
                     out,
-                    "{}  agent {}  connections {}  success_ratio {}  ({} checks)",
+                    "{}  agent {}  connections {}  success_ratio {}  ({})",
                     case.id,
                     case.agent,
                     connections.join(","),
                     case.success_ratio,
-                    plan.check_count()
+                    assay::plural::count(plan.check_count(), "check")
                 )?;
             }
             LoadedCase::Broken { error, .. } => {

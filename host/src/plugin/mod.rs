@@ -16,6 +16,7 @@
 pub mod bindings;
 mod builtin;
 mod cache;
+mod component_file;
 mod engine;
 mod first_party;
 mod guest;
@@ -28,6 +29,7 @@ mod sandbox;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
 pub use cache::{CacheStatus, CompileCache};
+pub use component_file::{ComponentFileError, MAX_COMPONENT_BYTES, read_component_file};
 pub use engine::{EPOCH_TICK, Runtime};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use host::clocks::FIXED_WALL_CLOCK_SECS;

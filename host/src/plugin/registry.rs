@@ -1,4 +1,9 @@
 //! The [`Registry`]: which plugin answers each assertion key.
+//!
+//! Every plugin has a label (its `[plugins.NAME]`, its file's stem, or a
+//! built-in's name), unique in the registry: `[keys]` names the winner of a
+//! key by label, so a second plugin under the same label could take a key
+//! meant for the first.
 
 use crate::errors::{PluginLoadError, RegistryError};
 use crate::plugin::builtin::BUILTIN_MATCHERS;
@@ -73,10 +78,17 @@ impl Registry {
         self.add_labelled(plugin, &label)
     }
 
-    /// Adds a loaded plugin configured as `label`. A key another plugin
-    /// already claims is an error naming both, unless a preference settles
-    /// it.
+    /// Adds a loaded plugin configured as `label`. A label already taken is
+    /// an error naming both plugins; so is a key another plugin already
+    /// claims, unless a preference settles it.
     pub fn add_labelled(&mut self, plugin: MatcherPlugin, label: &str) -> Result<Arc<MatcherPlugin>, RegistryError> {
+        if let Some(other) = self.labels.iter().position(|l| l == label) {
+            return Err(RegistryError::DuplicateLabel {
+                label: label.to_owned(),
+                first: self.plugins[other].source().to_string(),
+                second: plugin.source().to_string(),
+            });
+        }
         let index = self.plugins.len();
         let mut won = Vec::new();
         for key in plugin.keys() {
@@ -134,6 +146,16 @@ impl Registry {
     /// Every loaded plugin, in load order.
     pub fn plugins(&self) -> &[Arc<MatcherPlugin>] {
         &self.plugins
+    }
+
+    /// Every loaded plugin with its label, in load order.
+    pub fn labelled(&self) -> impl Iterator<Item = (&str, &Arc<MatcherPlugin>)> {
+        self.labels.iter().map(String::as_str).zip(&self.plugins)
+    }
+
+    /// The label of the plugin that answers `key`.
+    pub fn label_for(&self, key: &str) -> Option<&str> {
+        self.keys.get(key).map(|&index| self.labels[index].as_str())
     }
 
     /// Every known key, sorted.

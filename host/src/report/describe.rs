@@ -3,6 +3,7 @@
 //! expected and actual values and the matcher's message.
 
 use crate::check::CheckResult;
+use crate::plural;
 use crate::run::{CaseResult, SampleResult};
 
 /// The lines explaining why `case` did not simply pass: its load error, or
@@ -16,9 +17,9 @@ pub fn failure_lines(case: &CaseResult) -> Vec<String> {
     let mut lines = Vec::new();
     if case.samples.len() > 1 {
         lines.push(format!(
-            "{} of {} samples failed (success_ratio {}); sample {}:",
+            "{} of {} failed (success_ratio {}); sample {}:",
             failed.len(),
-            case.samples.len(),
+            plural::count(case.samples.len(), "sample"),
             case.success_ratio,
             first.index
         ));

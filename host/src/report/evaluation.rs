@@ -2,6 +2,7 @@
 //! eval` and `assay validate` print, and the JSON file each writes.
 
 use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, FailureMode, ValidateReport};
+use crate::plural;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -24,11 +25,12 @@ pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Re
     let ratio = assessment.success_ratio;
     writeln!(
         out,
-        "{} (agent {}): {}/{} samples passed, {} needed: {}",
+        "{} (agent {}): {}/{} {} passed, {} needed: {}",
         assessment.case_id,
         if assessment.agent.is_empty() { "?" } else { &assessment.agent },
         assessment.passed,
         assessment.samples,
+        plural::noun(assessment.samples as usize, "sample"),
         ratio.required,
         assessment.status.name()
     )?;
@@ -39,14 +41,20 @@ pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Re
     if assessment.modes.is_empty() {
         return Ok(());
     }
-    writeln!(out, "  Failure modes ({} failures in {} failed samples):", assessment.failures.len(), assessment.failed)?;
+    writeln!(
+        out,
+        "  Failure modes ({} in {}):",
+        plural::count(assessment.failures.len(), "failure"),
+        plural::count(assessment.failed as usize, "failed sample")
+    )?;
     write_modes(out, &assessment.modes, assessment.samples)?;
     if let Some(llm_modes) = &assessment.llm_modes {
         writeln!(out, "  Failure modes as the judge classified them:")?;
         write_modes(out, llm_modes, assessment.samples)?;
         let unclassified: Vec<&str> = assessment.failures.iter().filter_map(|f| f.llm_error.as_deref()).collect();
         if let Some(first) = unclassified.first() {
-            writeln!(out, "    {} failures could not be classified; the first: {first}", unclassified.len())?;
+            let failures = plural::count(unclassified.len(), "failure");
+            writeln!(out, "    {failures} could not be classified; the first: {first}")?;
         }
     }
     Ok(())
@@ -57,8 +65,11 @@ fn write_modes(out: &mut impl Write, modes: &[FailureMode], samples: u32) -> io:
         let times = if mode.occurrences == 1 { "once".to_owned() } else { format!("{} times", mode.occurrences) };
         writeln!(
             out,
-            "    {} of {samples} samples ({:.0}%), {times}: {}",
-            mode.samples, mode.percent, mode.description
+            "    {} of {} ({:.0}%), {times}: {}",
+            mode.samples,
+            plural::count(samples as usize, "sample"),
+            mode.percent,
+            mode.description
         )?;
         for example in &mode.examples {
             let actual =

@@ -2,6 +2,7 @@
 //! error counts, each case that did not pass as it finishes with its failing
 //! checks, and a summary. Colour only when stdout is a terminal.
 
+use crate::plural;
 use crate::report::describe::{check_line, failure_lines};
 use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -64,9 +65,10 @@ impl Terminal {
         };
         let samples = if case.samples.len() > 1 || case.success_ratio.samples > 1 {
             format!(
-                " ({}/{} samples passed, needed {})",
+                " ({}/{} {} passed, needed {})",
                 case.passed_samples(),
                 case.samples.len(),
+                plural::noun(case.samples.len(), "sample"),
                 case.success_ratio.required
             )
         } else {
@@ -109,7 +111,7 @@ impl Terminal {
 
     fn counts_message(&self) -> String {
         let c = &self.counts;
-        format!("{} passed, {} failed, {} flaky, {} errors", c.passed, c.failed, c.flaky, c.errors)
+        format!("{} passed, {} failed, {} flaky, {}", c.passed, c.failed, c.flaky, plural::count(c.errors, "error"))
     }
 }
 
@@ -136,7 +138,7 @@ impl Terminal {
                     bar.enable_steady_tick(std::time::Duration::from_millis(100));
                     self.bar = Some(bar);
                 } else if self.verbosity != Verbosity::Quiet {
-                    writeln!(io::stdout().lock(), "Running {cases} test cases")?;
+                    writeln!(io::stdout().lock(), "Running {}", plural::count(*cases, "test case"))?;
                 }
                 Ok(())
             }
@@ -172,10 +174,10 @@ impl Terminal {
                 let mut out = io::stdout().lock();
                 writeln!(
                     out,
-                    "{} [{:.3}s] {} test cases: {}",
+                    "{} [{:.3}s] {}: {}",
                     self.paint("Summary", status),
                     summary.duration_ms / 1e3,
-                    summary.cases,
+                    plural::count(summary.cases, "test case"),
                     self.counts_message()
                 )?;
                 for (status, ids) in &summary.not_passed {

@@ -110,7 +110,7 @@ fn the_budget_bounds_the_calls_of_a_run() {
     let judge = RemoteJudge::new(settings).unwrap();
     judge.complete("one").answer.unwrap();
     let error = judge.complete("two").answer.unwrap_err();
-    assert!(error.contains("the judge budget of 1 requests for this run is spent"), "{error}");
+    assert!(error.contains("the judge budget of 1 request for this run is spent"), "{error}");
     assert_eq!(judge.requests(), 1, "the refused request is not sent");
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }

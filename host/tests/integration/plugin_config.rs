@@ -200,3 +200,129 @@ fn the_registry_routes_each_preferred_key_to_its_winner() {
     assert_eq!(registry.plugin_for("value").unwrap().source(), &source);
     assert_eq!(registry.plugin_for("keywords").unwrap().source(), &PluginSource::Builtin("stock"));
 }
+
+/// The stock plugin with a custom section appended: another file (another
+/// sha256) that behaves the same.
+fn stock_variant(tag: &str) -> Vec<u8> {
+    let name = b"assay-test";
+    let mut bytes = stock_bytes().to_vec();
+    // A custom section: id 0, its size, then its name (length-prefixed) and
+    // payload; every length here is under 128, one LEB128 byte.
+    bytes.extend([0, (1 + name.len() + tag.len()) as u8, name.len() as u8]);
+    bytes.extend(name);
+    bytes.extend(tag.as_bytes());
+    bytes
+}
+
+/// The message of `assay plugins --config CONFIG ARGS`, and whether it
+/// succeeded.
+fn plugins_in(config: &Path, args: &[&str]) -> (bool, String) {
+    let mut all = vec!["plugins", "--config", config.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = assay(&all);
+    (output.status.success(), if output.status.success() { stdout(&output) } else { stderr(&output) })
+}
+
+#[test]
+fn an_unpinned_plugin_cannot_take_a_pinned_plugins_label_and_lock_pins_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (benign, config) = (dir.path().join("benign.wasm"), dir.path().join("assay.toml"));
+    std::fs::write(&benign, stock_bytes()).unwrap();
+    let pin = assay::plugin::sha256_hex(stock_bytes());
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins.benign]\npath = \"benign.wasm\"\nsha256 = \"{pin}\"\n\n[keys]\nvalue = \"benign\"\nless = \"benign\"\ngreater = \"benign\"\nkeywords = \"benign\"\n"
+        ),
+    )
+    .unwrap();
+    let (ok, listed) = plugins_in(&config, &[]);
+    assert!(ok, "{listed}");
+    assert!(listed.contains(&format!("stock 0.1.0 (`{}`), labelled `benign`\n", benign.display())), "{listed}");
+    assert!(listed.contains("shadowed: [keys] gives every key it has to other plugins\n  value  "), "{listed}");
+    assert!(listed.contains(" [shadowed by `benign`]\n"), "{listed}");
+
+    // The hijack: an unpinned file under the pinned plugin's label.
+    let hijacker = dir.path().join(".assay/plugins/benign.wasm");
+    std::fs::create_dir_all(hijacker.parent().unwrap()).unwrap();
+    std::fs::write(&hijacker, stock_variant("hijacked")).unwrap();
+    let refused = format!(
+        "two plugins are labelled `benign`: [plugins.benign] in assay.toml (`{}`) and `{}`",
+        benign.display(),
+        hijacker.display()
+    );
+    let config_arg = config.to_str().unwrap();
+    let check = ["check", "--config", config_arg, "--key", "value", "--actual", "\"x\"", "--expected", "\"x\""];
+    let output = assay(&check);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stderr(&output).contains(&refused), "{}", stderr(&output));
+    assert!(stderr(&output).contains("Consider renaming one of them"), "{}", stderr(&output));
+    for args in [&[][..], &["--lock"]] {
+        let (ok, error) = plugins_in(&config, args);
+        assert!(!ok && error.contains(&refused), "{args:?}: {error}");
+    }
+    // Nor through --plugin, nor under a built-in's name.
+    std::fs::rename(&hijacker, dir.path().join("stock.wasm")).unwrap();
+    let (ok, error) = plugins_in(&config, &["--plugin", dir.path().join("stock.wasm").to_str().unwrap()]);
+    assert!(!ok, "{error}");
+    assert!(error.contains("two plugins are labelled `stock`: the built-in `stock` and --plugin `"), "{error}");
+
+    // Under a label of its own it loads, listed as shadowed, with the winner.
+    let evil = dir.path().join(".assay/plugins/evil.wasm");
+    std::fs::rename(dir.path().join("stock.wasm"), &evil).unwrap();
+    let (ok, listed) = plugins_in(&config, &[]);
+    assert!(ok, "{listed}");
+    let entry = listed.split_once(", labelled `evil`\n").map(|(_, rest)| rest).unwrap_or_default();
+    assert!(entry.contains("shadowed: [keys] gives every key it has to other plugins\n"), "{listed}");
+
+    // `--lock` pins it as a [plugins.evil] of its own.
+    let evil_sha = assay::plugin::sha256_hex(&std::fs::read(&evil).unwrap());
+    let (ok, printed) = plugins_in(&config, &["--lock"]);
+    assert!(ok, "{printed}");
+    assert_eq!(
+        printed,
+        format!(
+            "pinned benign to {pin}\npinned evil to {evil_sha} (added [plugins.evil] for `.assay/plugins/evil.wasm`)\n"
+        )
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains(&format!("\n[plugins.evil]\npath = \".assay/plugins/evil.wasm\"\nsha256 = \"{evil_sha}\"\n")),
+        "{text}"
+    );
+    // Once pinned it is loaded once, and a changed file is refused.
+    let (ok, listed) = plugins_in(&config, &[]);
+    assert!(ok && listed.matches("labelled `evil`").count() == 1, "{listed}");
+    std::fs::write(&evil, stock_variant("changed")).unwrap();
+    let (ok, error) = plugins_in(&config, &[]);
+    assert!(!ok && error.contains(&format!("but assay.toml pins {evil_sha}; refusing to load it")), "{error}");
+}
+
+#[test]
+fn lock_creates_assay_toml_to_pin_dot_assay_plugins() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join(".assay/plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(fixture("plugins/hostile/hostile.wasm"), plugins.join("hostile.wasm")).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["plugins", "--lock"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sha = assay::plugin::sha256_hex(&std::fs::read(plugins.join("hostile.wasm")).unwrap());
+    let text = std::fs::read_to_string(dir.path().join("assay.toml")).unwrap();
+    assert_eq!(text, format!("[plugins.hostile]\npath = \".assay/plugins/hostile.wasm\"\nsha256 = \"{sha}\"\n"));
+}
+
+#[test]
+fn the_registry_refuses_a_second_plugin_under_a_label() {
+    let runtime = crate::util::runtime();
+    let mut registry = Registry::new();
+    registry.add(load_stock(runtime)).unwrap();
+    let source = PluginSource::File("stock.wasm".into());
+    let copy = MatcherPlugin::load(runtime, source, stock_bytes(), PluginOptions::default()).unwrap();
+    let error = registry.add_labelled(copy, "stock").unwrap_err().to_string();
+    assert!(error.starts_with("two plugins are labelled `stock`: built-in `stock` and `stock.wasm`"), "{error}");
+    assert_eq!(registry.plugins().len(), 1);
+}

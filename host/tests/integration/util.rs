@@ -78,10 +78,17 @@ impl Served {
     /// Starts `assay agent serve --port 0 ARGS…` and waits for its
     /// "serving … on URL" line.
     pub fn start(args: &[&str]) -> Served {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+        command.args(["agent", "serve", "--port", "0"]).args(args);
+        Served::spawn(command)
+    }
+
+    /// Starts `command`, an `assay agent serve --port 0 …` started some
+    /// other way (under `sh -c` with a lower limit, say), and waits for its
+    /// "serving … on URL" line.
+    pub fn spawn(mut command: Command) -> Served {
         use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
-            .args(["agent", "serve", "--port", "0"])
-            .args(args)
+        let mut child = command
             .current_dir(root())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -100,6 +107,20 @@ impl Served {
     /// The port it listens on.
     pub fn port(&self) -> u16 {
         self.url.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Stops it: what it wrote to stderr.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut err).unwrap();
+        err
     }
 }
 
