@@ -18,7 +18,6 @@ use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::plugin::host::embeddings::Embeddings;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +41,7 @@ pub struct EmbeddingsSettings {
     /// Whether `embed-tokens` embeds each word (default true).
     pub word_vectors: bool,
     /// Where vectors are cached; `None` turns the cache off.
-    pub cache_dir: Option<PathBuf>,
+    pub cache: Option<AnswerCache>,
 }
 
 impl EmbeddingsSettings {
@@ -57,7 +56,7 @@ impl EmbeddingsSettings {
             batch_size: 64,
             max_calls: 1000,
             word_vectors: true,
-            cache_dir: None,
+            cache: None,
         }
     }
 }
@@ -85,7 +84,7 @@ impl RemoteEmbeddings {
         Ok(RemoteEmbeddings {
             endpoint: Arc::new(endpoint),
             client,
-            cache: settings.cache_dir.clone().map(AnswerCache::new),
+            cache: settings.cache.clone(),
             worker: Worker::start("embeddings")?,
             budget: Budget::new(settings.max_calls, "embeddings"),
             settings,

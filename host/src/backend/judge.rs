@@ -11,7 +11,6 @@ use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::plugin::host::judge::Judge;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,7 +62,7 @@ pub struct JudgeSettings {
     /// are free.
     pub max_calls: usize,
     /// Where answers are cached; `None` turns the cache off.
-    pub cache_dir: Option<PathBuf>,
+    pub cache: Option<AnswerCache>,
 }
 
 impl JudgeSettings {
@@ -85,7 +84,7 @@ impl JudgeSettings {
             timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
             max_calls: 1000,
-            cache_dir: None,
+            cache: None,
         }
     }
 }
@@ -131,7 +130,7 @@ impl RemoteJudge {
             JudgeBackend::NeuroSan { url } => Client::NeuroSan(JudgeAgent::new(url, settings.timeout)?),
         };
         Ok(RemoteJudge {
-            cache: settings.cache_dir.clone().map(AnswerCache::new),
+            cache: settings.cache.clone(),
             client: Arc::new(client),
             worker: Worker::start("judge")?,
             budget: Budget::new(settings.max_calls, "judge"),

@@ -26,7 +26,7 @@ fn a_scaffolded_plugin_tests_builds_and_loads() {
     assert!(stdout(&tested).contains("2 passed"), "{}", stdout(&tested));
 
     // Built into a component and loaded.
-    let built = Command::new(env!("CARGO_BIN_EXE_assay"))
+    let built = crate::util::assay_command()
         .args(["plugin", "build", crate_dir.to_str().unwrap()])
         .env("CARGO_TARGET_DIR", target.join("wasm"))
         .output()

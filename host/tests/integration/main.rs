@@ -3,6 +3,7 @@
 
 mod agents;
 mod authoring;
+mod caches;
 mod cli;
 mod conformance;
 mod deterministic;
