@@ -1,5 +1,5 @@
-//! Private files: what assay writes for the user alone (the caches and the
-//! cache key). Directories it creates are 0700 and files
+//! Private files: what assay writes for the user alone (the caches, the cache
+//! key, the results of a run). Directories it creates are 0700 and files
 //! 0600, whatever the umask; a whole file is written to a temporary file with
 //! a random name, created with `O_CREAT|O_EXCL|O_NOFOLLOW` (so a planted file
 //! or symbolic link is never written through), and renamed into place, so a
@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 
 /// Creates `dir` and its missing parents, each with mode 0700. A directory
 /// that exists is left as it is.
@@ -81,6 +81,26 @@ pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let linked = file.write_all(bytes).and_then(|()| file.sync_all()).and_then(|()| fs::hard_link(&temp, path));
     let _ = fs::remove_file(&temp);
     linked
+}
+
+/// Creates `path` (or truncates it) for writing, with mode 0600, refusing to
+/// write through a symbolic link there (the error then says so).
+pub(crate) fn create(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return io::Error::new(e.kind(), "it is a symbolic link, which assay does not write through");
+        }
+        e
+    })?;
+    // A file that was already there keeps its mode on open: make it private too.
+    #[cfg(unix)]
+    file.set_permissions(fs::Permissions::from_mode(0o600))?;
+    Ok(file)
 }
 
 /// The bytes of the regular file at `path`, not following a symbolic link
@@ -179,6 +199,25 @@ mod tests {
         assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read(&file).unwrap(), b"first");
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn create_is_private_and_refuses_a_symlink() {
+        let root = tempfile::tempdir().unwrap();
+        let existing = root.path().join("results.jsonl");
+        fs::write(&existing, "old").unwrap();
+        fs::set_permissions(&existing, fs::Permissions::from_mode(0o644)).unwrap();
+        drop(create(&existing).unwrap());
+        assert_eq!(mode(&existing), 0o600);
+        assert_eq!(fs::read(&existing).unwrap(), b"");
+
+        let target = root.path().join("precious");
+        fs::write(&target, "keep").unwrap();
+        let link = root.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let error = create(&link).unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
     }
 
     #[test]

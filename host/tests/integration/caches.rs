@@ -1,6 +1,6 @@
-//! The compile cache and the answer cache as someone else meets them:
-//! planted artifacts and answers are never used, tampered files are
-//! rebuilt, files and directories are private, a cache directory open to
+//! The compile cache, the answer cache and the results as someone else
+//! meets them: planted artifacts and answers are never used, tampered files
+//! are rebuilt, files and directories are private, a cache directory open to
 //! others (or a refused key) turns the cache off with one warning, and a
 //! project's `[cache] dir` needs the user's say-so.
 //!
@@ -377,4 +377,67 @@ fn the_key_and_the_caches_live_where_the_environment_says() {
     assert!(!scratch.path().join("relative").exists());
     assert_eq!(files_with_extension(&cache, "cwasm").len(), 2);
     assert!(!home.join(".cache").exists(), "ASSAY_CACHE_DIR wins over the per-user cache");
+}
+
+/// A folder with one passing case.
+fn one_case() -> tempfile::TempDir {
+    let cases = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cases.path().join("one.hocon"),
+        r#"{ "agent": "echo", "interactions": [ { "text": "hello", "response": { "text": { "keywords": "hello" } } } ] }"#,
+    )
+    .unwrap();
+    cases
+}
+
+/// Runs one passing case with results in `results` and JUnit in `junit`.
+fn run_one(results: &Path, junit: &Path) -> Output {
+    let cases = one_case();
+    assay_command()
+        .args(["run", "--results", results.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
+        .arg(cases.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn results_are_private_and_never_written_through_a_symlink() {
+    let out = tempfile::tempdir().unwrap();
+    let results = out.path().join("results").join("run");
+    let junit = out.path().join("reports").join("junit.xml");
+    let output = run_one(&results, &junit);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    for dir in [out.path().join("results"), results.clone(), out.path().join("reports")] {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    }
+    for file in [results.join("results.jsonl"), results.join("summary.json"), junit.clone()] {
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 2, "no temporary file is left behind");
+
+    // The evaluation workflows' reports too.
+    let assessed = out.path().join("assessed");
+    let cases = one_case();
+    let output =
+        assay_command().args(["assess", "--results", assessed.to_str().unwrap()]).arg(cases.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(mode(&assessed), 0o700);
+    assert_eq!(mode(&assessed.join("assess.json")), 0o600);
+    assert_eq!(mode(&assessed.join("results.jsonl")), 0o600);
+
+    // A results directory someone prepared with a link to a file of yours.
+    let precious = out.path().join("precious");
+    std::fs::write(&precious, "keep").unwrap();
+    let prepared = out.path().join("prepared");
+    std::fs::create_dir(&prepared).unwrap();
+    std::os::unix::fs::symlink(&precious, prepared.join("results.jsonl")).unwrap();
+    let output = run_one(&prepared, &junit);
+    assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains(&format!("cannot create `{}`: it is a symbolic link", prepared.join("results.jsonl").display())),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
 }
