@@ -3,6 +3,7 @@
 
 mod agents;
 mod authoring;
+#[cfg(unix)]
 mod caches;
 mod cli;
 mod conformance;
