@@ -1,6 +1,6 @@
 //! Private files: what assay writes for the user alone (the caches, the cache
 //! key, the results of a run). Directories it creates are 0700 and files
-//! 0600, whatever the umask; a whole file is written to a temporary file with
+//! 0600 (a umask can only take bits away from these); a whole file is written to a temporary file with
 //! a random name, created with `O_CREAT|O_EXCL|O_NOFOLLOW` (so a planted file
 //! or symbolic link is never written through), and renamed into place, so a
 //! reader never sees half of it. It also owns the check a cache makes of its
