@@ -85,9 +85,11 @@ fn echo_request() -> ChatRequest {
     ChatRequest { agent: "echo".into(), text: TEXT.into(), sly_data, ..ChatRequest::default() }
 }
 
-/// What `assay run` does before its first case, against `cache`.
-fn start(cache: &std::path::Path) {
-    let runtime = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(cache)));
+/// What `assay run` does before its first case, against `cache` with the
+/// cache key in `key_file`.
+fn start(cache: &std::path::Path, key_file: &std::path::Path) {
+    let runtime =
+        Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::with_key_file(cache, key_file)));
     let registry = Registry::with_builtins(&runtime).expect("the built-ins load");
     let catalog = AgentCatalog::with_demo_agents(runtime, Limits::default());
     let echo = catalog.get("echo").expect("echo loads").expect("echo is a demo agent");
@@ -105,7 +107,11 @@ fn startup(c: &mut Criterion) {
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
     let uncached = Runtime::new(Limits::default().memory_bytes);
     let cache_dir = tempfile::tempdir().expect("a temporary directory");
-    let cached = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(cache_dir.path())));
+    // The cache key, outside the cache directories (never the user's own).
+    let key_dir = tempfile::tempdir().expect("a temporary directory");
+    let key_file = key_dir.path().join("secret.key");
+    let cache = CompileCache::with_key_file(cache_dir.path(), &key_file);
+    let cached = Runtime::with_cache(Limits::default().memory_bytes, Some(cache));
     // Fill the cache.
     for plugin in BUILTIN_MATCHERS {
         load_builtin(&cached, plugin, builtin_options(plugin));
@@ -136,11 +142,11 @@ fn startup(c: &mut Criterion) {
     group.bench_function("start/cold", |b| {
         b.iter_batched(
             || tempfile::tempdir().expect("a temporary directory"),
-            |empty| start(empty.path()),
+            |empty| start(empty.path(), &key_file),
             BatchSize::PerIteration,
         )
     });
-    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path())));
+    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path(), &key_file)));
 
     group.sample_size(50).sampling_mode(SamplingMode::Auto);
     let plugin = load_stock(&cached, stock_options());

@@ -46,7 +46,7 @@
 //! word_vectors = true          # embed-tokens embeds each word
 //!
 //! [cache]
-//! dir = "/tmp/assay-cache"     # default: the per-user cache directory
+//! dir = "/tmp/assay-cache"     # only with --allow-project-cache-dir
 //! enabled = true
 //! ```
 //!
@@ -179,7 +179,8 @@ pub struct EmbeddingsConfig {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
-    /// The directory (default: the per-user cache directory).
+    /// The directory; used only when the user allows it
+    /// (`--allow-project-cache-dir`), else the per-user cache directory.
     pub dir: Option<PathBuf>,
     /// Whether to cache compiled components (default true).
     #[serde(default = "yes")]

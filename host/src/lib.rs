@@ -18,13 +18,17 @@
 //! scores) and judge validation (agreement with wanted results).
 //!
 //! [`backend`] holds the remote judge a granted plugin may ask; [`config`]
-//! reads `assay.toml`; [`errors`] holds every error type. The
-//! `assay` binary (`src/cli/`) is a thin layer over this library; the
-//! [`run`] module shows a whole run driven from Rust.
+//! reads `assay.toml`; [`errors`] holds every error type. The compile
+//! cache and the answer cache authenticate their files with a per-user key
+//! (`cache_key`), and everything assay keeps for the user is written
+//! private (`private_files`). The `assay` binary (`src/cli/`) is a thin
+//! layer over this library; the [`run`] module shows a whole run driven
+//! from Rust.
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod backend;
+mod cache_key;
 pub mod case;
 pub mod check;
 pub mod config;
@@ -34,6 +38,7 @@ pub mod eval;
 pub mod exit_codes;
 pub mod plugin;
 pub mod plural;
+mod private_files;
 pub mod report;
 pub mod run;
 mod suggest;

@@ -20,7 +20,6 @@ use crate::credentials::{debug_key, redact_urls};
 use crate::plugin::host::Answered;
 use crate::plugin::host::embeddings::Embeddings;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +43,7 @@ pub struct EmbeddingsSettings {
     /// Whether `embed-tokens` embeds each word (default true).
     pub word_vectors: bool,
     /// Where vectors are cached; `None` turns the cache off.
-    pub cache_dir: Option<PathBuf>,
+    pub cache: Option<AnswerCache>,
 }
 
 impl std::fmt::Debug for EmbeddingsSettings {
@@ -58,7 +57,7 @@ impl std::fmt::Debug for EmbeddingsSettings {
             .field("batch_size", &self.batch_size)
             .field("max_calls", &self.max_calls)
             .field("word_vectors", &self.word_vectors)
-            .field("cache_dir", &self.cache_dir)
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -75,7 +74,7 @@ impl EmbeddingsSettings {
             batch_size: 64,
             max_calls: 1000,
             word_vectors: true,
-            cache_dir: None,
+            cache: None,
         }
     }
 }
@@ -103,7 +102,7 @@ impl RemoteEmbeddings {
         Ok(RemoteEmbeddings {
             endpoint: Arc::new(endpoint),
             client,
-            cache: settings.cache_dir.clone().map(AnswerCache::new),
+            cache: settings.cache.clone(),
             worker: Worker::start("embeddings")?,
             budget: Budget::new(settings.max_calls, "embeddings"),
             settings,

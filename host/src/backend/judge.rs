@@ -14,7 +14,6 @@ use crate::credentials::{debug_key, redact_urls};
 use crate::plugin::host::Answered;
 use crate::plugin::host::judge::Judge;
 use std::borrow::Cow;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,7 +79,7 @@ pub struct JudgeSettings {
     /// are free.
     pub max_calls: usize,
     /// Where answers are cached; `None` turns the cache off.
-    pub cache_dir: Option<PathBuf>,
+    pub cache: Option<AnswerCache>,
 }
 
 impl JudgeSettings {
@@ -102,7 +101,7 @@ impl JudgeSettings {
             timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
             max_calls: 1000,
-            cache_dir: None,
+            cache: None,
         }
     }
 }
@@ -148,7 +147,7 @@ impl RemoteJudge {
             JudgeBackend::NeuroSan { url } => Client::NeuroSan(JudgeAgent::new(url, settings.timeout)?),
         };
         Ok(RemoteJudge {
-            cache: settings.cache_dir.clone().map(AnswerCache::new),
+            cache: settings.cache.clone(),
             client: Arc::new(client),
             worker: Worker::start("judge")?,
             budget: Budget::new(settings.max_calls, "judge"),

@@ -99,9 +99,14 @@ pub struct ProjectArgs {
     /// Make the agent NAME the component FILE for `direct` (repeatable).
     #[arg(long = "agent", value_name = "NAME=FILE", value_parser = parse_named_path)]
     pub agents: Vec<(String, PathBuf)>,
-    /// Where compiled components are cached [default: ~/.cache/assay/components].
-    #[arg(long, value_name = "DIR")]
+    /// Where compiled components are cached, and answers in its judge/ and
+    /// embeddings/ [default: ~/.cache/assay/components, answers beside it].
+    #[arg(long, env = "ASSAY_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Use the cache directory `[cache] dir` of assay.toml, which is
+    /// otherwise ignored: allow it only for a project you trust.
+    #[arg(long, env = "ASSAY_ALLOW_PROJECT_CACHE_DIR", value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_project_cache_dir: bool,
     /// Compile every component afresh, reading and writing no cache.
     #[arg(long)]
     pub no_cache: bool,

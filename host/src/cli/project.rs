@@ -7,8 +7,8 @@ use super::UsageError;
 use super::args::{ProjectArgs, ServerArgs};
 use anyhow::{Context, Result};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::backend::{EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
-use assay::config::{Config, PluginConfig};
+use assay::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
+use assay::config::{CONFIG_FILE, Config, PluginConfig};
 use assay::errors::RegistryError;
 use assay::plugin::host::embeddings::Embeddings;
 use assay::plugin::host::judge::Judge;
@@ -38,15 +38,12 @@ impl<'a> Project<'a> {
     /// Reads the configuration and starts the runtime.
     pub fn open(args: &'a ProjectArgs) -> Result<Project<'a>> {
         let config = Config::discover(args.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-        let cache = if args.no_cache || !config.cache.enabled {
-            None
+        let compile_caching = !args.no_cache && config.cache.enabled;
+        let cache_dir = if compile_caching || !args.no_judge_cache { chosen_cache_dir(&config, args) } else { None };
+        let cache = if compile_caching {
+            cache_dir.clone().or_else(CompileCache::default_dir).map(CompileCache::new)
         } else {
-            let dir = args
-                .cache_dir
-                .clone()
-                .or_else(|| config.cache.dir.as_deref().map(|d| config.resolve(d)))
-                .or_else(CompileCache::default_dir);
-            dir.map(CompileCache::new)
+            None
         };
         let largest_memory = config
             .plugins
@@ -55,8 +52,8 @@ impl<'a> Project<'a> {
             .map(|mb| mb << 20)
             .fold(Limits::default().memory_bytes, usize::max);
         let runtime = Runtime::with_cache(largest_memory, cache);
-        let judge = judge(&config, args)?.map(Arc::new);
-        let embeddings = embeddings(&config, args)?.map(Arc::new);
+        let judge = judge(&config, args, cache_dir.as_deref())?.map(Arc::new);
+        let embeddings = embeddings(&config, args, cache_dir.as_deref())?.map(Arc::new);
         Ok(Project { config, runtime, judge, embeddings, args })
     }
 
@@ -196,7 +193,7 @@ impl PluginFile<'_> {
 
 /// The judge from `[judge]` and `ASSAY_JUDGE_*` (which win over the file),
 /// if one is configured.
-fn judge(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteJudge>> {
+fn judge(config: &Config, args: &ProjectArgs, cache_dir: Option<&Path>) -> Result<Option<RemoteJudge>> {
     let section = &config.judge;
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let env_url = env("ASSAY_JUDGE_URL");
@@ -222,14 +219,14 @@ fn judge(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteJudge>> {
     if let Some(max_calls) = section.max_calls {
         settings.max_calls = max_calls;
     }
-    settings.cache_dir = answer_cache_dir(config, args, "judge");
+    settings.cache = answer_cache(args, cache_dir, "judge");
     let judge = RemoteJudge::new(settings).map_err(|e| UsageError(format!("[judge] in assay.toml: {e}")))?;
     Ok(Some(judge))
 }
 
 /// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`
 /// (which win over the file), if one is configured.
-fn embeddings(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteEmbeddings>> {
+fn embeddings(config: &Config, args: &ProjectArgs, cache_dir: Option<&Path>) -> Result<Option<RemoteEmbeddings>> {
     let section = &config.embeddings;
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let Some(url) = env("ASSAY_EMBEDDINGS_URL").or_else(|| section.url.clone()) else { return Ok(None) };
@@ -254,7 +251,7 @@ fn embeddings(config: &Config, args: &ProjectArgs) -> Result<Option<RemoteEmbedd
     if let Some(word_vectors) = section.word_vectors {
         settings.word_vectors = word_vectors;
     }
-    settings.cache_dir = answer_cache_dir(config, args, "embeddings");
+    settings.cache = answer_cache(args, cache_dir, "embeddings");
     let backend =
         RemoteEmbeddings::new(settings).map_err(|e| UsageError(format!("[embeddings] in assay.toml: {e}")))?;
     Ok(Some(backend))
@@ -268,18 +265,42 @@ fn seconds_setting(seconds: f64, name: &str) -> Result<Duration> {
         .ok_or_else(|| UsageError(format!("{name} = {seconds} is not a positive number of seconds")).into())
 }
 
-/// Where a backend's answers are cached: `NAME/` in the cache directory
-/// (`--cache-dir`, `[cache] dir`, or the per-user one, next to compiled
-/// components), unless `--no-judge-cache`.
-fn answer_cache_dir(config: &Config, args: &ProjectArgs, name: &str) -> Option<PathBuf> {
+/// The cache directory the user chose: `--cache-dir` (or `ASSAY_CACHE_DIR`),
+/// else `[cache] dir` of assay.toml when `--allow-project-cache-dir` (or
+/// `ASSAY_ALLOW_PROJECT_CACHE_DIR`) allows it; `None` means the per-user
+/// default. A project's own choice is ignored with a warning: whoever
+/// controls its files would choose where compiled native code is loaded
+/// from.
+fn chosen_cache_dir(config: &Config, args: &ProjectArgs) -> Option<PathBuf> {
+    if let Some(dir) = &args.cache_dir {
+        return Some(dir.clone());
+    }
+    let dir = config.cache.dir.as_deref()?;
+    if args.allow_project_cache_dir {
+        return Some(config.resolve(dir));
+    }
+    let file = args.config.as_deref().unwrap_or(Path::new(CONFIG_FILE));
+    eprintln!(
+        "warning: ignoring `[cache] dir = {:?}` in `{}`: a project does not choose where assay keeps compiled \
+         code and cached answers; using the per-user cache\n\nConsider --allow-project-cache-dir or \
+         ASSAY_ALLOW_PROJECT_CACHE_DIR=1 to use it (for a project you trust), or --cache-dir DIR",
+        dir.display().to_string(),
+        file.display()
+    );
+    None
+}
+
+/// A backend's answer cache: `NAME/` in the chosen cache directory, else in
+/// the per-user one (next to compiled components), unless `--no-judge-cache`.
+fn answer_cache(args: &ProjectArgs, cache_dir: Option<&Path>, name: &str) -> Option<AnswerCache> {
     if args.no_judge_cache {
         return None;
     }
-    match (&args.cache_dir, &config.cache.dir) {
-        (Some(dir), _) => Some(dir.join(name)),
-        (None, Some(dir)) => Some(config.resolve(dir).join(name)),
-        (None, None) => CompileCache::default_dir().and_then(|d| d.parent().map(|p| p.join(name))),
-    }
+    let dir = match cache_dir {
+        Some(dir) => dir.join(name),
+        None => CompileCache::default_dir()?.parent()?.join(name),
+    };
+    Some(AnswerCache::new(dir))
 }
 
 /// How http/https connections reach neuro-san: flags and environment over

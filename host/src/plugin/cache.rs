@@ -1,100 +1,121 @@
 //! The compile cache: components compiled once per machine, not per run.
 //!
 //! An artifact is stored as `<key>.cwasm`, where the key is the sha256 of
-//! the component's bytes and of the engine's compatibility hash (so another
-//! wasmtime version or configuration never sees it), next to
-//! `<key>.sha256`, the digest of the artifact as this engine wrote it. A
-//! load reads the artifact, checks the digest, and only then deserializes
-//! from the bytes it checked (not from the file again, which another
-//! process could swap in between). Anything that does not verify — a torn
-//! write, a corrupt or foreign file — is ignored and rebuilt. Writes go to a
-//! temporary file renamed into place, so readers never see half a file.
+//! the component's sha256 and of the engine's compatibility hash (so another
+//! wasmtime version or configuration never sees it). The file is an
+//! HMAC-SHA256 tag followed by the artifact; the tag is taken under the
+//! per-user secret key (see `cache_key`) over the artifact, the
+//! component's sha256 and the compatibility hash. A load reads the file,
+//! verifies the tag, and only then deserializes from the bytes it verified
+//! (not from the file again, which another process could swap in between).
+//! So a file that anyone without the key made — a planted artifact, even a
+//! valid one compiled from another component, or a torn write — is ignored
+//! and rebuilt: native code runs only if this user's assay compiled it from
+//! these very component bytes.
 //!
-//! The cache directory is trusted as the user's own (like `~/.cargo`): the
-//! digest guards against corruption and accidents, not against someone who
-//! can write to the user's files.
+//! The directory is made 0700 and files are written 0600 (see
+//! `private_files`); a directory owned by someone else or writable by group
+//! or others is not used (warned once; components are then compiled in
+//! memory), and neither is a cache whose key file is refused.
 
+use crate::cache_key::{CacheAccess, MAC_LEN, default_key_file};
+use crate::private_files::{self, hex};
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Where compiled artifacts live.
+/// What the compile cache's tags are for (the answer cache uses the same key).
+const DOMAIN: &str = "assay compile cache v1";
+
+/// Where compiled artifacts live, and the key that authenticates them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileCache {
-    dir: PathBuf,
+    access: CacheAccess,
 }
 
 /// How a component was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheStatus {
-    /// Loaded from a verified cache file.
+    /// Loaded from a cache file whose tag verified.
     Hit,
     /// Compiled, and stored for next time.
     Compiled,
     /// Compiled; a cache file existed but did not verify and was replaced.
     Rebuilt,
-    /// Compiled without a cache.
+    /// Compiled without a cache (none configured, or it was refused).
     Uncached,
 }
 
 impl CompileCache {
-    /// A cache in `dir` (created on first write).
+    /// A cache in `dir` (created on first use), authenticated with the
+    /// per-user key: `$XDG_CONFIG_HOME/assay/secret.key`, else
+    /// `~/.config/assay/secret.key`.
     pub fn new(dir: impl Into<PathBuf>) -> CompileCache {
-        CompileCache { dir: dir.into() }
+        CompileCache { access: CacheAccess::new(dir.into(), default_key_file()) }
+    }
+
+    /// A cache in `dir` authenticated with the key in `key_file` (made there
+    /// on first use). Keep it outside `dir` and outside any project.
+    pub fn with_key_file(dir: impl Into<PathBuf>, key_file: impl Into<PathBuf>) -> CompileCache {
+        CompileCache { access: CacheAccess::new(dir.into(), Some(key_file.into())) }
     }
 
     /// The per-user default: `$XDG_CACHE_HOME/assay/components`, else
-    /// `~/.cache/assay/components`.
+    /// `~/.cache/assay/components` (a relative `XDG_CACHE_HOME` is ignored).
     pub fn default_dir() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
         Some(base.join("assay").join("components"))
     }
 
     /// The directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.access.dir()
     }
 
-    /// The component for `bytes`: from the cache when a verified artifact is
-    /// there, else compiled (and stored; a failure to store only costs the
-    /// next run a compile).
+    /// The component for `bytes`: from the cache when an authentic artifact
+    /// is there, else compiled (and stored; a failure to store only costs
+    /// the next run a compile). A cache that is refused compiles in memory
+    /// ([`CacheStatus::Uncached`]).
     pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
-        let key = key(engine, bytes);
-        let artifact = self.dir.join(format!("{key}.cwasm"));
-        let digest_file = self.dir.join(format!("{key}.sha256"));
+        let Some(key) = self.access.key() else {
+            return Ok((Component::new(engine, bytes)?, CacheStatus::Uncached));
+        };
+        let component_sha: [u8; 32] = Sha256::digest(bytes).into();
+        let compatibility = compatibility_hash(engine).to_le_bytes();
+        let name: [u8; 32] = Sha256::new().chain_update(component_sha).chain_update(compatibility).finalize().into();
+        let file = self.dir().join(format!("{}.cwasm", hex(&name)));
         let mut status = CacheStatus::Compiled;
-        if let (Ok(stored), Ok(digest)) = (std::fs::read(&artifact), std::fs::read_to_string(&digest_file)) {
-            if hex(&Sha256::digest(&stored)) == digest.trim() {
-                // SAFETY: these bytes are an artifact this engine
-                // configuration serialized (the key includes its
-                // compatibility hash), verified against the digest written
-                // with it; wasmtime checks compatibility again on load.
-                if let Ok(component) = unsafe { Component::deserialize(engine, &stored) } {
-                    return Ok((component, CacheStatus::Hit));
+        match private_files::read(&file) {
+            Ok(stored) => {
+                if let Some((tag, artifact)) = stored.split_at_checked(MAC_LEN)
+                    && key.verify(DOMAIN, &[artifact, &component_sha, &compatibility], tag)
+                {
+                    // SAFETY: these bytes are an artifact that this user's
+                    // assay serialized from these component bytes with an
+                    // engine of this compatibility hash: the tag, under a key
+                    // only this user can read, says so. wasmtime checks
+                    // compatibility again on load.
+                    if let Ok(component) = unsafe { Component::deserialize(engine, artifact) } {
+                        return Ok((component, CacheStatus::Hit));
+                    }
                 }
+                status = CacheStatus::Rebuilt;
             }
-            status = CacheStatus::Rebuilt;
-        } else if artifact.exists() {
-            status = CacheStatus::Rebuilt;
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Something unreadable (a symbolic link, a directory) is there.
+            Err(_) => status = CacheStatus::Rebuilt,
         }
         let compiled = engine.precompile_component(bytes)?;
         // SAFETY: just produced by this engine from these bytes.
         let component = unsafe { Component::deserialize(engine, &compiled)? };
-        let _ = self.store(&artifact, &digest_file, &compiled);
+        let tag = key.mac(DOMAIN, &[&compiled, &component_sha, &compatibility]);
+        let _ = private_files::write(&file, &[&tag[..], &compiled].concat());
         Ok((component, status))
-    }
-
-    fn store(&self, artifact: &Path, digest_file: &Path, compiled: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        // The digest goes last: until it is in place the artifact is not
-        // trusted.
-        write_atomically(artifact, compiled)?;
-        write_atomically(digest_file, hex(&Sha256::digest(compiled)).as_bytes())
     }
 }
 
@@ -110,23 +131,10 @@ pub(crate) fn compile(
     }
 }
 
-fn key(engine: &Engine, bytes: &[u8]) -> String {
+/// The engine's compatibility hash as a number: equal for engines whose
+/// artifacts are interchangeable.
+fn compatibility_hash(engine: &Engine) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    let mut digest = Sha256::new();
-    digest.update(bytes);
-    digest.update(hasher.finish().to_le_bytes());
-    hex(&digest.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&temp, bytes)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    hasher.finish()
 }

@@ -3,19 +3,21 @@
 
 use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, FailureMode, ValidateReport};
 use crate::plural;
+use crate::private_files;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes `value` as pretty JSON to `dir/name`, creating `dir`: the path.
+/// Both are private (0700, 0600), as the results directory is.
 pub fn write_json_report(dir: &Path, name: &str, value: &impl Serialize) -> io::Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| {
+    private_files::create_dir(dir).map_err(|e| {
         io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
     })?;
     let path = dir.join(name);
     let mut text = serde_json::to_vec_pretty(value)?;
     text.push(b'\n');
-    std::fs::write(&path, text)
+    private_files::write(&path, &text)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))?;
     Ok(path)
 }

@@ -1,8 +1,10 @@
 //! JUnit XML (with quick-junit, as nextest writes it): one `<testcase>` per
 //! case, named by its id with the agent as class name. A failed case is a
 //! `<failure>`, an errored one an `<error>`, and a flaky one passes with a
-//! `<flakyFailure>` per failed sample.
+//! `<flakyFailure>` per failed sample. The file is written private (0600,
+//! its missing parent directories 0700), as the results directory is.
 
+use crate::private_files;
 use crate::report::describe::{failure_lines, sample_failure_lines};
 use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
@@ -38,13 +40,14 @@ impl Reporter for JunitReport {
                 suite.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
                 report.add_test_suite(suite);
                 report.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
-                if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent)?;
-                }
-                let file = std::fs::File::create(&self.path).map_err(|e| {
+                let text = report.to_string().map_err(io::Error::other)?;
+                let cannot = |e: io::Error| {
                     io::Error::new(e.kind(), format!("cannot write the JUnit report `{}`: {e}", self.path.display()))
-                })?;
-                report.serialize(io::BufWriter::new(file)).map_err(io::Error::other)
+                };
+                if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    private_files::create_dir(parent).map_err(cannot)?;
+                }
+                private_files::write(&self.path, text.as_bytes()).map_err(cannot)
             }
         }
     }

@@ -1,10 +1,13 @@
 //! The results directory: `results.jsonl`, one line per case, appended and
 //! flushed as each case finishes (a killed run keeps every finished case),
-//! and `summary.json` at the end.
+//! and `summary.json` at the end. Results hold the agent's responses, so
+//! they are private: the directory is made 0700 (when assay makes it) and
+//! both files are 0600, never written through a symbolic link.
 
+use crate::private_files;
 use crate::run::{Reporter, RunEvent};
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::fs::File;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes `results.jsonl` and `summary.json` into a directory.
@@ -17,15 +20,11 @@ pub struct ResultsDir {
 impl ResultsDir {
     /// Creates the directory (and parents) and an empty `results.jsonl`.
     pub fn create(dir: &Path) -> io::Result<ResultsDir> {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        private_files::create_dir(dir).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
         })?;
         let path = dir.join("results.jsonl");
-        let lines = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)
+        let lines = private_files::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
         Ok(ResultsDir { dir: dir.to_owned(), lines })
     }
@@ -50,10 +49,10 @@ impl Reporter for ResultsDir {
             }
             RunEvent::Finished(summary) => {
                 let path = self.dir.join("summary.json");
-                let mut file = BufWriter::new(File::create(&path)?);
-                serde_json::to_writer_pretty(&mut file, summary)?;
-                file.write_all(b"\n")?;
-                file.flush()
+                let mut text = serde_json::to_vec_pretty(summary)?;
+                text.push(b'\n');
+                private_files::write(&path, &text)
+                    .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))
             }
         }
     }

@@ -45,7 +45,7 @@ fn a_scaffolded_plugin_tests_builds_and_loads() {
     std::fs::create_dir_all(target.join("wasm")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(target.join("wasm"), crate_dir.join("target")).unwrap();
-    let built = Command::new(env!("CARGO_BIN_EXE_assay"))
+    let built = crate::util::assay_command()
         .args(["plugin", "build", argument])
         .current_dir(dir.path())
         .env_remove("CARGO_TARGET_DIR")

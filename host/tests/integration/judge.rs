@@ -6,7 +6,7 @@
 use crate::fake_server::{FakeServer, Recorded, Reply};
 use crate::judge_server::{self, completion};
 use crate::util::{assay, assay_with_judge, fixture, stderr, stdout};
-use assay::backend::{JudgeBackend, JudgeSettings, RemoteJudge};
+use assay::backend::{AnswerCache, JudgeBackend, JudgeSettings, RemoteJudge};
 use assay::plugin::host::judge::Judge;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -120,7 +120,7 @@ fn the_cache_makes_a_second_run_send_no_requests() {
     let server = FakeServer::start(rule);
     let cache = tempfile::tempdir().unwrap();
     let mut settings = settings(&server);
-    settings.cache_dir = Some(cache.path().to_owned());
+    settings.cache = Some(AnswerCache::with_key_file(cache.path().join("judge"), cache.path().join("secret.key")));
     for _ in 0..2 {
         // A new judge per "run", sharing the cache directory.
         let judge = RemoteJudge::new(settings.clone()).unwrap();

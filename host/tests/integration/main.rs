@@ -3,6 +3,8 @@
 
 mod agents;
 mod authoring;
+#[cfg(unix)]
+mod caches;
 mod cli;
 mod conformance;
 mod deterministic;

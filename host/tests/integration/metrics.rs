@@ -8,7 +8,7 @@
 use crate::fake_server::{FakeServer, Reply};
 use crate::util::{root, stderr, stdout};
 use serde_json::{Value, json};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The first-party metric plugins: `[plugins.NAME]` label and component.
 const METRICS: &[(&str, &str)] = &[
@@ -54,7 +54,7 @@ impl Project {
     fn assay(&self, args: &[&str]) -> Output {
         let config = self.dir.path().join("assay.toml");
         let cache = compile_cache();
-        Command::new(env!("CARGO_BIN_EXE_assay"))
+        crate::util::assay_command()
             .args(args)
             .args(["--config", config.to_str().unwrap(), "--cache-dir", cache.to_str().unwrap()])
             .current_dir(self.dir.path())

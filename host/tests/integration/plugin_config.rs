@@ -16,14 +16,21 @@ fn load_stock(runtime: &Runtime) -> MatcherPlugin {
     MatcherPlugin::load(runtime, PluginSource::Builtin("stock"), stock_bytes(), PluginOptions::default()).unwrap()
 }
 
+/// A runtime (as a new process would make) with the compile cache in
+/// `dir/cache` and its key in `dir/secret.key`.
+fn cached_runtime(dir: &Path) -> Runtime {
+    let cache = CompileCache::with_key_file(dir.join("cache"), dir.join("secret.key"));
+    Runtime::with_cache(Limits::default().memory_bytes, Some(cache))
+}
+
 #[test]
 fn a_cold_start_compiles_and_a_warm_start_loads_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let cold = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    let cold = cached_runtime(dir.path());
     assert_eq!(load_stock(&cold).cache_status(), CacheStatus::Compiled);
 
-    // A new process: a new engine, the same cache directory.
-    let warm = Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    // A new process: a new engine, the same cache directory and key.
+    let warm = cached_runtime(dir.path());
     let plugin = load_stock(&warm);
     assert_eq!(plugin.cache_status(), CacheStatus::Hit);
     let output = crate::util::eval_one(&plugin, "keywords", "the Beatles", "\"Beatles\"");
@@ -33,11 +40,11 @@ fn a_cold_start_compiles_and_a_warm_start_loads_from_the_cache() {
 #[test]
 fn a_corrupt_or_foreign_cache_file_is_ignored_and_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = || Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::new(dir.path())));
+    let runtime = || cached_runtime(dir.path());
     load_stock(&runtime());
-    let artifact = only_file_with_extension(dir.path(), "cwasm");
+    let artifact = only_file_with_extension(&dir.path().join("cache"), "cwasm");
 
-    // Flip a byte: the digest no longer matches.
+    // Flip a byte: the tag no longer matches.
     let mut bytes = std::fs::read(&artifact).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
@@ -45,7 +52,8 @@ fn a_corrupt_or_foreign_cache_file_is_ignored_and_rebuilt() {
     assert_eq!(load_stock(&runtime()).cache_status(), CacheStatus::Rebuilt);
     assert_eq!(load_stock(&runtime()).cache_status(), CacheStatus::Hit);
 
-    // A foreign file with a matching digest that is not an artifact.
+    // A foreign file that is not an artifact, with a matching digest as the
+    // cache once had.
     let garbage = b"not a compiled component".to_vec();
     std::fs::write(&artifact, &garbage).unwrap();
     let digest: String = {

@@ -307,7 +307,7 @@ fn a_killed_run_keeps_every_case_it_reported_finished() {
         );
     }
     let out = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+    let mut child = crate::util::assay_command()
         .args(["run", "--verbose", "-j", "1", "--agent-url", &server.url(), "--results"])
         .arg(out.path())
         .arg(dir.path())

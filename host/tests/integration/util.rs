@@ -41,16 +41,45 @@ pub fn eval_one(plugin: &MatcherPlugin, key: &str, actual: &str, expected: &str)
     plugin.evaluate(&[ActualValue::Text(actual)], &[CheckInput { key, actual: 0, expected }])
 }
 
+/// The home of the `assay` processes the tests start: their configuration
+/// (where the cache key lives) and cache directories, never the real
+/// user's.
+pub fn test_home() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("home")
+}
+
+/// The `assay` binary, run from the workspace root, with `XDG_CONFIG_HOME`
+/// and `XDG_CACHE_HOME` in [`test_home`] and no cache settings from the
+/// environment.
+pub fn assay_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    isolated(&mut command);
+    command
+}
+
+/// `command` (the `assay` binary, or a shell that starts it) run from the
+/// repository root with the tests' own home: the real user's key and caches
+/// are never touched.
+pub fn isolated(command: &mut Command) -> &mut Command {
+    let home = test_home();
+    command
+        .current_dir(root())
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("ASSAY_CACHE_DIR")
+        .env_remove("ASSAY_ALLOW_PROJECT_CACHE_DIR")
+}
+
 /// Runs the `assay` binary.
 pub fn assay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay")).args(args).current_dir(root()).output().unwrap()
+    assay_command().args(args).output().unwrap()
 }
 
 /// Runs the `assay` binary with the judge at `url` (model `m`), or with no
 /// judge, whatever the environment says.
 pub fn assay_with_judge(url: Option<&str>, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
-    command.args(args).current_dir(root()).env_remove("ASSAY_JUDGE_URL").env_remove("ASSAY_JUDGE_MODEL");
+    let mut command = assay_command();
+    command.args(args).env_remove("ASSAY_JUDGE_URL").env_remove("ASSAY_JUDGE_MODEL");
     if let Some(url) = url {
         command.env("ASSAY_JUDGE_URL", url).env("ASSAY_JUDGE_MODEL", "m");
     }
@@ -88,8 +117,7 @@ impl Served {
     /// "serving … on URL" line.
     pub fn spawn(mut command: Command) -> Served {
         use std::io::BufRead;
-        let mut child = command
-            .current_dir(root())
+        let mut child = isolated(&mut command)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
