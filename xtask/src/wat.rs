@@ -5,7 +5,7 @@
 //! Each `NAME.wat` is a core module following the component-model naming
 //! conventions of `wit-component` (`INTERFACE#FUNCTION` exports,
 //! `cabi_realloc`, `memory`) and starts with a line `;; world: WORLD` naming
-//! the fully qualified world it implements, from `wit/plugin` or from
+//! the fully qualified world it implements, from `wit/plugin`, `wit/agent` or
 //! `fixtures/plugins/wat/wit` (with its `deps/`). It is assembled, given that
 //! world's component type, and turned into the component `NAME.wasm` next to
 //! it. Nothing here depends on a Rust toolchain, so the result is the same on
@@ -55,10 +55,12 @@ pub fn build_all(root: &Path) -> Result<Vec<WatComponent>> {
         .collect()
 }
 
-/// The plugin contract, then the fixtures' own WIT (which may name it).
+/// The plugin and agent contracts, then the fixtures' own WIT (which may name
+/// them).
 fn resolve(root: &Path) -> Result<Resolve> {
     let mut resolve = Resolve::default();
     resolve.push_dir(root.join("wit/plugin")).context("failed to parse wit/plugin")?;
+    resolve.push_dir(root.join("wit/agent")).context("failed to parse wit/agent")?;
     let extra = root.join(DIR).join("wit");
     if extra.is_dir() {
         resolve.push_dir(&extra).with_context(|| format!("failed to parse {}", extra.display()))?;
