@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 /// Runs the `assay` binary in `dir`.
 fn assay_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay")).args(args).current_dir(dir).output().unwrap()
+    crate::util::assay_command().args(args).current_dir(dir).output().unwrap()
 }
 
 #[test]

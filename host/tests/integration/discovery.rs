@@ -4,7 +4,7 @@
 
 use crate::util::{stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 const CASE: &str =
@@ -18,7 +18,7 @@ fn case(path: &Path) {
 /// Runs `assay run ARGS --list` in `dir`, killed after 60 s (a walk that
 /// loops never ends by itself).
 fn list_in(dir: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+    let mut child = crate::util::assay_command()
         .arg("run")
         .args(args)
         .arg("--list")

@@ -64,8 +64,8 @@ pub fn path(relative: &str) -> String {
 /// The `assay` binary with `args`, run from the repository root, with no
 /// judge or embeddings from the environment and short panic messages.
 pub fn assay_command(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
-    command.args(args).current_dir(root()).env("RUST_BACKTRACE", "0");
+    let mut command = crate::util::assay_command();
+    command.args(args).env("RUST_BACKTRACE", "0");
     for name in [
         "ASSAY_JUDGE_URL",
         "ASSAY_JUDGE_MODEL",

@@ -312,11 +312,7 @@ fn lock_creates_assay_toml_to_pin_dot_assay_plugins() {
     let plugins = dir.path().join(".assay/plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     std::fs::copy(fixture("plugins/hostile/hostile.wasm"), plugins.join("hostile.wasm")).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["plugins", "--lock"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let output = crate::util::assay_command().args(["plugins", "--lock"]).current_dir(dir.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let sha = assay::plugin::sha256_hex(&std::fs::read(plugins.join("hostile.wasm")).unwrap());
     let text = std::fs::read_to_string(dir.path().join("assay.toml")).unwrap();
