@@ -103,9 +103,18 @@ impl Runtime {
 
     /// Compiles a component for the main engine or, with `fuel`, the fuel
     /// engine, through the compile cache if there is one.
+    /// A component whose modules the pool cannot hold (more memories or
+    /// tables per module than a pool slot has) is compiled for the
+    /// on-demand engine instead: multi-memory is standard WebAssembly, and
+    /// a plugin must not load on one machine and not on another.
     pub fn compile(&self, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
         let engine = if fuel { self.fuel_engine() } else { self.engine() };
-        self.compile_for(engine, bytes)
+        match self.compile_for(engine, bytes) {
+            Err(error) if !fuel && self.inner.pooling && format!("{error:#}").contains("pooling allocator") => {
+                self.compile_for(self.on_demand_engine(), bytes)
+            }
+            compiled => compiled,
+        }
     }
 
     /// Compiles a component for `engine`, one of this runtime's, through

@@ -99,8 +99,12 @@ pub enum Fault {
         /// The total number of elements asked for.
         requested: usize,
     },
-    /// The guest called `wasi:cli/exit` with this status.
+    /// The guest called `wasi:cli/exit` with this status (WASI 0.2 carries
+    /// only success, 0, or failure, 1).
     Exit(i32),
+    /// The instance asked for more instances, memories or tables than a
+    /// store may have.
+    Resources(String),
     /// The fuel budget ran out.
     Fuel(u64),
     /// The call stack overflowed (runaway recursion).
@@ -124,6 +128,7 @@ impl Fault {
             Fault::Memory { .. } => "memory",
             Fault::Table { .. } => "table",
             Fault::Exit(_) => "exit",
+            Fault::Resources(_) => "resources",
             Fault::Fuel(_) => "fuel",
             Fault::StackOverflow => "stack-overflow",
             Fault::Panic(_) => "panic",
@@ -147,7 +152,9 @@ impl fmt::Display for Fault {
             Fault::Table { limit, requested } => {
                 write!(f, "exceeded its table limit of {limit} elements (it asked for {requested}) and was stopped")
             }
-            Fault::Exit(status) => write!(f, "called exit({status}) and was stopped"),
+            Fault::Exit(0) => write!(f, "called exit (with success) instead of answering, and was stopped"),
+            Fault::Exit(_) => write!(f, "called exit (with a failure status) instead of answering, and was stopped"),
+            Fault::Resources(limit) => write!(f, "asked for more than the sandbox allows ({limit}) and was stopped"),
             Fault::Fuel(fuel) => write!(f, "ran out of its fuel budget of {fuel} units and was stopped"),
             Fault::StackOverflow => write!(f, "overflowed its call stack (runaway recursion?) and was stopped"),
             Fault::Panic(Some(message)) => write!(f, "panicked: {message}"),
@@ -397,7 +404,11 @@ pub(crate) fn classify(error: &wasmtime::Error, state: &SandboxState, deadline: 
             Fault::Panic(state.log.lock().expect("the log is never poisoned").panic_message())
         }
         Some(trap) => Fault::Trap(trap.to_string()),
-        // wasmtime's error type for this is private; its message is not.
+        // wasmtime's error types for these are private; their messages
+        // are not.
+        None if format!("{error}").starts_with("resource limit exceeded: ") => {
+            Fault::Resources(format!("{error}").trim_start_matches("resource limit exceeded: ").to_owned())
+        }
         None if format!("{error}").contains("fuel allocated for hostcalls has been exhausted") => Fault::BadAnswer(
             format!("it handed the host more than {} MiB in one call, the most one call may", HOSTCALL_FUEL >> 20),
         ),

@@ -6,7 +6,7 @@
 //! [0, 1] by powers of two (exact, and within the host's score clamp).
 
 use crate::util::{eval_one, load};
-use assay::plugin::{EvaluationError, MatcherPlugin, PluginOptions};
+use assay::plugin::{EvaluationError, Limits, MatcherPlugin, PluginOptions};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const WASI_CLOCK: &str = "plugins/wat/wasi-clock.wasm";
@@ -92,4 +92,32 @@ fn a_plugin_sees_fresh_randomness_in_every_instance_by_default() {
     let a = random(&nondeterministic());
     let b = random(&nondeterministic());
     assert_ne!(a, b, "two instances drew the same 53 random bits");
+}
+
+#[test]
+fn a_deterministic_plugins_timers_fire_at_once() {
+    // `sleep` waits on a timer of u64::MAX nanoseconds: for a deterministic
+    // plugin it fires at once, and the plugin answers "woke up".
+    let limits = Limits { deadline: std::time::Duration::from_secs(2), ..Limits::default() };
+    let plugin =
+        load("plugins/wat/wasi-io.wasm", PluginOptions { limits, deterministic: true, ..Default::default() }).unwrap();
+    for key in ["sleep", "poll"] {
+        let started = std::time::Instant::now();
+        let output = eval_one(&plugin, key, "x", "1");
+        let evaluation = output.results[0].as_ref().unwrap();
+        assert_eq!(evaluation.message, "woke up", "{key}");
+        assert!(started.elapsed() < std::time::Duration::from_millis(500), "{key} took {:?}", started.elapsed());
+    }
+    // Without `deterministic`, the same timer runs into the deadline.
+    let limits = Limits { deadline: std::time::Duration::from_millis(200), ..Limits::default() };
+    let plugin = load("plugins/wat/wasi-io.wasm", PluginOptions { limits, ..Default::default() }).unwrap();
+    let output = eval_one(&plugin, "sleep", "x", "1");
+    assert!(
+        matches!(
+            &output.results[0],
+            Err(assay::plugin::EvaluationError::Fault { fault: assay::plugin::Fault::Deadline(_), .. })
+        ),
+        "{:?}",
+        output.results[0]
+    );
 }

@@ -96,9 +96,11 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// An `assay agent serve` child process, killed on drop.
+/// An `assay agent serve` child process, killed on drop. Its stdout and
+/// stderr are read all along (a server whose pipes fill up would block).
 pub struct Served {
     child: std::process::Child,
+    stderr: Option<std::thread::JoinHandle<String>>,
     /// The URL it printed, e.g. `http://127.0.0.1:41234`.
     pub url: String,
 }
@@ -116,20 +118,28 @@ impl Served {
     /// other way (under `sh -c` with a lower limit, say), and waits for its
     /// "serving … on URL" line.
     pub fn spawn(mut command: Command) -> Served {
-        use std::io::BufRead;
+        use std::io::{BufRead, Read};
         let mut child = isolated(&mut command)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        stdout.read_line(&mut line).unwrap();
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let Some((_, url)) = line.trim().rsplit_once(" on ") else {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            let _ = child.kill();
+            let err = stderr.join().unwrap();
             panic!("`assay agent serve` printed {line:?}; stderr: {err}");
         };
-        Served { child, url: url.to_owned() }
+        Served { child, stderr: Some(stderr), url: url.to_owned() }
     }
 
     /// The port it listens on.
@@ -146,9 +156,7 @@ impl Served {
     pub fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut err).unwrap();
-        err
+        self.stderr.take().unwrap().join().unwrap()
     }
 }
 
