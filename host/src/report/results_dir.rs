@@ -1,7 +1,8 @@
 //! The results directory: `results.jsonl`, one line per case, appended and
 //! flushed as each case finishes (a killed run keeps every finished case),
-//! and `summary.json` at the end.
+//! and `summary.json` at the end, both redacted.
 
+use crate::report::Redactor;
 use crate::run::{Reporter, RunEvent};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 pub struct ResultsDir {
     dir: PathBuf,
     lines: File,
+    redactor: Redactor,
 }
 
 impl ResultsDir {
@@ -27,7 +29,12 @@ impl ResultsDir {
             .truncate(true)
             .open(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
-        Ok(ResultsDir { dir: dir.to_owned(), lines })
+        Ok(ResultsDir { dir: dir.to_owned(), lines, redactor: Redactor::none() })
+    }
+
+    /// The same, hiding `redactor`'s secrets.
+    pub fn with_redactor(self, redactor: Redactor) -> ResultsDir {
+        ResultsDir { redactor, ..self }
     }
 
     /// The directory.
@@ -43,7 +50,7 @@ impl Reporter for ResultsDir {
             RunEvent::CaseFinished(case) => {
                 // One write of a whole line: a kill can only lose lines not
                 // yet written, never leave half of one.
-                let mut line = serde_json::to_vec(case)?;
+                let mut line = self.redactor.to_json(case, false)?;
                 line.push(b'\n');
                 self.lines.write_all(&line)?;
                 self.lines.flush()
@@ -51,7 +58,7 @@ impl Reporter for ResultsDir {
             RunEvent::Finished(summary) => {
                 let path = self.dir.join("summary.json");
                 let mut file = BufWriter::new(File::create(&path)?);
-                serde_json::to_writer_pretty(&mut file, summary)?;
+                file.write_all(&self.redactor.to_json(summary, true)?)?;
                 file.write_all(b"\n")?;
                 file.flush()
             }
