@@ -3,6 +3,7 @@
 
 mod agents;
 mod authoring;
+mod case_input;
 mod cli;
 mod conformance;
 mod deterministic;
