@@ -10,6 +10,7 @@ mod deterministic;
 mod dispatch;
 mod evaluation;
 mod fake_server;
+mod fuzz;
 mod hostile_wat;
 mod judge;
 mod judge_server;
