@@ -22,8 +22,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// An input slower than this is a finding.
-const SLOW: Duration = Duration::from_secs(2);
+/// An input slower than this is a finding. Generous: the machine is
+/// shared, and the slowest inputs the caps allow take about half a second.
+const SLOW: Duration = Duration::from_secs(5);
 
 /// The file name given to the reader.
 const FILE: &str = "cases/fuzz.hocon";

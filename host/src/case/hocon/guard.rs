@@ -21,7 +21,13 @@
 //! - merging a key given twice costs the resolver time in proportion to the
 //!   object merged into, so a file of thousands of `a.xN = 1` lines takes
 //!   minutes: (keys given again) × (values in the file) is at most
-//!   [`MAX_MERGE_WORK`].
+//!   [`MAX_MERGE_WORK`];
+//! - the resolver's time grows with the depth of every object and list (a
+//!   few microseconds per level: 200 siblings 90 levels deep, 90 KB, take
+//!   seconds), so the sum of their depths is at most [`MAX_NESTING_WORK`].
+//!
+//! Within these caps a file of the largest size the full parser takes
+//! resolves in well under a second.
 
 use crate::case::env::{CaseEnv, Lookup};
 use crate::errors::CaseErrorKind;
@@ -40,6 +46,10 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// (values in the file). About half a second of the resolver's time.
 pub(crate) const MAX_MERGE_WORK: usize = 1 << 22;
 
+/// The most nesting work a file may cause: the sum of the depths of its
+/// objects and lists. About half a second of the resolver's time.
+pub(crate) const MAX_NESTING_WORK: usize = 1 << 17;
+
 /// Checks the tree of a whole file against `env`: the variables its
 /// substitutions read (for the resolver), or why it is refused.
 pub(super) fn inspect(root: &AstNode, env: &CaseEnv) -> Result<HashMap<String, String>, CaseErrorKind> {
@@ -50,8 +60,17 @@ pub(super) fn inspect(root: &AstNode, env: &CaseEnv) -> Result<HashMap<String, S
         });
     };
     let root_keys = fields.iter().filter_map(|field| field.key.first()).map(String::as_str).collect();
-    let mut walk = Walk { root_keys, env, used: HashMap::new(), substituted: 0, values: 0, again: 0 };
+    let mut walk = Walk { root_keys, env, used: HashMap::new(), substituted: 0, values: 0, again: 0, nesting: 0 };
     walk.node(root, 0)?;
+    if walk.nesting > MAX_NESTING_WORK {
+        return Err(CaseErrorKind::Refused {
+            line: None,
+            message: format!(
+                "the depths of the file's objects and lists add up to {}: resolving them would take the HOCON resolver seconds (the cap is {MAX_NESTING_WORK})\n\nConsider a flatter structure, or writing the file as JSON with comments, which a faster reader takes",
+                walk.nesting
+            ),
+        });
+    }
     if walk.again.saturating_mul(walk.values) > MAX_MERGE_WORK {
         return Err(CaseErrorKind::Refused {
             line: None,
@@ -77,6 +96,8 @@ struct Walk<'a> {
     values: usize,
     /// The keys given again in the same object.
     again: usize,
+    /// The sum of the depths of objects and lists.
+    nesting: usize,
 }
 
 impl<'a> Walk<'a> {
@@ -85,6 +106,7 @@ impl<'a> Walk<'a> {
         match node {
             AstNode::Object { fields, pos } => {
                 too_deep(depth, pos)?;
+                self.nesting += depth;
                 let mut seen = HashSet::new();
                 for field in fields {
                     if field.append {
@@ -107,6 +129,7 @@ impl<'a> Walk<'a> {
             }
             AstNode::Array { items, pos } => {
                 too_deep(depth + 1, pos)?;
+                self.nesting += depth + 1;
                 items.iter().try_for_each(|item| self.node(item, depth + 1))
             }
             AstNode::Concat { nodes, .. } => nodes.iter().try_for_each(|node| self.node(node, depth)),
