@@ -48,6 +48,9 @@
 //! [cache]
 //! dir = "/tmp/assay-cache"     # only with --allow-project-cache-dir
 //! enabled = true
+//!
+//! [cases]                      # what `${VAR}` in case files may read
+//! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
 //! ```
 //!
 //! Components in `.assay/plugins/` next to the file (or in the current
@@ -86,6 +89,9 @@ pub struct Config {
     /// `[embeddings]`: the embeddings backend granted plugins may ask.
     #[serde(default)]
     pub embeddings: EmbeddingsConfig,
+    /// `[cases]`: what test case files may read from the environment.
+    #[serde(default)]
+    pub cases: CasesConfig,
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -175,6 +181,16 @@ pub struct EmbeddingsConfig {
     pub word_vectors: Option<bool>,
 }
 
+/// `[cases]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CasesConfig {
+    /// Environment variables `${VAR}` in case files may read besides
+    /// `ASSAY_CASE_*`, by exact name.
+    #[serde(default)]
+    pub allow_env: Vec<String>,
+}
+
 /// `[cache]`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -233,6 +249,19 @@ impl Config {
             _ => PathBuf::from("."),
         };
         Ok(config)
+    }
+
+    /// The environment variables that hold the API keys of the judge and
+    /// the embeddings backend: `ASSAY_JUDGE_API_KEY`,
+    /// `ASSAY_EMBEDDINGS_API_KEY` and each `api_key_env`.
+    pub fn api_key_variables(&self) -> Vec<String> {
+        let mut names = vec!["ASSAY_JUDGE_API_KEY".to_owned(), "ASSAY_EMBEDDINGS_API_KEY".to_owned()];
+        for name in [&self.judge.api_key_env, &self.embeddings.api_key_env].into_iter().flatten() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
     }
 
     /// A path from the file, made relative to the current directory.

@@ -273,6 +273,44 @@ pub enum CaseErrorKind {
         /// 1-based column.
         col: usize,
     },
+    /// A `${VAR}` naming a variable case files may not read.
+    #[error(
+        "the environment variable in ${{{variable}}} at {line}:{col} is not allowed in case files{}\n\nConsider allowing it in assay.toml:\n[cases]\nallow_env = [\"{variable}\"]\nor passing --allow-env {variable}",
+        not_allowed_reason(*protected)
+    )]
+    VariableNotAllowed {
+        /// The variable's name.
+        variable: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// Whether it holds a configured API key.
+        protected: bool,
+    },
+    /// The file is larger than the reader accepts.
+    #[error(
+        "the file is {size} bytes, over the cap of {} for {what}\n\nConsider splitting it into several files",
+        human_bytes(*cap)
+    )]
+    TooLarge {
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        cap: u64,
+        /// What the cap is for, e.g. `case files`.
+        what: &'static str,
+    },
+    /// Something the reader refuses to do for a file (an `include`, a
+    /// substitution of the file's own values, nesting too deep), with the
+    /// line and column when known.
+    #[error("{}", refused(line, message))]
+    Refused {
+        /// (line, column), 1-based.
+        line: Option<(usize, usize)>,
+        /// What and why, with a suggestion.
+        message: String,
+    },
     /// A key the format does not have.
     #[error("unknown {what} `{key}` at `{path}`{}; the known ones are {known}", did_you_mean(suggestion))]
     UnknownKey {
@@ -329,6 +367,31 @@ impl CaseErrorKind {
     /// A [`CaseErrorKind::WrongType`] describing the value found.
     pub(crate) fn wrong_type(path: &str, expected: &str, found: &serde_json::Value) -> CaseErrorKind {
         CaseErrorKind::WrongType { path: path.to_owned(), expected: expected.to_owned(), found: describe_json(found) }
+    }
+}
+
+fn not_allowed_reason(protected: bool) -> String {
+    if protected {
+        " (it holds a configured API key, so only allowing it by name makes it visible)".into()
+    } else {
+        format!(" (only {}* variables and those allowed by name are)", crate::case::CASE_ENV_PREFIX)
+    }
+}
+
+fn human_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn refused(line: &Option<(usize, usize)>, message: &str) -> String {
+    match line {
+        Some((line, col)) => format!("refused at {line}:{col}: {message}"),
+        None => format!("refused: {message}"),
     }
 }
 

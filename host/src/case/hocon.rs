@@ -1,11 +1,18 @@
 //! The neuro-san HOCON reader: one `.hocon` file into a [`TestCase`], with
 //! every error naming the file and the line or key path.
+//!
+//! A case file is input, not code: it is read under caps on its size
+//! ([`MAX_CASE_FILE_BYTES`], [`MAX_HOCON_BYTES`]), and what it may ask of
+//! HOCON (no `include`, substitutions of visible environment variables
+//! only, bounded nesting and merging) is checked before anything is
+//! resolved; see `guard.rs`. No file can exhaust the memory or the stack,
+//! so a bad file is one `error` case and the others run.
 
+use crate::case::env::CaseEnv;
 use crate::case::model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::suggest::nearest;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -17,48 +24,81 @@ const CASE_KEYS: &[&str] =
 const INTERACTION_KEYS: &[&str] =
     &["text", "sly_data", "timeout_in_seconds", "chat_filter", "continue_conversation", "response"];
 
-/// Reads one test case from HOCON text. `${VAR}` substitutions resolve from
-/// `env`; `id` and `file` name the case in the model and in errors.
-pub fn parse_case(text: &str, id: &str, file: &Path, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
+/// Reads one test case from HOCON text. `${VAR}` substitutions read the
+/// variables `env` makes visible; `id` and `file` name the case in the
+/// model and in errors.
+pub fn parse_case(text: &str, id: &str, file: &Path, env: &CaseEnv) -> Result<TestCase, CaseError> {
     let fail = |kind| CaseError::new(file, kind);
     let root = parse_object(text, env).map_err(fail)?;
     read_case(root, id, file).map_err(fail)
 }
 
-/// Parses HOCON text into its root object, resolving `${VAR}` from `env`:
+/// The largest case or scenario file the readers accept.
+pub const MAX_CASE_FILE_BYTES: u64 = 4 << 20;
+
+/// The largest text the full HOCON parser is given: it needs about 350
+/// bytes of memory per byte of input on dense input (a list of a million
+/// numbers), so this bounds one file at about 100 MB. Files that are JSON
+/// with comments take the fast path, which needs a fraction of that, and
+/// may be as large as [`MAX_CASE_FILE_BYTES`].
+pub const MAX_HOCON_BYTES: usize = 256 << 10;
+
+/// Parses HOCON text into its root object, with `${VAR}` read from `env`:
 /// by the fast path when the text is JSON with comments, else by the full
-/// HOCON parser.
-pub(crate) fn parse_object(text: &str, env: &HashMap<String, String>) -> Result<Map<String, Value>, CaseErrorKind> {
+/// HOCON parser, after [`guard::inspect`] has checked what the file asks
+/// of it.
+pub(crate) fn parse_object(text: &str, env: &CaseEnv) -> Result<Map<String, Value>, CaseErrorKind> {
     if let Some(root) = json_subset::parse(text) {
         return Ok(root);
     }
-    check_key_paths(text)?;
-    let config = hocon::parse_with_env(text, &referenced_variables(text, env)).map_err(hocon_error)?;
-    config.deserialize().map_err(|e| CaseErrorKind::Syntax { line: None, message: e.to_string() })
-}
-
-/// The variables of `env` that `text` could name in a substitution
-/// (`${NAME}`, `${?NAME}`): the parser copies the map it is given, and most
-/// files name none, so handing it the whole environment would cost a copy
-/// of every variable per file for nothing.
-fn referenced_variables(text: &str, env: &HashMap<String, String>) -> HashMap<String, String> {
-    let mut used = HashMap::new();
-    for (at, _) in text.match_indices("${") {
-        let rest = &text[at + 2..];
-        let rest = rest.strip_prefix('?').unwrap_or(rest);
-        let Some(end) = rest.find('}') else { continue };
-        let name = rest[..end].trim().trim_matches('"');
-        if let Some(value) = env.get(name) {
-            used.insert(name.to_owned(), value.clone());
-        }
+    if text.len() > MAX_HOCON_BYTES {
+        return Err(CaseErrorKind::TooLarge {
+            size: text.len() as u64,
+            cap: MAX_HOCON_BYTES as u64,
+            what: "files that are not JSON with comments (they take the full HOCON parser)",
+        });
     }
-    used
+    check_key_paths(text)?;
+    let ast = {
+        let tokens = hocon::tokenize(text).map_err(parse_error)?;
+        hocon::parser::parse_tokens(&tokens).map_err(parse_error)?
+    };
+    let variables = guard::inspect(&ast, env)?;
+    let resolved = hocon::resolver::resolve(ast, &hocon::resolver::InternalResolveOptions::new(variables))
+        .map_err(resolve_error)?;
+    hocon::from_value(&resolved).map_err(|e| CaseErrorKind::Syntax { line: None, message: e.to_string() })
 }
 
 /// Reads a test case from a file.
-pub fn read_case_file(path: &Path, id: &str, env: &HashMap<String, String>) -> Result<TestCase, CaseError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CaseError::new(path, CaseErrorKind::Io(e.to_string())))?;
+pub fn read_case_file(path: &Path, id: &str, env: &CaseEnv) -> Result<TestCase, CaseError> {
+    let text = read_text(path).map_err(|kind| CaseError::new(path, kind))?;
     parse_case(&text, id, path, env)
+}
+
+/// The text of a case or scenario file: a regular file (not a FIFO or a
+/// device, which could block or never end) of at most
+/// [`MAX_CASE_FILE_BYTES`], in UTF-8.
+pub(crate) fn read_text(path: &Path) -> Result<String, CaseErrorKind> {
+    use std::io::Read;
+    let io = |e: std::io::Error| CaseErrorKind::Io(e.to_string());
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(CaseErrorKind::Io("it is not a regular file".into()));
+    }
+    let too_large = |size| CaseErrorKind::TooLarge { size, cap: MAX_CASE_FILE_BYTES, what: "case files" };
+    if metadata.len() > MAX_CASE_FILE_BYTES {
+        return Err(too_large(metadata.len()));
+    }
+    // The cap holds while reading too: the file may grow, or lie about its
+    // size (files in /proc say 0).
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    std::fs::File::open(path).map_err(io)?.take(MAX_CASE_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > MAX_CASE_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        CaseErrorKind::Io(format!("it is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    })
 }
 
 /// The most segments a dotted key path (`a.b.c`) may have.
@@ -132,15 +172,12 @@ fn check_key_paths(text: &str) -> Result<(), CaseErrorKind> {
     Ok(())
 }
 
-fn hocon_error(error: hocon::HoconError) -> CaseErrorKind {
-    match error {
-        hocon::HoconError::Parse(e) => CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message },
-        hocon::HoconError::Resolve(e) if e.message.contains("could not resolve") => {
-            CaseErrorKind::UnsetVariable { variable: e.path, line: e.line, col: e.col }
-        }
-        hocon::HoconError::Resolve(e) => CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message },
-        other => CaseErrorKind::Syntax { line: None, message: other.to_string() },
-    }
+fn parse_error(e: hocon::ParseError) -> CaseErrorKind {
+    CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message }
+}
+
+fn resolve_error(e: hocon::ResolveError) -> CaseErrorKind {
+    CaseErrorKind::Syntax { line: Some((e.line, e.col)), message: e.message }
 }
 
 fn read_case(mut root: Map<String, Value>, id: &str, file: &Path) -> Result<TestCase, CaseErrorKind> {
@@ -264,6 +301,12 @@ fn read_interaction(value: Value, index: usize) -> Result<Interaction, CaseError
         optional_bool(map.remove("continue_conversation"), &at("continue_conversation"))?.unwrap_or(true);
     let response = match map.remove("response") {
         None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) if map.is_empty() => {
+            return Err(CaseErrorKind::Invalid {
+                path: at("response"),
+                message: "it is empty, so it checks nothing\n\nConsider a test, e.g. response { text { keywords: \"…\" } }, or leaving `response` out for an interaction that checks nothing".into(),
+            });
+        }
         Some(Value::Object(map)) => map,
         Some(other) => return Err(wrong_type(&at("response"), "a dictionary", &other)),
     };
@@ -324,6 +367,7 @@ fn wrong_type(path: &str, expected: &str, found: &Value) -> CaseErrorKind {
     CaseErrorKind::wrong_type(path, expected, found)
 }
 
+mod guard;
 mod json_subset;
 
 #[cfg(test)]

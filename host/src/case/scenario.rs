@@ -26,11 +26,12 @@
 //! `mock_response_id`, `mock_response_content` and `wanted_results`
 //! (`expectation_id`, `wanted_result`, `weight`).
 
-use crate::case::hocon::{parse_object, reject_unknown_keys};
+use crate::case::env::CaseEnv;
+use crate::case::hocon::{parse_object, read_text, reject_unknown_keys};
 use crate::errors::{CaseError, CaseErrorKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// The matcher key that judges an expectation when it names none.
@@ -120,8 +121,9 @@ const MOCK_RESPONSE_KEYS: &[&str] = &["mock_response_id", "mock_response_content
 const WANTED_RESULT_KEYS: &[&str] = &["expectation_id", "wanted_result", "actual_result", "weight"];
 
 /// Reads a scenario or validation file (a validation file has
-/// `mock_responses`). `${VAR}` in HOCON resolves from `env`.
-pub fn read_scenario_file(path: &Path, env: &HashMap<String, String>) -> Result<ScenarioFile, CaseError> {
+/// `mock_responses`). `${VAR}` in HOCON reads the variables `env` makes
+/// visible.
+pub fn read_scenario_file(path: &Path, env: &CaseEnv) -> Result<ScenarioFile, CaseError> {
     let root = parse_file(path, env)?;
     if root.contains_key("mock_responses") {
         read_validation(root, path, env).map(ScenarioFile::Validation)
@@ -132,9 +134,9 @@ pub fn read_scenario_file(path: &Path, env: &HashMap<String, String>) -> Result<
 
 /// The file's root object, parsed by its extension: `.yaml`/`.yml` as YAML,
 /// `.json` as JSON, anything else as HOCON.
-fn parse_file(path: &Path, env: &HashMap<String, String>) -> Result<Map<String, Value>, CaseError> {
+fn parse_file(path: &Path, env: &CaseEnv) -> Result<Map<String, Value>, CaseError> {
     let fail = |kind| CaseError::new(path, kind);
-    let text = std::fs::read_to_string(path).map_err(|e| fail(CaseErrorKind::Io(e.to_string())))?;
+    let text = read_text(path).map_err(fail)?;
     let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let root = match extension.as_str() {
         "yaml" | "yml" => yaml_serde::from_str::<Value>(&text).map_err(|e| {
@@ -211,27 +213,25 @@ fn read_expectation(value: Value, at: &str) -> Result<Expectation, CaseErrorKind
     Ok(Expectation { id, statement, weight, categories, key, expected })
 }
 
-fn read_validation(
-    mut root: Map<String, Value>,
-    file: &Path,
-    env: &HashMap<String, String>,
-) -> Result<Validation, CaseError> {
+fn read_validation(mut root: Map<String, Value>, file: &Path, env: &CaseEnv) -> Result<Validation, CaseError> {
     let fail = |kind| CaseError::new(file, kind);
     reject_unknown_keys(&root, VALIDATION_KEYS, "").map_err(fail)?;
     optional_string(&mut root, "description", "").map_err(fail)?;
     let scenario = match root.remove("scenario") {
         Some(Value::Object(inline)) => read_scenario(inline, file).map_err(|kind| fail(prefixed(kind, "scenario")))?,
         Some(Value::String(relative)) => {
-            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
-            match read_scenario_file(&path, env)? {
-                ScenarioFile::Scenario(scenario) => scenario,
-                ScenarioFile::Validation(_) => {
-                    return Err(fail(CaseErrorKind::Invalid {
-                        path: "scenario".into(),
-                        message: format!("`{relative}` is a validation file, not a scenario"),
-                    }));
-                }
+            let path = scenario_path(file, &relative).map_err(fail)?;
+            // Parsed here rather than by `read_scenario_file`, so that a
+            // validation file naming itself (or another validation file)
+            // is an error, not an endless recursion.
+            let root = parse_file(&path, env)?;
+            if root.contains_key("mock_responses") {
+                return Err(fail(CaseErrorKind::Invalid {
+                    path: "scenario".into(),
+                    message: format!("`{relative}` is a validation file, not a scenario"),
+                }));
             }
+            read_scenario(root, &path).map_err(|kind| CaseError::new(&path, kind))?
         }
         Some(other) => {
             return Err(fail(CaseErrorKind::wrong_type(
@@ -269,6 +269,34 @@ fn read_validation(
         mock_responses.push(mock);
     }
     Ok(Validation { file: file.to_owned(), scenario, mock_responses })
+}
+
+/// The scenario file a validation file names: a path relative to the
+/// validation file that stays inside its folder (after symbolic links), so
+/// that a validation file cannot have any other file on the machine read
+/// (and its text sent to the judge).
+fn scenario_path(file: &Path, relative: &str) -> Result<PathBuf, CaseErrorKind> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let outside = |why: String| CaseErrorKind::Invalid {
+        path: "scenario".into(),
+        message: format!(
+            "`{relative}` {why}; a validation file may name only scenario files in its own folder or below\n\nConsider moving the scenario next to the validation file"
+        ),
+    };
+    let path = dir.join(relative);
+    let (Ok(dir), Ok(canonical)) = (dir.canonicalize(), path.canonicalize()) else {
+        return Err(CaseErrorKind::Invalid {
+            path: "scenario".into(),
+            message: format!("no scenario file `{}`", path.display()),
+        });
+    };
+    if Path::new(relative).is_absolute() {
+        return Err(outside("is an absolute path".into()));
+    }
+    if !canonical.starts_with(&dir) {
+        return Err(outside(format!("leads out of the folder, to `{}`", canonical.display())));
+    }
+    Ok(path)
 }
 
 fn read_mock_response(value: Value, at: &str, known: &[&str]) -> Result<MockResponse, CaseErrorKind> {

@@ -8,6 +8,10 @@
 //! - A matcher's value is a scalar (one check), a list (one check per
 //!   element, all must pass) or a dictionary (the matcher's parameters).
 //! - Matcher names are case-insensitive; data keys are not.
+//! - Every dictionary of a response block checks something: an empty
+//!   `text`, `sly_data` or `structure`, or a data key holding no test
+//!   (`sly_data { a { valeu {} } }`, a typo that would otherwise pass in
+//!   silence), is an error naming its path, with the nearest key suggested.
 
 use crate::case::TestCase;
 use crate::errors::{CaseErrorKind, describe_json as describe};
@@ -126,6 +130,15 @@ pub fn plan_response(
         let Value::Object(tests) = value else {
             return Err(CaseErrorKind::wrong_type(&at, "a dictionary of tests, e.g. { keywords: \"Beatles\" }", value));
         };
+        if tests.is_empty() && ["text", "sly_data", "structure"].contains(&part.as_str()) {
+            return Err(CaseErrorKind::Invalid {
+                path: at,
+                message: format!(
+                    "it is empty, so it checks nothing\n\nConsider a test, e.g. {part} {}, or leaving `{part}` out",
+                    if part == "text" { "{ keywords: \"…\" }" } else { "{ answer { value: 5 } }" }
+                ),
+            });
+        }
         match part.as_str() {
             "text" => plan_tests(tests, Target::Text, &at, keys, &mut checks)?,
             "sly_data" | "structure" => {
@@ -195,6 +208,18 @@ fn plan_data_key(
             found: describe(value),
         });
     };
+    if entries.is_empty() {
+        let hint = match keys.suggest(key) {
+            Some(s) => format!(" (did you mean the test `{s}`?)"),
+            None => String::new(),
+        };
+        return Err(CaseErrorKind::Invalid {
+            path: at.to_owned(),
+            message: format!(
+                "the data key `{key}` holds no test, so it checks nothing{hint}\n\nConsider a test for it, e.g. {key} {{ value: 5 }}"
+            ),
+        });
+    }
     for (entry, nested) in entries {
         let entry_at = format!("{at}.{entry}");
         if let Some((base, negated)) = matcher_key(entry, keys) {

@@ -116,6 +116,15 @@ pub struct ProjectArgs {
     pub no_judge_cache: bool,
 }
 
+/// What `${VAR}` in case and scenario files may read.
+#[derive(Debug, Args)]
+pub struct CaseEnvArgs {
+    /// Let `${NAME}` in case files read the environment variable NAME
+    /// (repeatable), besides ASSAY_CASE_* and `[cases] allow_env`.
+    #[arg(long = "allow-env", value_name = "NAME")]
+    pub allow_env: Vec<String>,
+}
+
 /// `assay agent serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -202,6 +211,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
     pub project: ProjectArgs,
     /// Where results.jsonl and summary.json go [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
@@ -251,6 +262,8 @@ pub struct AssessArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
     pub project: ProjectArgs,
     /// Where assess.json and results.jsonl go [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
@@ -288,6 +301,8 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
     pub project: ProjectArgs,
     /// Where eval.json goes [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
@@ -311,6 +326,8 @@ pub struct ValidateArgs {
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
     #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
     pub project: ProjectArgs,
     /// Where validate.json goes [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
@@ -323,6 +340,8 @@ pub struct PlanArgs {
     /// Test case files, directories (searched recursively for *.hocon) or globs.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub case_env: CaseEnvArgs,
     #[command(flatten)]
     pub project: ProjectArgs,
     /// Print one JSON object per case instead of text.

@@ -9,9 +9,8 @@ use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SuccessRatio, TestCase, discover};
 use assay::eval::{assess, classify_with_judge};
-use assay::report::{ResultsDir, write_assessment, write_json_report};
+use assay::report::{Redactor, ResultsDir, write_assessment, write_json_report};
 use assay::run::{CaseAdjustment, CaseResult, CaseSource, CaseStatus, Reporter, RunEvent, RunOptions, Runner};
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -34,7 +33,8 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found, or none matches --filter".into()).into());
     }
-    let env: HashMap<String, String> = std::env::vars().collect();
+    let env = project.case_env(&args.case_env)?;
+    let redactor = Redactor::new(env.secrets());
     let connections = parse_connections(&args.connections)?;
     let samples = args.samples;
     let adjust: CaseAdjustment = Arc::new(move |case: &mut TestCase| {
@@ -55,7 +55,8 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let mut results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
+    let mut results =
+        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
     let mut collected = Collect::default();
     let runner = Runner::new(registry, agents, options);
     let summary = runner.run_blocking(cases, &mut [&mut results, &mut collected]);
@@ -70,9 +71,9 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     let mut out = std::io::stdout().lock();
     for assessment in &assessments {
-        write_assessment(&mut out, assessment)?;
+        write_assessment(&mut out, assessment, &redactor)?;
     }
-    let path = write_json_report(&results_dir, "assess.json", &serde_json::json!({ "cases": assessments }))
+    let path = write_json_report(&results_dir, "assess.json", &serde_json::json!({ "cases": assessments }), &redactor)
         .context("failed to write the assessment")?;
     for error in &summary.reporter_errors {
         eprintln!("error: a report could not be written: {error}");

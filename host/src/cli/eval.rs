@@ -9,8 +9,7 @@ use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::{EvalOptions, Evaluator};
-use assay::report::{write_eval, write_json_report};
-use std::collections::HashMap;
+use assay::report::{Redactor, write_eval, write_json_report};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -19,7 +18,8 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let project = Project::open(&args.project)?;
     let registry = Arc::new(project.registry()?);
     let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
-    let env: HashMap<String, String> = std::env::vars().collect();
+    let env = project.case_env(&args.case_env)?;
+    let redactor = Redactor::new(env.secrets());
     // Validation files may sit next to the scenarios they check: they are
     // skipped here (`assay validate` runs them).
     let scenarios: Vec<_> = files
@@ -51,9 +51,10 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let report = evaluator.run_blocking(scenarios);
 
     let mut out = std::io::stdout().lock();
-    write_eval(&mut out, &report)?;
+    write_eval(&mut out, &report, &redactor)?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let path = write_json_report(&results_dir, "eval.json", &report).context("failed to write the scores")?;
+    let path =
+        write_json_report(&results_dir, "eval.json", &report, &redactor).context("failed to write the scores")?;
     writeln!(out, "Scores in {}", path.display())?;
     let below = min_score.is_some_and(|min| report.scenarios.iter().any(|s| s.score.score().is_none_or(|s| s < min)));
     Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })

@@ -1,5 +1,6 @@
 //! `assay plan`: a dry run that reads and plans every case and prints the
-//! checks each will run. Needs no agent.
+//! checks each will run. Needs no agent. Its output is redacted and
+//! escaped like a run's.
 
 use super::UsageError;
 use super::args::PlanArgs;
@@ -8,16 +9,18 @@ use assay::case::{TestCase, discover, read_case_file};
 use assay::check::{CasePlan, plan_case};
 use assay::errors::CaseError;
 use assay::plural;
-use std::collections::HashMap;
+use assay::report::{Redactor, escape};
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
-    let registry = super::project::Project::open(&args.project)?.registry()?;
+    let project = super::project::Project::open(&args.project)?;
+    let registry = project.registry()?;
+    let env = project.case_env(&args.case_env)?;
+    let redactor = Redactor::new(env.secrets());
     let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
     if files.is_empty() {
         return Err(UsageError("no test case files (*.hocon) found".into()).into());
     }
-    let env: HashMap<String, String> = std::env::vars().collect();
     let mut out = std::io::stdout().lock();
     let mut bad = 0;
     for file in &files {
@@ -27,13 +30,18 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         });
         match planned {
             Ok((case, plan)) if args.json => {
-                serde_json::to_writer(&mut out, &serde_json::json!({ "case": case, "plan": plan }))?;
+                out.write_all(&redactor.to_json(&serde_json::json!({ "case": case, "plan": plan }), false)?)?;
                 writeln!(out)?;
             }
-            Ok((case, plan)) => print_case(&mut out, &case, &plan)?,
+            Ok((case, plan)) => {
+                let mut text = Vec::new();
+                print_case(&mut text, &case, &plan)?;
+                out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())?;
+            }
             Err(error) => {
                 bad += 1;
-                eprintln!("error: {error}");
+                let error = escape::lines(&error.to_string(), "  ").into_owned();
+                eprintln!("error: {}", redactor.redact(&error));
             }
         }
     }
@@ -49,8 +57,8 @@ fn print_case(out: &mut impl Write, case: &TestCase, plan: &CasePlan) -> std::io
     writeln!(
         out,
         "{}  agent {}  connections {}  success_ratio {}  ({})",
-        case.id,
-        case.agent,
+        escape::one_line(&case.id),
+        escape::one_line(&case.agent),
         connections.join(","),
         case.success_ratio,
         plural::count(plan.check_count(), "check")
@@ -63,7 +71,13 @@ fn print_case(out: &mut impl Write, case: &TestCase, plan: &CasePlan) -> std::io
         }
         writeln!(out, "  {}. {said:?}", i + 1)?;
         for check in checks {
-            writeln!(out, "     {:<28} {:<14} {}", check.target.to_string(), check.display_key(), check.expected)?;
+            writeln!(
+                out,
+                "     {:<28} {:<14} {}",
+                escape::one_line(&check.target.to_string()),
+                escape::one_line(&check.display_key()),
+                escape::one_line(&check.expected.to_string())
+            )?;
         }
     }
     Ok(())

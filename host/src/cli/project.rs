@@ -1,13 +1,16 @@
 //! What every command starts from: the configuration (`assay.toml` or
 //! `--config`), the runtime with its compile cache, the matcher registry
-//! (built-ins, `[plugins.*]`, `.assay/plugins/`, `--plugin`) and the agents
-//! `direct` can reach (demo agents, `[agents]`, `--agent`).
+//! (built-ins, `[plugins.*]`, `.assay/plugins/`, `--plugin`), the agents
+//! `direct` can reach (demo agents, `[agents]`, `--agent`), and what case
+//! files may read from the environment (`[cases] allow_env`,
+//! `--allow-env`), with the secrets reports hide.
 
 use super::UsageError;
-use super::args::{ProjectArgs, ServerArgs};
+use super::args::{CaseEnvArgs, ProjectArgs, ServerArgs};
 use anyhow::{Context, Result};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
+use assay::case::CaseEnv;
 use assay::config::{CONFIG_FILE, Config, PluginConfig};
 use assay::errors::RegistryError;
 use assay::plugin::host::embeddings::Embeddings;
@@ -135,6 +138,24 @@ impl<'a> Project<'a> {
     fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
         let bytes = read_component_file(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
         Ok(MatcherPlugin::load(&self.runtime, PluginSource::File(path.to_owned()), &bytes, options)?)
+    }
+
+    /// The environment as case files may see it: `ASSAY_CASE_*`, `[cases]
+    /// allow_env` and `--allow-env`, with the API keys of `[judge]` and
+    /// `[embeddings]` visible only when named.
+    pub fn case_env(&self, args: &CaseEnvArgs) -> Result<CaseEnv> {
+        let from_file = self.config.cases.allow_env.iter().map(|name| (name, "[cases] allow_env in assay.toml"));
+        let from_flags = args.allow_env.iter().map(|name| (name, "--allow-env"));
+        for (name, source) in from_file.clone().chain(from_flags.clone()) {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(UsageError(format!(
+                    "{source} names {name:?}, which is not an environment variable name\n\nConsider the variable's exact name, e.g. OPENAI_API_KEY"
+                ))
+                .into());
+            }
+        }
+        let allow = from_file.chain(from_flags).map(|(name, _)| name.clone());
+        Ok(CaseEnv::from_process(allow, self.config.api_key_variables()))
     }
 
     /// Every way of reaching an agent: [`Project::catalog`] for `direct`,

@@ -7,9 +7,8 @@ use super::options::{default_results_dir, parse_connections, seconds};
 use super::project::Project;
 use anyhow::Result;
 use assay::case::{TestCase, discover};
-use assay::report::{JunitReport, ResultsDir, Terminal, Verbosity};
+use assay::report::{JunitReport, Redactor, ResultsDir, Terminal, Verbosity, escape};
 use assay::run::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, Reporter, RunOptions, Runner, load_cases};
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -26,7 +25,8 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if files.is_empty() {
         return Err(UsageError(format!("no test case matches --filter `{}`", args.filter.unwrap_or_default())).into());
     }
-    let env: HashMap<String, String> = std::env::vars().collect();
+    let env = project.case_env(&args.case_env)?;
+    let redactor = Redactor::new(env.secrets());
     let connections = parse_connections(&args.connections)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
         .then(|| Arc::new(move |case: &mut TestCase| case.connections = connections.clone()) as CaseAdjustment);
@@ -37,7 +37,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
                 adjust(&mut ready.0);
             }
         }
-        return list(&cases);
+        return list(&cases, &redactor);
     }
     let cases = CaseSource::read(files, registry.clone(), Arc::new(env), adjust);
 
@@ -54,9 +54,10 @@ pub fn run(args: RunArgs) -> Result<u8> {
         _ => Verbosity::Normal,
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let mut results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
-    let mut terminal = Terminal::new(verbosity);
-    let mut junit = args.junit.map(JunitReport::new);
+    let mut results =
+        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
+    let mut terminal = Terminal::new(verbosity).with_redactor(redactor.clone());
+    let mut junit = args.junit.map(|path| JunitReport::new(path).with_redactor(redactor.clone()));
     // The results file first: a case the terminal shows as finished is
     // already on disk.
     let mut reporters: Vec<&mut dyn Reporter> = vec![&mut results, &mut terminal];
@@ -76,7 +77,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     Ok(if ok { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
-fn list(cases: &[LoadedCase]) -> Result<u8> {
+fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     let mut broken = 0;
     for case in cases {
@@ -84,19 +85,20 @@ fn list(cases: &[LoadedCase]) -> Result<u8> {
             LoadedCase::Ready(ready) => {
                 let (case, plan) = (&ready.0, &ready.1);
                 let connections: Vec<&str> = case.connections.iter().map(|c| c.name()).collect();
-                writeln!(
-                    out,
+                let line = format!(
                     "{}  agent {}  connections {}  success_ratio {}  ({})",
-                    case.id,
-                    case.agent,
+                    escape::one_line(&case.id),
+                    escape::one_line(&case.agent),
                     connections.join(","),
                     case.success_ratio,
                     assay::plural::count(plan.check_count(), "check")
-                )?;
+                );
+                writeln!(out, "{}", redactor.redact(&line))?;
             }
             LoadedCase::Broken { error, .. } => {
                 broken += 1;
-                eprintln!("error: {error}");
+                let error = escape::lines(&error.to_string(), "  ").into_owned();
+                eprintln!("error: {}", redactor.redact(&error));
             }
         }
     }

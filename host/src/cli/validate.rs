@@ -10,8 +10,7 @@ use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::Validator;
-use assay::report::{write_json_report, write_validation};
-use std::collections::HashMap;
+use assay::report::{Redactor, write_json_report, write_validation};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -20,7 +19,8 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
     let project = Project::open(&args.project)?;
     let registry = Arc::new(project.registry()?);
     let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
-    let env: HashMap<String, String> = std::env::vars().collect();
+    let env = project.case_env(&args.case_env)?;
+    let redactor = Redactor::new(env.secrets());
     // Scenario files may sit next to the validation files that name them:
     // they are skipped here (`assay eval` runs them).
     let validations: Vec<_> = files
@@ -41,9 +41,10 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
     let report = Validator::new(registry, args.key, jobs).run_blocking(validations);
 
     let mut out = std::io::stdout().lock();
-    write_validation(&mut out, &report)?;
+    write_validation(&mut out, &report, &redactor)?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let path = write_json_report(&results_dir, "validate.json", &report).context("failed to write the agreement")?;
+    let path = write_json_report(&results_dir, "validate.json", &report, &redactor)
+        .context("failed to write the agreement")?;
     writeln!(out, "Agreement in {}", path.display())?;
     let below = min_agreement.is_some_and(|min| report.agreement.score().is_none_or(|s| s < min));
     Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })

@@ -1,16 +1,22 @@
 //! What went wrong in a case, as lines a person can act on: which sample,
 //! connection and interaction, and for each failing check its target, key,
-//! expected and actual values and the matcher's message.
+//! expected and actual values and the matcher's message. Text from the
+//! case file, the agent or a plugin is escaped (see `escape.rs`): a value
+//! stays on its line, and a message's own line breaks continue indented.
 
 use crate::check::CheckResult;
 use crate::plural;
+use crate::report::escape;
 use crate::run::{CaseResult, SampleResult};
+
+/// How a message's continuation lines are indented under its first.
+const CONTINUATION: &str = "    ";
 
 /// The lines explaining why `case` did not simply pass: its load error, or
 /// the failures of its first failing sample, with a count of the others.
 pub fn failure_lines(case: &CaseResult) -> Vec<String> {
     if let Some(error) = &case.error {
-        return vec![error.message.clone()];
+        return vec![escape::lines(&error.message, CONTINUATION).into_owned()];
     }
     let failed: Vec<&SampleResult> = case.samples.iter().filter(|s| !s.passed).collect();
     let Some(first) = failed.first() else { return Vec::new() };
@@ -35,7 +41,7 @@ pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
         for interaction in run.interactions.iter().filter(|i| !i.passed) {
             let at = format!("[{}] interaction {}", run.connection, interaction.index + 1);
             if let Some(error) = &interaction.error {
-                lines.push(format!("{at}: {}", error.message));
+                lines.push(format!("{at}: {}", escape::lines(&error.message, CONTINUATION)));
             }
             for check in interaction.checks.iter().filter(|c| !c.verdict.passed()) {
                 lines.push(format!("{at}: {}", check_line(check)));
@@ -48,8 +54,19 @@ pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
 /// One check: `structure.answer keywords "Liverpool": <message> (actual: …)`.
 pub fn check_line(check: &CheckResult) -> String {
     let actual = match &check.actual {
-        Some(actual) => format!(" (actual: {actual})"),
+        Some(actual) => format!(" (actual: {})", escape::one_line(actual)),
         None => String::new(),
     };
-    format!("{} {} {}: {}{actual}", check.target, check.key, check.expected, check.verdict.message)
+    format!(
+        "{} {} {}: {}{actual}",
+        escape::one_line(&check.target),
+        escape::one_line(&check.key),
+        escape::one_line(&check.expected.to_string()),
+        escape::lines(&check.verdict.message, CONTINUATION)
+    )
+}
+
+/// An error message of the run (a bad file, a failed request), escaped.
+pub(crate) fn error_message(message: &str) -> std::borrow::Cow<'_, str> {
+    escape::lines(message, CONTINUATION)
 }

@@ -1,21 +1,26 @@
 //! The reports of the evaluation workflows: what `assay assess`, `assay
-//! eval` and `assay validate` print, and the JSON file each writes.
+//! eval` and `assay validate` print, and the JSON file each writes. Like
+//! every report they are redacted, and text from files, agents and plugins
+//! is printed escaped.
 
 use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, FailureMode, ValidateReport};
 use crate::plural;
 use crate::private_files;
+use crate::report::{Redactor, escape};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes `value` as pretty JSON to `dir/name`, creating `dir`: the path.
-/// Both are private (0700, 0600), as the results directory is.
-pub fn write_json_report(dir: &Path, name: &str, value: &impl Serialize) -> io::Result<PathBuf> {
+/// Writes `value` as pretty JSON to `dir/name`, creating `dir`, with
+/// `redactor`'s secrets hidden: the path. Both are private (0700, 0600), as
+/// the results directory is.
+pub fn write_json_report(dir: &Path, name: &str, value: &impl Serialize, redactor: &Redactor) -> io::Result<PathBuf> {
     private_files::create_dir(dir).map_err(|e| {
         io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
     })?;
     let path = dir.join(name);
-    let mut text = serde_json::to_vec_pretty(value)?;
+    let mut text = redactor.to_json(value, true)?;
     text.push(b'\n');
     private_files::write(&path, &text)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))?;
@@ -23,13 +28,19 @@ pub fn write_json_report(dir: &Path, name: &str, value: &impl Serialize) -> io::
 }
 
 /// The Assessor's summary of one case.
-pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Result<()> {
+pub fn write_assessment(out: &mut impl Write, assessment: &Assessment, redactor: &Redactor) -> io::Result<()> {
+    let mut text = Vec::new();
+    write_assessment_to(&mut text, assessment)?;
+    out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())
+}
+
+fn write_assessment_to(out: &mut impl Write, assessment: &Assessment) -> io::Result<()> {
     let ratio = assessment.success_ratio;
     writeln!(
         out,
         "{} (agent {}): {}/{} {} passed, {} needed: {}",
-        assessment.case_id,
-        if assessment.agent.is_empty() { "?" } else { &assessment.agent },
+        name(&assessment.case_id),
+        if assessment.agent.is_empty() { "?".into() } else { name(&assessment.agent) },
         assessment.passed,
         assessment.samples,
         plural::noun(assessment.samples as usize, "sample"),
@@ -37,7 +48,7 @@ pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Re
         assessment.status.name()
     )?;
     if let Some(error) = &assessment.error {
-        writeln!(out, "  error: {}", error.message)?;
+        writeln!(out, "  error: {}", message(&error.message))?;
         return Ok(());
     }
     if assessment.modes.is_empty() {
@@ -56,7 +67,7 @@ pub fn write_assessment(out: &mut impl Write, assessment: &Assessment) -> io::Re
         let unclassified: Vec<&str> = assessment.failures.iter().filter_map(|f| f.llm_error.as_deref()).collect();
         if let Some(first) = unclassified.first() {
             let failures = plural::count(unclassified.len(), "failure");
-            writeln!(out, "    {failures} could not be classified; the first: {first}")?;
+            writeln!(out, "    {failures} could not be classified; the first: {}", message(first))?;
         }
     }
     Ok(())
@@ -71,7 +82,7 @@ fn write_modes(out: &mut impl Write, modes: &[FailureMode], samples: u32) -> io:
             mode.samples,
             plural::count(samples as usize, "sample"),
             mode.percent,
-            mode.description
+            one_line(&mode.description, usize::MAX)
         )?;
         for example in &mode.examples {
             let actual =
@@ -83,19 +94,26 @@ fn write_modes(out: &mut impl Write, modes: &[FailureMode], samples: u32) -> io:
 }
 
 /// What `assay eval` prints.
-pub fn write_eval(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
+pub fn write_eval(out: &mut impl Write, report: &EvalReport, redactor: &Redactor) -> io::Result<()> {
+    let mut text = Vec::new();
+    write_eval_to(&mut text, report)?;
+    out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())
+}
+
+fn write_eval_to(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
     for scenario in &report.scenarios {
-        let agent = if scenario.agent.is_empty() { String::new() } else { format!(" (agent {})", scenario.agent) };
-        writeln!(out, "{}{agent}: {}", scenario.scenario_id, scenario.score.describe())?;
+        let agent =
+            if scenario.agent.is_empty() { String::new() } else { format!(" (agent {})", name(&scenario.agent)) };
+        writeln!(out, "{}{agent}: {}", name(&scenario.scenario_id), scenario.score.describe())?;
         if let Some(error) = &scenario.error {
-            writeln!(out, "  error: {}", error.message)?;
+            writeln!(out, "  error: {}", message(&error.message))?;
             continue;
         }
         for sample in &scenario.samples {
             let label =
                 if scenario.samples.len() > 1 { format!("  sample {}: ", sample.index) } else { "  ".to_owned() };
             if let Some(error) = &sample.error {
-                writeln!(out, "{label}no answer: {}", error.message)?;
+                writeln!(out, "{label}no answer: {}", message(&error.message))?;
                 continue;
             }
             for expectation in &sample.expectations {
@@ -107,9 +125,9 @@ pub fn write_eval(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
                 writeln!(
                     out,
                     "{label}{mark} {} (weight {}, {}): {}",
-                    expectation.expectation_id,
+                    name(&expectation.expectation_id),
                     expectation.weight,
-                    expectation.key,
+                    name(&expectation.key),
                     one_line(&expectation.message, 160)
                 )?;
             }
@@ -120,15 +138,27 @@ pub fn write_eval(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
 }
 
 /// What `assay validate` prints.
-pub fn write_validation(out: &mut impl Write, report: &ValidateReport) -> io::Result<()> {
+pub fn write_validation(out: &mut impl Write, report: &ValidateReport, redactor: &Redactor) -> io::Result<()> {
+    let mut text = Vec::new();
+    write_validation_to(&mut text, report)?;
+    out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())
+}
+
+fn write_validation_to(out: &mut impl Write, report: &ValidateReport) -> io::Result<()> {
     for file in &report.files {
         if let Some(error) = &file.error {
-            writeln!(out, "{}: error: {}", file.file.display(), error.message)?;
+            writeln!(out, "{}: error: {}", name(&file.file.to_string_lossy()), message(&error.message))?;
             continue;
         }
-        writeln!(out, "{} ({}): agreement {}", file.scenario_id, file.file.display(), file.agreement.describe())?;
+        writeln!(
+            out,
+            "{} ({}): agreement {}",
+            name(&file.scenario_id),
+            name(&file.file.to_string_lossy()),
+            file.agreement.describe()
+        )?;
         for mock in &file.mock_responses {
-            writeln!(out, "  {}: {}", mock.mock_response_id, mock.agreement.describe())?;
+            writeln!(out, "  {}: {}", name(&mock.mock_response_id), mock.agreement.describe())?;
             for judgment in mock.judgments.iter().filter(|j| j.agrees != Some(true)) {
                 let judged = match judgment.actual_result {
                     Some(true) => "match",
@@ -139,8 +169,8 @@ pub fn write_validation(out: &mut impl Write, report: &ValidateReport) -> io::Re
                 writeln!(
                     out,
                     "    {}: wanted {wanted}, judged {judged} ({}): {}",
-                    judgment.expectation_id,
-                    judgment.key,
+                    name(&judgment.expectation_id),
+                    name(&judgment.key),
                     one_line(&judgment.message, 160)
                 )?;
             }
@@ -156,9 +186,9 @@ fn write_categories(out: &mut impl Write, categories: &CategoryTallies) -> io::R
         return Ok(());
     }
     writeln!(out, "Categories:")?;
-    let width = categories.keys().map(|c| c.chars().count()).max().unwrap_or(0);
+    let width = categories.keys().map(|c| name(c).chars().count()).max().unwrap_or(0);
     for (category, tally) in categories {
-        writeln!(out, "  {category:width$}  {}", tally.describe())?;
+        writeln!(out, "  {:width$}  {}", name(category), tally.describe())?;
     }
     Ok(())
 }
@@ -174,11 +204,23 @@ fn write_confusion(out: &mut impl Write, confusion: &Confusion) -> io::Result<()
     Ok(())
 }
 
-/// `text` on one line, cut to `max` characters.
+/// `text` on one line, cut to `max` characters, control characters
+/// escaped.
 fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = escape::one_line(&flat);
     match flat.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
+        None => flat.into_owned(),
     }
+}
+
+/// A name or id from a file, agent or plugin, escaped.
+fn name(text: &str) -> Cow<'_, str> {
+    escape::one_line(text)
+}
+
+/// An error message, escaped, its continuation lines indented.
+fn message(text: &str) -> Cow<'_, str> {
+    escape::lines(text, "      ")
 }

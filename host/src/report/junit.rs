@@ -1,11 +1,14 @@
 //! JUnit XML (with quick-junit, as nextest writes it): one `<testcase>` per
 //! case, named by its id with the agent as class name. A failed case is a
 //! `<failure>`, an errored one an `<error>`, and a flaky one passes with a
-//! `<flakyFailure>` per failed sample. The file is written private (0600,
-//! its missing parent directories 0700), as the results directory is.
+//! `<flakyFailure>` per failed sample. Text is redacted and escaped as for
+//! the terminal: no control character, and so nothing XML 1.0 cannot hold,
+//! reaches the file. The file is written private (0600, its missing parent
+//! directories 0700), as the results directory is.
 
 use crate::private_files;
 use crate::report::describe::{failure_lines, sample_failure_lines};
+use crate::report::{Redactor, escape};
 use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 use std::io;
@@ -17,12 +20,18 @@ use std::time::Duration;
 pub struct JunitReport {
     path: PathBuf,
     suite: TestSuite,
+    redactor: Redactor,
 }
 
 impl JunitReport {
     /// A report to be written to `path`.
     pub fn new(path: PathBuf) -> JunitReport {
-        JunitReport { path, suite: TestSuite::new("assay") }
+        JunitReport { path, suite: TestSuite::new("assay"), redactor: Redactor::none() }
+    }
+
+    /// The same, hiding `redactor`'s secrets.
+    pub fn with_redactor(self, redactor: Redactor) -> JunitReport {
+        JunitReport { redactor, ..self }
     }
 }
 
@@ -31,7 +40,7 @@ impl Reporter for JunitReport {
         match event {
             RunEvent::Started { .. } => Ok(()),
             RunEvent::CaseFinished(case) => {
-                self.suite.add_test_case(test_case(case));
+                self.suite.add_test_case(test_case(case, &self.redactor));
                 Ok(())
             }
             RunEvent::Finished(summary) => {
@@ -53,8 +62,9 @@ impl Reporter for JunitReport {
     }
 }
 
-fn test_case(case: &CaseResult) -> TestCase {
-    let lines = failure_lines(case);
+fn test_case(case: &CaseResult, redactor: &Redactor) -> TestCase {
+    let text = |text: &str| redactor.redact(&escape::lines(text, "    ")).into_owned();
+    let lines: Vec<String> = failure_lines(case).iter().map(|line| redactor.redact(line).into_owned()).collect();
     let mut status = match case.status {
         CaseStatus::Passed => TestCaseStatus::success(),
         CaseStatus::Flaky => {
@@ -63,7 +73,7 @@ fn test_case(case: &CaseResult) -> TestCase {
                 let sample_lines = sample_failure_lines(sample);
                 let mut rerun = TestRerun::new(NonSuccessKind::Failure);
                 rerun.set_message(format!("sample {} failed", sample.index));
-                rerun.set_description(sample_lines.join("\n"));
+                rerun.set_description(redactor.redact(&sample_lines.join("\n")).into_owned());
                 status.add_rerun(rerun);
             }
             status
@@ -81,8 +91,8 @@ fn test_case(case: &CaseResult) -> TestCase {
     if let TestCaseStatus::NonSuccess { .. } = &mut status {
         status.set_type(case.status.name());
     }
-    let mut test_case = TestCase::new(case.id.clone(), status);
-    test_case.set_classname(if case.agent.is_empty() { "assay".to_owned() } else { case.agent.clone() });
+    let mut test_case = TestCase::new(text(&case.id), status);
+    test_case.set_classname(if case.agent.is_empty() { "assay".to_owned() } else { text(&case.agent) });
     test_case.set_time(Duration::from_secs_f64(case.duration_ms / 1e3));
     test_case.set_assertions(
         case.samples.iter().flat_map(|s| &s.runs).flat_map(|r| &r.interactions).map(|i| i.checks.len()).sum(),

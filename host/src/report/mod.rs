@@ -9,15 +9,22 @@
 //! `describe.rs` turns a case result into the lines a person reads; the
 //! terminal and JUnit share it. `evaluation.rs` renders the reports of
 //! `assay assess`, `eval` and `validate`.
+//!
+//! Every reporter takes a [`Redactor`] (`with_redactor`) and writes the
+//! run's secrets as `[REDACTED]`; the [`escape`] functions keep text from
+//! case files, agents and plugins from controlling the terminal.
 
 mod describe;
+pub mod escape;
 mod evaluation;
 mod junit;
+mod redact;
 mod results_dir;
 mod terminal;
 
 pub use describe::{failure_lines, sample_failure_lines};
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
 pub use junit::JunitReport;
+pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::ResultsDir;
 pub use terminal::{Terminal, Verbosity};

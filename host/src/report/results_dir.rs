@@ -1,10 +1,12 @@
 //! The results directory: `results.jsonl`, one line per case, appended and
 //! flushed as each case finishes (a killed run keeps every finished case),
-//! and `summary.json` at the end. Results hold the agent's responses, so
-//! they are private: the directory is made 0700 (when assay makes it) and
-//! both files are 0600, never written through a symbolic link.
+//! and `summary.json` at the end, both redacted. Results hold the agent's
+//! responses, so they are private: the directory is made 0700 (when assay
+//! makes it) and both files are 0600, never written through a symbolic
+//! link.
 
 use crate::private_files;
+use crate::report::Redactor;
 use crate::run::{Reporter, RunEvent};
 use std::fs::File;
 use std::io::{self, Write};
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub struct ResultsDir {
     dir: PathBuf,
     lines: File,
+    redactor: Redactor,
 }
 
 impl ResultsDir {
@@ -26,7 +29,12 @@ impl ResultsDir {
         let path = dir.join("results.jsonl");
         let lines = private_files::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
-        Ok(ResultsDir { dir: dir.to_owned(), lines })
+        Ok(ResultsDir { dir: dir.to_owned(), lines, redactor: Redactor::none() })
+    }
+
+    /// The same, hiding `redactor`'s secrets.
+    pub fn with_redactor(self, redactor: Redactor) -> ResultsDir {
+        ResultsDir { redactor, ..self }
     }
 
     /// The directory.
@@ -42,14 +50,14 @@ impl Reporter for ResultsDir {
             RunEvent::CaseFinished(case) => {
                 // One write of a whole line: a kill can only lose lines not
                 // yet written, never leave half of one.
-                let mut line = serde_json::to_vec(case)?;
+                let mut line = self.redactor.to_json(case, false)?;
                 line.push(b'\n');
                 self.lines.write_all(&line)?;
                 self.lines.flush()
             }
             RunEvent::Finished(summary) => {
                 let path = self.dir.join("summary.json");
-                let mut text = serde_json::to_vec_pretty(summary)?;
+                let mut text = self.redactor.to_json(summary, true)?;
                 text.push(b'\n');
                 private_files::write(&path, &text)
                     .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))

@@ -1,9 +1,12 @@
 //! The terminal: a live progress bar (on a TTY) with passed/failed/flaky/
 //! error counts, each case that did not pass as it finishes with its failing
-//! checks, and a summary. Colour only when stdout is a terminal.
+//! checks, and a summary. Colour only when stdout is a terminal. Text from
+//! case files, agents and plugins is escaped (no control character reaches
+//! the terminal, and none of it starts a line) and redacted.
 
 use crate::plural;
-use crate::report::describe::{check_line, failure_lines};
+use crate::report::describe::{check_line, error_message, failure_lines};
+use crate::report::{Redactor, escape};
 use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{self, IsTerminal, Write};
@@ -26,12 +29,27 @@ pub struct Terminal {
     colour: bool,
     bar: Option<ProgressBar>,
     counts: RunSummary,
+    redactor: Redactor,
 }
+
+/// How lines under a case's own are indented.
+const INDENT: &str = "         ";
 
 impl Terminal {
     /// A terminal reporter; the bar and colours appear only on a TTY.
     pub fn new(verbosity: Verbosity) -> Terminal {
-        Terminal { verbosity, colour: io::stdout().is_terminal(), bar: None, counts: RunSummary::default() }
+        Terminal {
+            verbosity,
+            colour: io::stdout().is_terminal(),
+            bar: None,
+            counts: RunSummary::default(),
+            redactor: Redactor::none(),
+        }
+    }
+
+    /// The same, hiding `redactor`'s secrets.
+    pub fn with_redactor(self, redactor: Redactor) -> Terminal {
+        Terminal { redactor, ..self }
     }
 
     fn paint(&self, text: &str, status: CaseStatus) -> String {
@@ -47,9 +65,10 @@ impl Terminal {
     }
 
     fn print(&self, text: &str) -> io::Result<()> {
+        let text = self.redactor.redact(text);
         match &self.bar {
             Some(bar) => {
-                bar.println(text);
+                bar.println(text.as_ref());
                 Ok(())
             }
             None => writeln!(io::stdout().lock(), "{text}"),
@@ -78,7 +97,7 @@ impl Terminal {
             "{:>6} [{:>8.3}s] {}{samples}",
             self.paint(label, case.status),
             case.duration_ms / 1e3,
-            case.id
+            escape::one_line(&case.id)
         )];
         if self.verbosity == Verbosity::Verbose {
             for sample in &case.samples {
@@ -91,22 +110,23 @@ impl Terminal {
                             interaction.index + 1
                         );
                         if let Some(error) = &interaction.error {
-                            lines.push(format!("         {at}: {}", error.message));
+                            lines.push(format!("{INDENT}{at}: {}", error_message(&error.message)));
                         }
                         for check in &interaction.checks {
                             let mark = if check.verdict.passed() { "ok  " } else { "FAIL" };
-                            lines.push(format!("         {mark} {at}: {}", check_line(check)));
+                            lines.push(format!("{INDENT}{mark} {at}: {}", check_line(check)));
                         }
                     }
                 }
             }
             if let Some(error) = &case.error {
-                lines.push(format!("         {}", error.message));
+                lines.push(format!("{INDENT}{}", error_message(&error.message)));
             }
         } else {
-            lines.extend(failure_lines(case).into_iter().map(|l| format!("         {l}")));
+            lines.extend(failure_lines(case).into_iter().map(|l| format!("{INDENT}{l}")));
         }
-        lines
+        // A message's continuation lines, indented under it.
+        lines.into_iter().map(|line| line.replace('\n', &format!("\n{INDENT}"))).collect()
     }
 
     fn counts_message(&self) -> String {
@@ -182,11 +202,13 @@ impl Terminal {
                 )?;
                 for (status, ids) in &summary.not_passed {
                     for id in ids {
-                        writeln!(out, "{:>8} {id}", status.to_uppercase())?;
+                        let id = self.redactor.redact(id);
+                        writeln!(out, "{:>8} {}", status.to_uppercase(), escape::one_line(&id))?;
                     }
                 }
                 for error in &summary.internal_errors {
-                    writeln!(out, "   ERROR internal error: {error}")?;
+                    let error = self.redactor.redact(error);
+                    writeln!(out, "   ERROR internal error: {}", escape::one_line(&error))?;
                 }
                 Ok(())
             }

@@ -7,11 +7,10 @@
 //! ahead of the runner, so that the first case runs while the last is still
 //! on disk and memory stays flat however many cases there are.
 
-use crate::case::{CaseFile, TestCase, read_case_file};
+use crate::case::{CaseEnv, CaseFile, TestCase, read_case_file};
 use crate::check::{CasePlan, KeySet, plan_case};
 use crate::errors::CaseError;
 use crate::plugin::Registry;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
@@ -65,7 +64,7 @@ impl CaseFilter {
 pub fn load_cases(
     files: &[CaseFile],
     keys: &dyn KeySet,
-    env: &HashMap<String, String>,
+    env: &CaseEnv,
     filter: Option<&CaseFilter>,
 ) -> Vec<LoadedCase> {
     files
@@ -76,7 +75,7 @@ pub fn load_cases(
 }
 
 /// Reads and plans one file.
-pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &HashMap<String, String>) -> LoadedCase {
+pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
     let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
         let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
         Ok((case, plan))
@@ -118,7 +117,7 @@ impl CaseSource {
     pub fn read(
         files: Vec<CaseFile>,
         keys: Arc<Registry>,
-        env: Arc<HashMap<String, String>>,
+        env: Arc<CaseEnv>,
         adjust: Option<CaseAdjustment>,
     ) -> CaseSource {
         let count = files.len();

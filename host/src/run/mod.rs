@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-//! use assay::case::discover;
+//! use assay::case::{CaseEnv, discover};
 //! use assay::plugin::{Limits, Registry, Runtime};
 //! use assay::run::{CaseSource, RunEvent, RunOptions, Reporter, Runner, load_cases};
 //! use std::sync::Arc;
@@ -29,7 +29,7 @@
 //! let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
 //! let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
 //! let files = discover(&[fixtures.into()]).unwrap();
-//! let env = std::env::vars().collect();
+//! let env = CaseEnv::from_process(["OPENAI_API_KEY"], ["ASSAY_JUDGE_API_KEY"]);
 //! let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &env, None));
 //! let runner = Runner::new(registry, agents, RunOptions::default());
 //! let summary = runner.run_blocking(cases, &mut [&mut Print]);

@@ -4,10 +4,9 @@
 //! the files.
 
 use crate::util::{root, runtime};
-use assay::case::{discover, read_case_file};
+use assay::case::{CaseEnv, discover, read_case_file};
 use assay::check::{KeySet, plan_case};
 use assay::plugin::Registry;
-use std::collections::HashMap;
 
 /// The built-in keys plus `gist` (the judge plugin's key), so that the LLM
 /// judged files plan too.
@@ -188,8 +187,8 @@ fn every_neuro_san_fixture_reads_and_plans_as_expected() {
     }
     let keys = WithGist(Registry::with_builtins(runtime()).unwrap());
     // One fixture substitutes ${OPENAI_API_KEY}; give it one without
-    // touching the process environment.
-    let env = HashMap::from([("OPENAI_API_KEY".to_owned(), "sk-test".to_owned())]);
+    // touching the process environment, allowed as a user would.
+    let env = CaseEnv::new([("OPENAI_API_KEY", "sk-test")], ["OPENAI_API_KEY"], ["ASSAY_JUDGE_API_KEY"]);
     let files = discover(&[folder]).unwrap();
     let mut got = Vec::new();
     for file in &files {
@@ -240,7 +239,7 @@ fn the_four_quote_string_keeps_its_stray_quote_as_pyhocon_does() {
     if !file.is_file() {
         return;
     }
-    let case = read_case_file(&file, "esp", &HashMap::new()).unwrap();
+    let case = read_case_file(&file, "esp", &CaseEnv::empty()).unwrap();
     let criteria = case.interactions[0].response["text"]["gist"][0].as_str().unwrap();
     assert!(criteria.starts_with("\nThe text sample should generally reflect a negative sentiment"), "{criteria:?}");
     assert!(criteria.ends_with("                             \""), "{criteria:?}");

@@ -5,6 +5,7 @@ mod agents;
 mod authoring;
 #[cfg(unix)]
 mod caches;
+mod case_input;
 mod cli;
 mod conformance;
 mod deterministic;
@@ -13,6 +14,7 @@ mod dispatch;
 mod evaluation;
 mod exactly_once;
 mod fake_server;
+mod fuzz;
 mod hostile_agent;
 mod hostile_cases;
 mod hostile_check;

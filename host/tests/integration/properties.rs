@@ -36,14 +36,13 @@
 //! 64 segments before hocon-parser, which would overflow its stack on them:
 //! see [`a_long_dotted_key_is_an_error_not_an_abort`]).
 
-use assay::case::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase, parse_case};
+use assay::case::{CaseEnv, ChatFilter, Connection, Interaction, SuccessRatio, TestCase, parse_case};
 use assay::check::plan_case;
 use assay::errors::CaseErrorKind;
 use assay::plugin::Registry;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -79,8 +78,13 @@ fn is_matcher(key: &str) -> bool {
     registry().has_key(&lower) || lower.strip_prefix("not_").is_some_and(|base| registry().has_key(base))
 }
 
-fn env() -> HashMap<String, String> {
-    HashMap::from([("ASSAY_FUZZ".to_owned(), "from the environment".to_owned())])
+/// `ASSAY_CASE_FUZZ` is visible; `ASSAY_FUZZ` is set but not allowed.
+fn env() -> CaseEnv {
+    CaseEnv::new(
+        [("ASSAY_CASE_FUZZ", "from the environment"), ("ASSAY_FUZZ", "not allowed")],
+        [] as [&str; 0],
+        ["ASSAY_JUDGE_API_KEY"],
+    )
 }
 
 /// Every `fixtures/cases/**/*.hocon` file: (path, text).
@@ -127,7 +131,7 @@ fn reads_without_panic(text: &str, file: &Path) -> Result<(), TestCaseError> {
 #[rustfmt::skip]
 const TOKENS: &[&str] = &[
     "{", "}", "[", "]", ":", "=", "+=", ",", "\n", " ", "\"", "\"\"\"", "\\", "${", "${?", "}", "${ASSAY_FUZZ}",
-    "${?NOT_SET}", "${agent}", "#", "//", "include ", "agent", "interactions", "response", "text", "sly_data",
+    "${ASSAY_CASE_FUZZ}", "${?NOT_SET}", "${agent}", "#", "//", "include ", "agent", "interactions", "response", "text", "sly_data",
     "structure", "value", "not_value", "KEYWORDS", "less", "connections", "success_ratio", "\"2/3\"",
     "timeout_in_seconds", "chat_filter", "continue_conversation", "metadata", "use_direct", "a.b", ".", "1",
     "-1.5e3", "0", "true", "null", "\"x\"", "é", "😀", "\t", "\r\n",
@@ -445,8 +449,9 @@ fn test() -> impl Strategy<Value = Test> {
         })
 }
 
+/// At least one test: a block that checks nothing is an error.
 fn tests() -> impl Strategy<Value = Vec<Test>> {
-    prop::collection::vec(test(), 0..4).prop_map(|tests| unique(tests, |test| &test.written))
+    prop::collection::vec(test(), 1..4).prop_map(|tests| unique(tests, |test| &test.written))
 }
 
 fn node() -> impl Strategy<Value = Node> {
@@ -457,19 +462,24 @@ fn node() -> impl Strategy<Value = Node> {
                 2 => test().prop_map(Entry::Test),
                 1 => (nested_key(), inner).prop_map(|(key, node)| Entry::Data(key, node)),
             ],
-            0..4,
+            1..4,
         )
         .prop_map(|entries| Node(unique(entries, Entry::key)))
     })
 }
 
 fn data_block() -> impl Strategy<Value = Vec<(String, Node)>> {
-    prop::collection::vec((data_key(), node()), 0..3).prop_map(|entries| unique(entries, |(key, _)| key))
+    prop::collection::vec((data_key(), node()), 1..3).prop_map(|entries| unique(entries, |(key, _)| key))
 }
 
+/// A response with at least one part: an empty one is an error.
 fn response() -> impl Strategy<Value = Response> {
-    (prop::option::of(tests()), prop::option::of(data_block()), prop::option::of(data_block()))
-        .prop_map(|(text, sly_data, structure)| Response { text, sly_data, structure })
+    (prop::option::of(tests()), prop::option::of(data_block()), prop::option::of(data_block()), tests()).prop_map(
+        |(text, sly_data, structure, fallback)| {
+            let text = if text.is_none() && sly_data.is_none() && structure.is_none() { Some(fallback) } else { text };
+            Response { text, sly_data, structure }
+        },
+    )
 }
 
 fn seconds() -> impl Strategy<Value = String> {

@@ -6,7 +6,7 @@ fn read(name: &str, text: &str) -> Result<ScenarioFile, String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    read_scenario_file(&path, &HashMap::new()).map_err(|e| e.to_string())
+    read_scenario_file(&path, &CaseEnv::empty()).map_err(|e| e.to_string())
 }
 
 fn scenario(name: &str, text: &str) -> Scenario {
@@ -163,7 +163,7 @@ fn a_validation_may_name_its_scenario_file() {
         "scenario: bland.yaml\nmock_responses:\n  - mock_response_id: r\n    mock_response_content: salt\n    wanted_results: [{expectation_id: says_salt, wanted_result: true}]\n",
     )
     .unwrap();
-    let ScenarioFile::Validation(validation) = read_scenario_file(&path, &HashMap::new()).unwrap() else {
+    let ScenarioFile::Validation(validation) = read_scenario_file(&path, &CaseEnv::empty()).unwrap() else {
         panic!("a validation")
     };
     assert_eq!(validation.scenario.expectations.len(), 3);
@@ -187,4 +187,48 @@ fn a_wanted_result_must_name_a_known_expectation() {
     let text = VALIDATION.replace("  problem: my food is bland\n", "");
     let error = read("v.yaml", &text).unwrap_err();
     assert!(error.contains("missing `scenario.problem`"), "{error}");
+}
+
+/// A validation file whose `scenario` is `scenario`, in `dir`.
+fn validation_naming(dir: &Path, scenario: &str) -> PathBuf {
+    let path = dir.join("check.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "scenario: {scenario}\nmock_responses:\n  - mock_response_id: r\n    mock_response_content: salt\n    wanted_results: [{{expectation_id: says_salt, wanted_result: true}}]\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_validation_naming_itself_is_an_error_not_an_endless_recursion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = validation_naming(dir.path(), "check.yaml");
+    let error = read_scenario_file(&path, &CaseEnv::empty()).unwrap_err().to_string();
+    assert!(error.ends_with("invalid `scenario`: `check.yaml` is a validation file, not a scenario"), "{error}");
+}
+
+#[test]
+fn a_validation_may_not_name_a_file_outside_its_folder() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("bland.yaml"), BLAND_FOOD).unwrap();
+    let inner = outer.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    let path = validation_naming(&inner, "../bland.yaml");
+    let error = read_scenario_file(&path, &CaseEnv::empty()).unwrap_err().to_string();
+    assert!(error.contains("invalid `scenario`: `../bland.yaml` leads out of the folder"), "{error}");
+    assert!(error.contains("a validation file may name only scenario files in its own folder or below"), "{error}");
+    let absolute = outer.path().join("bland.yaml");
+    let path = validation_naming(&inner, &absolute.display().to_string());
+    let error = read_scenario_file(&path, &CaseEnv::empty()).unwrap_err().to_string();
+    assert!(error.contains("is an absolute path"), "{error}");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(outer.path().join("bland.yaml"), inner.join("link.yaml")).unwrap();
+        let path = validation_naming(&inner, "link.yaml");
+        let error = read_scenario_file(&path, &CaseEnv::empty()).unwrap_err().to_string();
+        assert!(error.contains("leads out of the folder"), "{error}");
+    }
 }

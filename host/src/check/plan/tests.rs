@@ -151,3 +151,29 @@ fn an_empty_expected_list_is_an_error() {
         "invalid `interactions[0].response.text.keywords`: the list is empty, so it checks nothing; give at least one expected value"
     );
 }
+
+#[test]
+fn a_data_key_that_holds_no_test_is_an_error_naming_its_path() {
+    assert_eq!(
+        plan("sly_data { a { valeu {} } }").unwrap_err().to_string(),
+        "invalid `interactions[0].response.sly_data.a.valeu`: the data key `valeu` holds no test, so it checks nothing (did you mean the test `value`?)\n\nConsider a test for it, e.g. valeu { value: 5 }"
+    );
+    assert_eq!(
+        plan("structure { answer {} }").unwrap_err().to_string(),
+        "invalid `interactions[0].response.structure.answer`: the data key `answer` holds no test, so it checks nothing\n\nConsider a test for it, e.g. answer { value: 5 }"
+    );
+    // One empty key among planned ones is still an error.
+    let error = plan("sly_data { a { value: 1 }, b { c {} } }").unwrap_err().to_string();
+    assert!(error.starts_with("invalid `interactions[0].response.sly_data.b.c`"), "{error}");
+}
+
+#[test]
+fn an_empty_part_is_an_error() {
+    for part in ["text", "sly_data", "structure"] {
+        let error = plan(&format!("{part} {{}}")).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("invalid `interactions[0].response.{part}`: it is empty, so it checks nothing")),
+            "{error}"
+        );
+    }
+}
