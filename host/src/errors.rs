@@ -276,7 +276,7 @@ pub enum CaseErrorKind {
     /// A `${VAR}` naming a variable case files may not read.
     #[error(
         "the environment variable in ${{{variable}}} at {line}:{col} is not allowed in case files{}\n\nConsider allowing it in assay.toml:\n[cases]\nallow_env = [\"{variable}\"]\nor passing --allow-env {variable}",
-        not_allowed_reason(*protected)
+        not_allowed_reason(*protected, prefix)
     )]
     VariableNotAllowed {
         /// The variable's name.
@@ -287,6 +287,8 @@ pub enum CaseErrorKind {
         col: usize,
         /// Whether it holds a configured API key.
         protected: bool,
+        /// The prefix of the variables case files may read unasked.
+        prefix: &'static str,
     },
     /// The file is larger than the reader accepts.
     #[error(
@@ -370,11 +372,11 @@ impl CaseErrorKind {
     }
 }
 
-fn not_allowed_reason(protected: bool) -> String {
+fn not_allowed_reason(protected: bool, prefix: &str) -> String {
     if protected {
         " (it holds a configured API key, so only allowing it by name makes it visible)".into()
     } else {
-        format!(" (only {}* variables and those allowed by name are)", crate::case::CASE_ENV_PREFIX)
+        format!(" (only {prefix}* variables and those allowed by name are)")
     }
 }
 

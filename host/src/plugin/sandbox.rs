@@ -415,3 +415,44 @@ pub(crate) fn classify(error: &wasmtime::Error, state: &SandboxState, deadline: 
         None => Fault::Trap(format!("{error:#}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memories_and_tables_are_capped_together() {
+        let mut limiter = MemoryLimiter::new(64 << 20);
+        // Three memories of 20 MiB fit, a fourth does not, however small
+        // each is on its own.
+        for _ in 0..3 {
+            assert!(limiter.memory_growing(0, 20 << 20, None).unwrap());
+        }
+        assert!(limiter.memory_growing(0, 20 << 20, None).is_err());
+        assert_eq!(limiter.exceeded, Some(Fault::Memory { limit: 64 << 20, requested: 80 << 20 }));
+        // Growing one memory counts only what it adds.
+        let mut limiter = MemoryLimiter::new(64 << 20);
+        assert!(limiter.memory_growing(0, 30 << 20, None).unwrap());
+        assert!(limiter.memory_growing(30 << 20, 60 << 20, None).unwrap());
+        assert!(limiter.memory_growing(60 << 20, 65 << 20, None).is_err());
+
+        let mut limiter = MemoryLimiter::new(64 << 20);
+        assert!(limiter.table_growing(0, 60_000, None).unwrap());
+        assert!(limiter.table_growing(0, 40_000, None).unwrap());
+        assert!(limiter.table_growing(40_000, 40_001, None).is_err());
+        assert_eq!(limiter.exceeded, Some(Fault::Table { limit: MAX_TABLE_ELEMENTS, requested: 100_001 }));
+    }
+
+    #[test]
+    fn exits_and_resource_refusals_say_what_happened() {
+        assert_eq!(Fault::Exit(1).kind(), "exit");
+        assert_eq!(
+            Fault::Exit(1).to_string(),
+            "called exit (with a failure status) instead of answering, and was stopped"
+        );
+        assert_eq!(
+            Fault::Resources("table count too high at 100".into()).to_string(),
+            "asked for more than the sandbox allows (table count too high at 100) and was stopped"
+        );
+    }
+}

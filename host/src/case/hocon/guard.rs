@@ -29,7 +29,7 @@
 //! Within these caps a file of the largest size the full parser takes
 //! resolves in well under a second.
 
-use crate::case::env::{CaseEnv, Lookup};
+use crate::case::env::{CASE_ENV_PREFIX, CaseEnv, Lookup};
 use crate::errors::CaseErrorKind;
 use hocon::parser::{AstNode, Pos};
 use std::collections::{HashMap, HashSet};
@@ -186,7 +186,7 @@ impl<'a> Walk<'a> {
             Lookup::Unset | Lookup::NotAllowed { .. } if optional => Ok(()),
             Lookup::Unset => Err(CaseErrorKind::UnsetVariable { variable: name, line, col }),
             Lookup::NotAllowed { protected } => {
-                Err(CaseErrorKind::VariableNotAllowed { variable: name, line, col, protected })
+                Err(CaseErrorKind::VariableNotAllowed { variable: name, line, col, protected, prefix: CASE_ENV_PREFIX })
             }
         }
     }
