@@ -80,7 +80,11 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     writeln!(out, "Assessment in {}", path.display())?;
     let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
-    Ok(if met && summary.reporter_errors.is_empty() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if met && summary.reporter_errors.is_empty() && summary.internal_errors.is_empty() {
+        assay::exit_codes::OK
+    } else {
+        assay::exit_codes::FAILED
+    })
 }
 
 /// Keeps every case result for the assessment.

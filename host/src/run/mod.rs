@@ -429,3 +429,32 @@ impl CaseTask {
         SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledger_names_cases_never_reported_reported_twice_or_never_admitted() {
+        let mut ledger = Ledger::default();
+        for id in ["a", "b", "c"] {
+            ledger.started(id.to_owned());
+        }
+        ledger.finished("a");
+        ledger.finished("a");
+        ledger.finished("c");
+        assert_eq!(
+            ledger.close(4),
+            [
+                "case `a` was reported more often than it was admitted",
+                "case `b` was admitted but never reported",
+                "1 of 4 cases were never admitted to the run",
+            ]
+        );
+
+        let mut ledger = Ledger::default();
+        ledger.started("a".to_owned());
+        ledger.finished("a");
+        assert!(ledger.close(1).is_empty());
+    }
+}
