@@ -204,6 +204,10 @@ pub struct RunArgs {
     /// timeout_in_seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Show a case as SLOW once it has run this many seconds, and again at
+    /// each further multiple [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub slow_timeout: Option<f64>,
     /// Run every case over these connections instead of its own
     /// (repeatable: direct, http, https).
     #[arg(long = "connection", value_name = "NAME")]

@@ -9,8 +9,10 @@ use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SuccessRatio, TestCase, discover};
 use assay::eval::{assess, classify_with_judge};
-use assay::report::{Redactor, ResultsDir, write_assessment, write_json_report};
-use assay::run::{CaseAdjustment, CaseResult, CaseSource, CaseStatus, Reporter, RunEvent, RunOptions, Runner};
+use assay::report::{Redactor, ReporterSet, ResultsDir, write_assessment, write_json_report};
+use assay::run::{
+    CaseAdjustment, CaseResult, CaseSource, CaseStatus, EventKind, Reporter, RunEvent, RunOptions, Runner,
+};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -55,11 +57,13 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let mut results =
-        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
+    let results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
     let mut collected = Collect::default();
+    let mut reporters =
+        ReporterSet::builder().results_dir(results).reporter(&mut collected).redactor(redactor.clone()).build();
     let runner = Runner::new(registry, agents, options);
-    let summary = runner.run_blocking(cases, &mut [&mut results, &mut collected]);
+    let summary = runner.run_blocking(cases, &mut reporters);
+    drop(reporters);
 
     let mut case_results = collected.0;
     case_results.sort_by(|a, b| a.id.cmp(&b.id));
@@ -76,15 +80,12 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let path = write_json_report(&results_dir, "assess.json", &serde_json::json!({ "cases": assessments }), &redactor)
         .context("failed to write the assessment")?;
     for error in &summary.reporter_errors {
-        eprintln!("error: a report could not be written: {error}");
+        eprintln!("error: failed to {error}");
     }
     writeln!(out, "Assessment in {}", path.display())?;
     let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
-    Ok(if met && summary.reporter_errors.is_empty() && summary.internal_errors.is_empty() {
-        assay::exit_codes::OK
-    } else {
-        assay::exit_codes::FAILED
-    })
+    let complete = summary.reporter_errors.is_empty() && summary.not_run == 0 && summary.internal_errors.is_empty();
+    Ok(if met && complete { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
 /// Keeps every case result for the assessment.
@@ -93,7 +94,7 @@ struct Collect(Vec<CaseResult>);
 
 impl Reporter for Collect {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-        if let RunEvent::CaseFinished(case) = event {
+        if let EventKind::CaseFinished(case) = event.kind {
             self.0.push((*case).clone());
         }
         Ok(())

@@ -7,8 +7,8 @@ use super::options::{default_results_dir, parse_connections, seconds};
 use super::project::Project;
 use anyhow::Result;
 use assay::case::{TestCase, discover};
-use assay::report::{JunitReport, Redactor, ResultsDir, Terminal, Verbosity, escape};
-use assay::run::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, Reporter, RunOptions, Runner, load_cases};
+use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
+use assay::run::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, RunOptions, Runner, load_cases};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -47,6 +47,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
         options.jobs = jobs.max(1);
     }
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
+    if let Some(slow) = args.slow_timeout {
+        options.slow_timeout = Some(seconds(slow, "--slow-timeout")?);
+    }
 
     let verbosity = match (args.verbose, args.quiet) {
         (true, _) => Verbosity::Verbose,
@@ -54,27 +57,22 @@ pub fn run(args: RunArgs) -> Result<u8> {
         _ => Verbosity::Normal,
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let mut results =
-        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
-    let mut terminal = Terminal::new(verbosity).with_redactor(redactor.clone());
-    let mut junit = args.junit.map(|path| JunitReport::new(path).with_redactor(redactor.clone()));
-    // The results file first: a case the terminal shows as finished is
-    // already on disk.
-    let mut reporters: Vec<&mut dyn Reporter> = vec![&mut results, &mut terminal];
-    if let Some(junit) = junit.as_mut() {
-        reporters.push(junit);
+    let results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
+    let mut reporters =
+        ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
+    if let Some(path) = args.junit {
+        reporters = reporters.junit(JunitReport::new(path));
     }
     let runner = Runner::new(registry, agents, options);
-    let summary = runner.run_blocking(cases, &mut reporters);
+    let summary = runner.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
-        eprintln!("error: a report could not be written: {error}");
+        eprintln!("error: failed to {error}");
     }
     if verbosity != Verbosity::Quiet {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
-    let ok = summary.success(args.fail_on_flaky) && summary.reporter_errors.is_empty();
-    Ok(if ok { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {

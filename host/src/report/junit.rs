@@ -9,7 +9,7 @@
 use crate::private_files;
 use crate::report::describe::{failure_lines, sample_failure_lines};
 use crate::report::{Redactor, escape};
-use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent};
+use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 use std::io;
 use std::path::PathBuf;
@@ -37,13 +37,12 @@ impl JunitReport {
 
 impl Reporter for JunitReport {
     fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
-        match event {
-            RunEvent::Started { .. } => Ok(()),
-            RunEvent::CaseFinished(case) => {
+        match event.kind {
+            EventKind::CaseFinished(case) => {
                 self.suite.add_test_case(test_case(case, &self.redactor));
                 Ok(())
             }
-            RunEvent::Finished(summary) => {
+            EventKind::RunFinished(summary) => {
                 let mut report = Report::new("assay");
                 let mut suite = std::mem::replace(&mut self.suite, TestSuite::new("assay"));
                 suite.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
@@ -51,13 +50,17 @@ impl Reporter for JunitReport {
                 report.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
                 let text = report.to_string().map_err(io::Error::other)?;
                 let cannot = |e: io::Error| {
-                    io::Error::new(e.kind(), format!("cannot write the JUnit report `{}`: {e}", self.path.display()))
+                    io::Error::new(e.kind(), format!("write the JUnit report `{}`: {e}", self.path.display()))
                 };
                 if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     private_files::create_dir(parent).map_err(cannot)?;
                 }
                 private_files::write(&self.path, text.as_bytes()).map_err(cannot)
             }
+            EventKind::RunStarted { .. }
+            | EventKind::CaseStarted { .. }
+            | EventKind::SampleFinished { .. }
+            | EventKind::CaseSlow { .. } => Ok(()),
         }
     }
 }

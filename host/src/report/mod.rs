@@ -1,6 +1,9 @@
-//! Reporters: each renders the runner's event stream one way.
+//! Reporters: each renders the runner's event stream one way, to the
+//! writers or files it is given.
 //!
-//! - [`Terminal`]: live progress, the failing cases, a summary;
+//! - [`ReporterSet`]: the run's reporters as one, built by
+//!   [`ReporterSet::builder`]; a member's failure cancels the run;
+//! - [`Terminal`]: live progress, slow cases, the failing cases, a summary;
 //! - [`ResultsDir`]: `results.jsonl` (one line per case, flushed as each
 //!   finishes) and `summary.json`;
 //! - [`JunitReport`]: JUnit XML, flaky cases marked the way nextest marks
@@ -10,7 +13,8 @@
 //! terminal and JUnit share it. `evaluation.rs` renders the reports of
 //! `assay assess`, `eval` and `validate`.
 //!
-//! Every reporter takes a [`Redactor`] (`with_redactor`) and writes the
+//! Every reporter takes a [`Redactor`] (`with_redactor`, or the set's
+//! `redactor`) and writes the
 //! run's secrets as `[REDACTED]`; the [`escape`] functions keep text from
 //! case files, agents and plugins from controlling the terminal.
 
@@ -20,6 +24,7 @@ mod evaluation;
 mod junit;
 mod redact;
 mod results_dir;
+mod set;
 mod terminal;
 
 pub use describe::{failure_lines, sample_failure_lines};
@@ -27,4 +32,5 @@ pub use evaluation::{write_assessment, write_eval, write_json_report, write_vali
 pub use junit::JunitReport;
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::ResultsDir;
+pub use set::{ReporterSet, ReporterSetBuilder};
 pub use terminal::{Terminal, Verbosity};

@@ -3,13 +3,14 @@
 //! and `summary.json` at the end, both redacted. Results hold the agent's
 //! responses, so they are private: the directory is made 0700 (when assay
 //! makes it) and both files are 0600, never written through a symbolic
-//! link.
+//! link. A line the disk had no room for is taken back whole, so the file
+//! holds whole lines only, whatever failed.
 
 use crate::private_files;
 use crate::report::Redactor;
-use crate::run::{Reporter, RunEvent};
+use crate::run::{EventKind, Reporter, RunEvent};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes `results.jsonl` and `summary.json` into a directory.
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub struct ResultsDir {
     dir: PathBuf,
     lines: File,
+    /// How many bytes of whole lines `results.jsonl` holds.
+    written: u64,
     redactor: Redactor,
 }
 
@@ -29,7 +32,7 @@ impl ResultsDir {
         let path = dir.join("results.jsonl");
         let lines = private_files::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
-        Ok(ResultsDir { dir: dir.to_owned(), lines, redactor: Redactor::none() })
+        Ok(ResultsDir { dir: dir.to_owned(), lines, written: 0, redactor: Redactor::none() })
     }
 
     /// The same, hiding `redactor`'s secrets.
@@ -41,27 +44,51 @@ impl ResultsDir {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+
+    /// Appends one line: whole, or (when the write fails) not at all.
+    fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        let written = self.lines.write_all(line).and_then(|()| self.lines.flush());
+        match written {
+            Ok(()) => {
+                self.written += line.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                // Best effort: a file that took half a line gives it back,
+                // and the next line goes where that one started.
+                let _ = self.lines.set_len(self.written);
+                let _ = self.lines.seek(SeekFrom::Start(self.written));
+                Err(error)
+            }
+        }
+    }
+}
+
+/// `error` as a fragment after "failed to": what could not be written where.
+fn cannot_write(path: &Path, error: io::Error) -> io::Error {
+    io::Error::new(error.kind(), format!("write `{}`: {error}", path.display()))
 }
 
 impl Reporter for ResultsDir {
     fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
-        match event {
-            RunEvent::Started { .. } => Ok(()),
-            RunEvent::CaseFinished(case) => {
+        match event.kind {
+            EventKind::CaseFinished(case) => {
                 // One write of a whole line: a kill can only lose lines not
                 // yet written, never leave half of one.
                 let mut line = self.redactor.to_json(case, false)?;
                 line.push(b'\n');
-                self.lines.write_all(&line)?;
-                self.lines.flush()
+                self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
             }
-            RunEvent::Finished(summary) => {
+            EventKind::RunFinished(summary) => {
                 let path = self.dir.join("summary.json");
                 let mut text = self.redactor.to_json(summary, true)?;
                 text.push(b'\n');
-                private_files::write(&path, &text)
-                    .map_err(|e| io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display())))
+                private_files::write(&path, &text).map_err(|e| cannot_write(&path, e))
             }
+            EventKind::RunStarted { .. }
+            | EventKind::CaseStarted { .. }
+            | EventKind::SampleFinished { .. }
+            | EventKind::CaseSlow { .. } => Ok(()),
         }
     }
 }

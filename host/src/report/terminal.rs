@@ -1,32 +1,45 @@
-//! The terminal: a live progress bar (on a TTY) with passed/failed/flaky/
-//! error counts, each case that did not pass as it finishes with its failing
-//! checks, and a summary. Colour only when stdout is a terminal. Text from
-//! case files, agents and plugins is escaped (no control character reaches
-//! the terminal, and none of it starts a line) and redacted.
+//! The terminal: a live progress bar (when asked for) with passed/failed/
+//! flaky/error counts, each case that did not pass as it finishes with its
+//! failing checks, each case still running past the slow threshold, and a
+//! summary. It writes to the writers it is given, and colours and draws
+//! the bar only when told to: [`Terminal::stdio`] makes that choice for
+//! the process's own stdout and stderr. Text from case files, agents and
+//! plugins is escaped (no control character reaches the terminal, and none
+//! of it starts a line) and redacted.
 
 use crate::plural;
 use crate::report::describe::{check_line, error_message, failure_lines};
 use crate::report::{Redactor, escape};
-use crate::run::{CaseResult, CaseStatus, Reporter, RunEvent, RunSummary};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunSummary};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use std::fmt;
 use std::io::{self, IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// How much the terminal shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Verbosity {
     /// Only the summary and errors.
     Quiet,
-    /// Progress, the cases that did not pass, the summary.
+    /// Progress, slow cases, the cases that did not pass, the summary.
     #[default]
     Normal,
     /// Every case and every check.
     Verbose,
 }
 
-/// Writes progress and results to stdout/stderr.
+/// A writer the progress bar's ticker thread shares with the reporter.
+type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Writes progress and results to an output and an error writer.
 pub struct Terminal {
     verbosity: Verbosity,
     colour: bool,
+    /// The width of the terminal the bar is drawn on, when one is.
+    bar_columns: Option<u16>,
+    out: Box<dyn Write + Send>,
+    err: SharedWriter,
     bar: Option<ProgressBar>,
     counts: RunSummary,
     redactor: Redactor,
@@ -36,15 +49,38 @@ pub struct Terminal {
 const INDENT: &str = "         ";
 
 impl Terminal {
-    /// A terminal reporter; the bar and colours appear only on a TTY.
-    pub fn new(verbosity: Verbosity) -> Terminal {
+    /// A terminal reporter writing its lines to `out`; `err` is where the
+    /// progress bar goes, if [`Terminal::progress_bar`] asks for one. No
+    /// colour unless [`Terminal::colour`] asks for it.
+    pub fn new(verbosity: Verbosity, out: impl Write + Send + 'static, err: impl Write + Send + 'static) -> Terminal {
         Terminal {
             verbosity,
-            colour: io::stdout().is_terminal(),
+            colour: false,
+            bar_columns: None,
+            out: Box::new(out),
+            err: Arc::new(Mutex::new(Box::new(err))),
             bar: None,
             counts: RunSummary::default(),
             redactor: Redactor::none(),
         }
+    }
+
+    /// On the process's stdout and stderr: colour when stdout is a
+    /// terminal, the progress bar when stderr is.
+    pub fn stdio(verbosity: Verbosity) -> Terminal {
+        let terminal = Terminal::new(verbosity, io::stdout(), io::stderr()).colour(io::stdout().is_terminal());
+        if io::stderr().is_terminal() { terminal.progress_bar(console::Term::stderr().size().1) } else { terminal }
+    }
+
+    /// The same, with statuses in colour (ANSI) or not.
+    pub fn colour(self, colour: bool) -> Terminal {
+        Terminal { colour, ..self }
+    }
+
+    /// The same, drawing a live progress bar on the error writer, a
+    /// terminal `columns` wide (never in quiet mode).
+    pub fn progress_bar(self, columns: u16) -> Terminal {
+        Terminal { bar_columns: Some(columns), ..self }
     }
 
     /// The same, hiding `redactor`'s secrets.
@@ -64,14 +100,14 @@ impl Terminal {
         format!("\x1b[1;{code}m{text}\x1b[0m")
     }
 
-    fn print(&self, text: &str) -> io::Result<()> {
+    /// Writes one line (redacted) to the output, above the bar if there is
+    /// one.
+    fn print(&mut self, text: &str) -> io::Result<()> {
         let text = self.redactor.redact(text);
+        let out = &mut self.out;
         match &self.bar {
-            Some(bar) => {
-                bar.println(text.as_ref());
-                Ok(())
-            }
-            None => writeln!(io::stdout().lock(), "{text}"),
+            Some(bar) => bar.suspend(|| writeln!(out, "{text}")),
+            None => writeln!(out, "{text}"),
         }
     }
 
@@ -129,6 +165,16 @@ impl Terminal {
         lines.into_iter().map(|line| line.replace('\n', &format!("\n{INDENT}"))).collect()
     }
 
+    /// nextest's SLOW line: how long the case has run, at least.
+    fn slow_line(&self, id: &str, running: Duration) -> String {
+        format!(
+            "{:>6} [>{:>7.3}s] {}",
+            self.paint("SLOW", CaseStatus::Flaky),
+            running.as_secs_f64(),
+            escape::one_line(id)
+        )
+    }
+
     fn counts_message(&self) -> String {
         let c = &self.counts;
         format!("{} passed, {} failed, {} flaky, {}", c.passed, c.failed, c.flaky, plural::count(c.errors, "error"))
@@ -147,22 +193,23 @@ impl Reporter for Terminal {
 
 impl Terminal {
     fn render(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
-        match event {
-            RunEvent::Started { cases } => {
-                if self.verbosity != Verbosity::Quiet && io::stderr().is_terminal() {
-                    let bar = ProgressBar::with_draw_target(Some(*cases as u64), ProgressDrawTarget::stderr());
-                    let style =
-                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-                            .expect("a valid template");
-                    bar.set_style(style);
-                    bar.enable_steady_tick(std::time::Duration::from_millis(100));
-                    self.bar = Some(bar);
-                } else if self.verbosity != Verbosity::Quiet {
-                    writeln!(io::stdout().lock(), "Running {}", plural::count(*cases, "test case"))?;
+        match event.kind {
+            EventKind::RunStarted { cases } => {
+                match self.bar_columns {
+                    _ if self.verbosity == Verbosity::Quiet => {}
+                    Some(columns) => self.bar = Some(self.progress(cases, columns)),
+                    None => writeln!(self.out, "Running {}", plural::count(cases, "test case"))?,
                 }
                 Ok(())
             }
-            RunEvent::CaseFinished(case) => {
+            EventKind::CaseSlow { id, running } => {
+                if self.verbosity != Verbosity::Quiet {
+                    let line = self.slow_line(id, running);
+                    self.print(&line)?;
+                }
+                Ok(())
+            }
+            EventKind::CaseFinished(case) => {
                 self.counts.add(case);
                 let show = match self.verbosity {
                     Verbosity::Quiet => false,
@@ -180,38 +227,125 @@ impl Terminal {
                 }
                 Ok(())
             }
-            RunEvent::Finished(summary) => {
+            EventKind::RunFinished(summary) => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish_and_clear();
                 }
-                let status = if summary.failed + summary.errors > 0 {
-                    CaseStatus::Failed
-                } else if summary.flaky > 0 {
-                    CaseStatus::Flaky
-                } else {
-                    CaseStatus::Passed
-                };
-                let mut out = io::stdout().lock();
-                writeln!(
-                    out,
-                    "{} [{:.3}s] {}: {}",
-                    self.paint("Summary", status),
-                    summary.duration_ms / 1e3,
-                    plural::count(summary.cases, "test case"),
-                    self.counts_message()
-                )?;
-                for (status, ids) in &summary.not_passed {
-                    for id in ids {
-                        let id = self.redactor.redact(id);
-                        writeln!(out, "{:>8} {}", status.to_uppercase(), escape::one_line(&id))?;
-                    }
-                }
-                for error in &summary.internal_errors {
-                    let error = self.redactor.redact(error);
-                    writeln!(out, "   ERROR internal error: {}", escape::one_line(&error))?;
-                }
-                Ok(())
+                self.summary(summary)
+            }
+            EventKind::CaseStarted { .. } | EventKind::SampleFinished { .. } => Ok(()),
+        }
+    }
+
+    /// The bar, drawn on the error writer.
+    fn progress(&self, cases: usize, columns: u16) -> ProgressBar {
+        let term = BarTerm { err: self.err.clone(), columns };
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(term), 20);
+        let bar = ProgressBar::with_draw_target(Some(cases as u64), target);
+        let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("a valid template");
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    }
+
+    fn summary(&mut self, summary: &RunSummary) -> io::Result<()> {
+        let failed = summary.failed + summary.errors > 0
+            || summary.not_run > 0
+            || !summary.reporter_errors.is_empty()
+            || !summary.internal_errors.is_empty();
+        let status = if failed {
+            CaseStatus::Failed
+        } else if summary.flaky > 0 {
+            CaseStatus::Flaky
+        } else {
+            CaseStatus::Passed
+        };
+        let head = format!(
+            "{} [{:.3}s] {}: {}",
+            self.paint("Summary", status),
+            summary.duration_ms / 1e3,
+            plural::count(summary.cases, "test case"),
+            self.counts_message()
+        );
+        writeln!(self.out, "{head}")?;
+        for (status, ids) in &summary.not_passed {
+            for id in ids {
+                let id = self.redactor.redact(id);
+                writeln!(self.out, "{:>8} {}", status.to_uppercase(), escape::one_line(&id))?;
             }
         }
+        if summary.not_run > 0 {
+            let cancel = self.paint("CANCEL", CaseStatus::Failed);
+            let count = plural::count(summary.not_run, "test case");
+            writeln!(self.out, "  {cancel} {count} not run: a report could not be written")?;
+        }
+        for error in &summary.internal_errors {
+            let error = self.redactor.redact(error);
+            writeln!(self.out, "   ERROR internal error: {}", escape::one_line(&error))?;
+        }
+        self.out.flush()
+    }
+}
+
+/// The progress bar's terminal: the error writer, moved about with ANSI
+/// cursor sequences, as indicatif's own stderr target does.
+struct BarTerm {
+    err: SharedWriter,
+    columns: u16,
+}
+
+impl BarTerm {
+    fn write(&self, text: &str) -> io::Result<()> {
+        let mut err = self.err.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        err.write_all(text.as_bytes())
+    }
+
+    fn moved(&self, n: usize, direction: char) -> io::Result<()> {
+        if n == 0 { Ok(()) } else { self.write(&format!("\x1b[{n}{direction}")) }
+    }
+}
+
+impl fmt::Debug for BarTerm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BarTerm").field("columns", &self.columns).finish_non_exhaustive()
+    }
+}
+
+impl TermLike for BarTerm {
+    fn width(&self) -> u16 {
+        self.columns
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        self.moved(n, 'A')
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        self.moved(n, 'B')
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        self.moved(n, 'C')
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        self.moved(n, 'D')
+    }
+
+    fn write_line(&self, text: &str) -> io::Result<()> {
+        self.write(&format!("{text}\n"))
+    }
+
+    fn write_str(&self, text: &str) -> io::Result<()> {
+        self.write(text)
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        self.write("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        self.err.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).flush()
     }
 }

@@ -2,21 +2,24 @@
 //! under one concurrency limit, with `success_ratio` early stopping and
 //! deadlines that cancel requests. Cases come from a [`CaseSource`] (read
 //! in parallel as the run goes); results flow to reporters as a stream of
-//! [`RunEvent`]s, one `CaseFinished` as soon as each case is decided, and
-//! are not kept, so memory stays flat however many cases run.
+//! [`RunEvent`]s (a case started, each sample finished, a case slow, a case
+//! finished as soon as it is decided), and are not kept, so memory stays
+//! flat however many cases run. A reporter's error cancels the run: no
+//! further case is started, and the cases in flight finish and are
+//! reported.
 //!
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 //! use assay::case::{CaseEnv, discover};
 //! use assay::plugin::{Limits, Registry, Runtime};
-//! use assay::run::{CaseSource, RunEvent, RunOptions, Reporter, Runner, load_cases};
+//! use assay::run::{CaseSource, EventKind, RunEvent, RunOptions, Reporter, Runner, load_cases};
 //! use std::sync::Arc;
 //!
 //! /// Prints each case's status.
 //! struct Print;
 //! impl Reporter for Print {
 //!     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-//!         if let RunEvent::CaseFinished(case) = event {
+//!         if let EventKind::CaseFinished(case) = event.kind {
 //!             println!("{} {}", case.id, case.status.name());
 //!         }
 //!         Ok(())
@@ -32,7 +35,7 @@
 //! let env = CaseEnv::from_process(["OPENAI_API_KEY"], ["ASSAY_JUDGE_API_KEY"]);
 //! let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &env, None));
 //! let runner = Runner::new(registry, agents, RunOptions::default());
-//! let summary = runner.run_blocking(cases, &mut [&mut Print]);
+//! let summary = runner.run_blocking(cases, &mut Print);
 //! assert!(summary.success(false));
 //! ```
 
@@ -41,7 +44,7 @@ mod event;
 mod load;
 mod result;
 
-pub use event::{Reporter, RunEvent, RunSummary};
+pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
@@ -50,8 +53,9 @@ use crate::case::{Connection, TestCase};
 use crate::check::Check;
 use crate::plugin::Registry;
 use conversation::{Context, Work, converse, millis};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
@@ -68,12 +72,19 @@ pub struct RunOptions {
     /// Runs every one of a case's `n` samples, with no early stopping (the
     /// Assessor's mode); the status is decided the same way.
     pub exhaustive: bool,
+    /// A case running longer than this is reported slow
+    /// ([`EventKind::CaseSlow`]), and again at each further multiple
+    /// (default 60 s; `None`: never).
+    pub slow_timeout: Option<Duration>,
 }
+
+/// How long a case runs before it is reported slow, by default (nextest's).
+pub const DEFAULT_SLOW_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Default for RunOptions {
     fn default() -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { jobs: cpus * 4, sample_timeout: None, exhaustive: false }
+        RunOptions { jobs: cpus * 4, sample_timeout: None, exhaustive: false, slow_timeout: Some(DEFAULT_SLOW_TIMEOUT) }
     }
 }
 
@@ -91,61 +102,167 @@ impl Runner {
 
     /// Runs every case and reports each as it finishes. Never fails: bad
     /// files, dead agents and faulty plugins are results, and a case whose
-    /// task panicked is an `error` case. A reporter that fails is dropped
-    /// from the run and named in the summary. Before it finishes, the run
-    /// checks that every case it admitted was reported exactly once; a
-    /// breach is named in the summary's `internal_errors` and fails the run.
-    pub async fn run(&self, cases: CaseSource, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
-        let started = Instant::now();
-        let mut failed_reporters: Vec<Option<String>> = vec![None; reporters.len()];
-        let mut emit = |event: RunEvent<'_>| {
-            for (reporter, failure) in reporters.iter_mut().zip(failed_reporters.iter_mut()) {
-                if failure.is_none()
-                    && let Err(error) = reporter.report(&event)
-                {
-                    *failure = Some(error.to_string());
-                }
-            }
-        };
+    /// task panicked is an `error` case. An error from `reporter` cancels
+    /// the run: no further case is started, the cases in flight finish and
+    /// are reported, and the summary names the error and counts the cases
+    /// not run. Before it finishes, the run checks that every case it
+    /// admitted was reported exactly once; a breach is named in the
+    /// summary's `internal_errors` and fails the run.
+    pub async fn run(&self, cases: CaseSource, reporter: &mut dyn Reporter) -> RunSummary {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let mut emitter =
+            Emitter { reporter, started: Instant::now(), errors: Vec::new(), cancelled: cancelled.clone() };
         let expected = cases.len();
-        emit(RunEvent::Started { cases: expected });
+        emitter.emit(EventKind::RunStarted { cases: expected });
         let (sender, mut receiver) = mpsc::unbounded_channel();
-        let admission = tokio::spawn(admit(self.context.clone(), self.options.clone(), cases, sender));
+        let admission =
+            tokio::spawn(admit(self.context.clone(), self.options.clone(), cases, sender, cancelled.clone()));
         let mut summary = RunSummary::default();
         let mut ledger = Ledger::default();
-        while let Some(message) = receiver.recv().await {
+        let mut slow = SlowWatch::new(self.options.slow_timeout);
+        loop {
+            let message = tokio::select! {
+                biased;
+                message = receiver.recv() => match message {
+                    Some(message) => message,
+                    None => break,
+                },
+                () = slow.next() => {
+                    for (id, running) in slow.due() {
+                        emitter.emit(EventKind::CaseSlow { id: &id, running });
+                    }
+                    continue;
+                }
+            };
             match message {
-                Admission::Started(id) => ledger.started(id),
-                Admission::Finished(result) => {
+                Admission::Started { seq, id } => {
+                    emitter.emit(EventKind::CaseStarted { id: &id });
+                    slow.started(seq, &id);
+                    ledger.started(id);
+                }
+                Admission::Sample { case, index, passed, duration } => {
+                    emitter.emit(EventKind::SampleFinished { case: &case, index, passed, duration });
+                }
+                Admission::Finished { seq, result } => {
+                    slow.finished(seq);
                     ledger.finished(&result.id);
                     summary.add(&result);
-                    emit(RunEvent::CaseFinished(&result));
+                    emitter.emit(EventKind::CaseFinished(&result));
                 }
             }
         }
         if let Err(error) = admission.await {
             ledger.errors.push(format!("the scheduler stopped: {}", panic_message(error)));
         }
-        summary.internal_errors = ledger.close(expected);
-        summary.duration_ms = millis(started.elapsed());
-        emit(RunEvent::Finished(&summary));
-        summary.reporter_errors = failed_reporters.into_iter().flatten().collect();
+        // A cancelled run admits fewer cases than it holds, by design: those
+        // are counted as not run, not as the scheduler's breach.
+        if cancelled.load(Ordering::Acquire) {
+            summary.not_run = expected.saturating_sub(ledger.admitted);
+        }
+        let due = if cancelled.load(Ordering::Acquire) { ledger.admitted } else { expected };
+        summary.internal_errors = ledger.close(due);
+        summary.duration_ms = millis(emitter.started.elapsed());
+        // What failed before the end is in the summary the reporters see
+        // (`summary.json` shows it); what fails at the end is added after.
+        summary.reporter_errors = emitter.errors.clone();
+        emitter.emit(EventKind::RunFinished(&summary));
+        summary.reporter_errors = emitter.errors;
         summary
     }
 
     /// [`Runner::run`] on a runtime of its own, for callers without one.
-    pub fn run_blocking(&self, cases: CaseSource, reporters: &mut [&mut dyn Reporter]) -> RunSummary {
+    pub fn run_blocking(&self, cases: CaseSource, reporter: &mut dyn Reporter) -> RunSummary {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
-        runtime.block_on(self.run(cases, reporters))
+        runtime.block_on(self.run(cases, reporter))
     }
 }
 
-/// What the scheduler tells the run about a case.
+/// The reporter as the run sees it: each event stamped with the time since
+/// the run started; each error kept for the summary, and the run cancelled.
+struct Emitter<'r> {
+    reporter: &'r mut dyn Reporter,
+    started: Instant,
+    errors: Vec<String>,
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Emitter<'_> {
+    fn emit(&mut self, kind: EventKind<'_>) {
+        let event = RunEvent { elapsed: self.started.elapsed(), kind };
+        if let Err(error) = self.reporter.report(&event) {
+            self.errors.push(error.to_string());
+            self.cancelled.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Watches the running cases for the slow threshold: when each will next
+/// have run for a multiple of it.
+struct SlowWatch {
+    threshold: Option<Duration>,
+    /// By admission number: the case's id, when it started, and how many
+    /// thresholds it has passed.
+    running: HashMap<u64, (String, Instant, u32)>,
+    /// When each running case is next slow, earliest first.
+    due: BTreeSet<(Instant, u64)>,
+}
+
+impl SlowWatch {
+    fn new(threshold: Option<Duration>) -> SlowWatch {
+        SlowWatch { threshold: threshold.filter(|t| !t.is_zero()), running: HashMap::new(), due: BTreeSet::new() }
+    }
+
+    fn started(&mut self, seq: u64, id: &str) {
+        let Some(threshold) = self.threshold else { return };
+        let now = Instant::now();
+        self.running.insert(seq, (id.to_owned(), now, 0));
+        self.due.insert((now + threshold, seq));
+    }
+
+    fn finished(&mut self, seq: u64) {
+        let Some(threshold) = self.threshold else { return };
+        if let Some((_, started, passed)) = self.running.remove(&seq) {
+            self.due.remove(&(started + threshold * (passed + 1), seq));
+        }
+    }
+
+    /// Resolves when the earliest running case turns slow (never, if none
+    /// is running).
+    async fn next(&self) {
+        match self.due.first() {
+            Some(&(at, _)) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The cases slow by now, with how long each has run (a multiple of the
+    /// threshold); each is due again at the next multiple.
+    fn due(&mut self) -> Vec<(String, Duration)> {
+        let Some(threshold) = self.threshold else { return Vec::new() };
+        let now = Instant::now();
+        let mut slow = Vec::new();
+        while let Some(&(at, seq)) = self.due.first()
+            && at <= now
+        {
+            self.due.pop_first();
+            let (id, started, passed) = self.running.get_mut(&seq).expect("a due case is running");
+            *passed += 1;
+            slow.push((id.clone(), threshold * *passed));
+            self.due.insert((*started + threshold * (*passed + 1), seq));
+        }
+        slow
+    }
+}
+
+/// What the scheduler tells the run about a case. `seq` numbers the cases
+/// in the order they are admitted (ids may repeat in an embedder's cases).
 enum Admission {
     /// The case is admitted: it must be reported exactly once.
-    Started(String),
+    Started { seq: u64, id: String },
+    /// One of its samples is decided.
+    Sample { case: String, index: u32, passed: bool, duration: Duration },
     /// The case is decided.
-    Finished(CaseResult),
+    Finished { seq: u64, result: CaseResult },
 }
 
 /// Checks that every admitted case is reported exactly once.
@@ -210,23 +327,31 @@ const CASES_PER_SLOT: usize = 2;
 /// Starts each case as the source yields it, with at most a bounded number
 /// in flight, and sends each result as its case is decided. A direct agent
 /// is compiled the first time a case needs it, before that case starts, so
-/// that no request's deadline pays for compilation.
+/// that no request's deadline pays for compilation. Once `cancelled` is
+/// set, it starts no further case (one read while it waited included).
 async fn admit(
     context: Context,
     options: RunOptions,
     mut cases: CaseSource,
     results: mpsc::UnboundedSender<Admission>,
+    cancelled: Arc<AtomicBool>,
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
     let mut prepared: HashSet<String> = HashSet::new();
-    loop {
+    for seq in 0.. {
         let permit = in_flight.clone().acquire_owned().await.expect("the semaphore is never closed");
+        if cancelled.load(Ordering::Acquire) {
+            break;
+        }
         let Some(case) = cases.next().await else { break };
-        let _ = results.send(Admission::Started(case.id().to_owned()));
+        if cancelled.load(Ordering::Acquire) {
+            break;
+        }
+        let _ = results.send(Admission::Started { seq, id: case.id().to_owned() });
         let (case, plan) = match case {
             LoadedCase::Broken { id, error } => {
-                let _ = results.send(Admission::Finished(broken(id, error)));
+                let _ = results.send(Admission::Finished { seq, result: broken(id, error) });
                 continue;
             }
             LoadedCase::Ready(ready) => *ready,
@@ -242,6 +367,7 @@ async fn admit(
             semaphore: samples.clone(),
             sample_timeout: options.sample_timeout,
             exhaustive: options.exhaustive,
+            events: results.clone(),
         };
         let results = results.clone();
         let identity = Identity::of(&task.case);
@@ -262,7 +388,7 @@ async fn admit(
         // reported as an error, never lost.
         tokio::spawn(async move {
             let result = handle.await.unwrap_or_else(|error| identity.internal_error(error));
-            let _ = results.send(Admission::Finished(result));
+            let _ = results.send(Admission::Finished { seq, result });
         });
     }
 }
@@ -331,6 +457,8 @@ struct CaseTask {
     semaphore: Arc<Semaphore>,
     sample_timeout: Option<Duration>,
     exhaustive: bool,
+    /// Where each decided sample is announced.
+    events: mpsc::UnboundedSender<Admission>,
 }
 
 impl CaseTask {
@@ -355,6 +483,7 @@ impl CaseTask {
             // A sample that panicked takes its case down with it: the case
             // is then reported as an internal error (see `admit`).
             let sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
+            task.announce(&sample);
             let passed = sample.passed;
             samples.push(sample);
             if exhaustive {
@@ -384,13 +513,25 @@ impl CaseTask {
         let ratio = self.case.success_ratio;
         let mut samples: Vec<SampleResult> = Vec::new();
         for index in 0..ratio.samples {
-            samples.push(runtime.block_on(self.conversations(index, Work::Inline)));
+            let sample = runtime.block_on(self.conversations(index, Work::Inline));
+            self.announce(&sample);
+            samples.push(sample);
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
             if !self.exhaustive && ratio.is_decided(passes, ratio.samples - index - 1) {
                 break;
             }
         }
         self.result(samples, started)
+    }
+
+    /// Tells the run that `sample` is decided.
+    fn announce(&self, sample: &SampleResult) {
+        let _ = self.events.send(Admission::Sample {
+            case: self.case.id.clone(),
+            index: sample.index,
+            passed: sample.passed,
+            duration: Duration::from_secs_f64(sample.duration_ms / 1e3),
+        });
     }
 
     /// The case's result from the samples that ran.

@@ -8,7 +8,7 @@ use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{Answered, Capabilities, Limits, Registry};
-use assay::run::{CaseResult, CaseSource, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use assay::run::{CaseResult, CaseSource, EventKind, Reporter, RunEvent, RunOptions, Runner, load_cases};
 use std::sync::Arc;
 
 /// An embedder's judge with a bug.
@@ -26,7 +26,7 @@ struct Collect(Vec<CaseResult>);
 
 impl Reporter for Collect {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-        if let RunEvent::CaseFinished(case) = event {
+        if let EventKind::CaseFinished(case) = event.kind {
             self.0.push((*case).clone());
         }
         Ok(())
@@ -56,7 +56,7 @@ fn run_cases(connection: &str, agent_url: Option<&str>) -> (Vec<CaseResult>, ass
     let files = discover(&[dir.path().to_path_buf()]).unwrap();
     let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
     let mut collect = Collect::default();
-    let summary = Runner::new(registry, agents, RunOptions::default()).run_blocking(cases, &mut [&mut collect]);
+    let summary = Runner::new(registry, agents, RunOptions::default()).run_blocking(cases, &mut collect);
     (collect.0, summary)
 }
 
