@@ -224,3 +224,166 @@ fn name(text: &str) -> Cow<'_, str> {
 fn message(text: &str) -> Cow<'_, str> {
     escape::lines(text, "      ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::{
+        ExpectationResult, Judgment, MockResult, ScenarioResult, ScenarioSample, Tally, ValidationResult, assess,
+    };
+    use crate::report::fixtures::{self, SECRET};
+    use crate::run::RunError;
+
+    fn tally(matched: u64, total: u64, errors: u64) -> Tally {
+        Tally { matched, total, errors }
+    }
+
+    fn printed(write: impl FnOnce(&mut Vec<u8>, &Redactor) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out, &Redactor::new([SECRET])).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn assessments() {
+        let text = printed(|out, redactor| {
+            for case in fixtures::cases() {
+                let mut assessment = assess(&case);
+                if case.id == "flaky/flaky" {
+                    // As the judge classified it: one mode, and one failure
+                    // it could not classify.
+                    let mut judged = assessment.modes.clone();
+                    judged[0].description = format!("the agent said \"fail\"\nand leaked {SECRET}");
+                    assessment.llm_modes = Some(judged);
+                    assessment.failures[0].llm_error = Some("the judge answered \u{1b}[2Knothing".into());
+                }
+                write_assessment(out, &assessment, redactor)?;
+            }
+            Ok(())
+        });
+        insta::assert_snapshot!(text);
+    }
+
+    fn expectation(id: &str, key: &str, matched: Option<bool>, weight: u32, message: &str) -> ExpectationResult {
+        ExpectationResult {
+            expectation_id: id.into(),
+            key: key.into(),
+            matched,
+            message: message.into(),
+            weight,
+            categories: vec!["problem_finding".into()],
+        }
+    }
+
+    #[test]
+    fn eval_report() {
+        let scenario = |id: &str, samples: Vec<ScenarioSample>, score, error: Option<RunError>| ScenarioResult {
+            scenario_id: id.into(),
+            file: PathBuf::from(format!("scenarios/{id}.yaml")),
+            agent: "chef".into(),
+            score,
+            categories: Default::default(),
+            samples,
+            error,
+        };
+        let answered = |index, expectations| ScenarioSample {
+            index,
+            response: Some("Add salt.".into()),
+            error: None,
+            expectations,
+        };
+        let report = EvalReport {
+            scenarios: vec![
+                scenario(
+                    "bland_food",
+                    vec![answered(
+                        0,
+                        vec![
+                            expectation("missing_spices", "gist", Some(true), 2, "the answer names spices"),
+                            expectation("salt", "keywords", Some(false), 1, &format!("no `salt` in {SECRET}")),
+                            expectation("tone", "gist", None, 1, "the judge is down:\nconnection refused"),
+                        ],
+                    )],
+                    tally(2, 3, 1),
+                    None,
+                ),
+                scenario(
+                    "two_samples",
+                    vec![
+                        answered(0, vec![expectation("salt", "keywords", Some(true), 1, "found salt")]),
+                        ScenarioSample {
+                            index: 1,
+                            response: None,
+                            error: Some(RunError {
+                                kind: "unreachable".into(),
+                                message: "agent `chef` is down".into(),
+                            }),
+                            expectations: Vec::new(),
+                        },
+                    ],
+                    tally(1, 1, 0),
+                    None,
+                ),
+                scenario(
+                    "bad\u{1b}[31m",
+                    Vec::new(),
+                    Tally::default(),
+                    Some(RunError { kind: "bad-file".into(), message: "no `problem` in the file\n\nAdd one.".into() }),
+                ),
+            ],
+            categories: [("problem_finding".to_owned(), tally(3, 4, 1)), ("x".to_owned(), tally(0, 0, 0))].into(),
+            overall: tally(3, 4, 1),
+        };
+        insta::assert_snapshot!(printed(|out, redactor| write_eval(out, &report, redactor)));
+    }
+
+    #[test]
+    fn validate_report() {
+        let judgment = |id: &str, wanted, actual: Option<bool>, message: &str| Judgment {
+            expectation_id: id.into(),
+            key: "gist".into(),
+            wanted_result: wanted,
+            actual_result: actual,
+            agrees: actual.map(|a| a == wanted),
+            weight: 1,
+            categories: Vec::new(),
+            message: message.into(),
+        };
+        let confusion =
+            Confusion { true_positive: 1, false_positive: 1, true_negative: 0, false_negative: 0, errors: 1 };
+        let report = ValidateReport {
+            files: vec![
+                ValidationResult {
+                    scenario_id: "bland_food".into(),
+                    file: PathBuf::from("validations/bland_food.yaml"),
+                    agreement: tally(1, 2, 1),
+                    categories: Default::default(),
+                    confusion,
+                    mock_responses: vec![MockResult {
+                        mock_response_id: "simple_response".into(),
+                        agreement: tally(1, 2, 1),
+                        judgments: vec![
+                            judgment("missing_spices", true, Some(true), "names spices"),
+                            judgment("salt", false, Some(true), &format!("mentions salt and {SECRET}")),
+                            judgment("tone", true, None, "the judge is down"),
+                        ],
+                    }],
+                    error: None,
+                },
+                ValidationResult {
+                    scenario_id: String::new(),
+                    file: PathBuf::from("validations/broken.yaml"),
+                    agreement: Tally::default(),
+                    categories: Default::default(),
+                    confusion: Confusion::default(),
+                    mock_responses: Vec::new(),
+                    error: Some(RunError { kind: "bad-file".into(), message: "no `scenario`\nin the file".into() }),
+                },
+            ],
+            agreement: tally(1, 2, 1),
+            categories: [("solution_finding".to_owned(), tally(1, 2, 0))].into(),
+            confusion,
+        };
+        insta::assert_snapshot!(printed(|out, redactor| write_validation(out, &report, redactor)));
+    }
+}

@@ -102,3 +102,22 @@ fn test_case(case: &CaseResult, redactor: &Redactor) -> TestCase {
     );
     test_case
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{self, SECRET};
+
+    #[test]
+    fn junit_xml() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reports").join("junit.xml");
+        let cases = fixtures::cases();
+        let summary = fixtures::summary(&cases);
+        let mut junit = JunitReport::new(path.clone()).with_redactor(Redactor::new([SECRET]));
+        for event in fixtures::events(&cases, &summary) {
+            junit.report(&event).unwrap();
+        }
+        insta::assert_snapshot!(std::fs::read_to_string(&path).unwrap());
+    }
+}

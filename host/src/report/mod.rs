@@ -21,6 +21,8 @@
 mod describe;
 pub mod escape;
 mod evaluation;
+#[cfg(test)]
+mod fixtures;
 mod junit;
 mod redact;
 mod results_dir;

@@ -92,3 +92,42 @@ impl Reporter for ResultsDir {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{self, SECRET};
+    use crate::run::RunSummary;
+
+    /// `results.jsonl` and `summary.json` of the fixed run ending with
+    /// `summary`.
+    fn write(summary: impl Fn(RunSummary) -> RunSummary) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = fixtures::cases();
+        let summary = summary(fixtures::summary(&cases));
+        let mut results = ResultsDir::create(dir.path()).unwrap().with_redactor(Redactor::new([SECRET]));
+        for event in fixtures::events(&cases, &summary) {
+            results.report(&event).unwrap();
+        }
+        let read = |name| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        (read("results.jsonl"), read("summary.json"))
+    }
+
+    #[test]
+    fn results_jsonl() {
+        let (lines, _) = write(|s| s);
+        insta::assert_snapshot!(lines);
+    }
+
+    #[test]
+    fn summary_json() {
+        let (_, summary) = write(|s| s);
+        insta::assert_snapshot!(summary);
+    }
+
+    #[test]
+    fn summary_json_of_a_cancelled_run() {
+        let (_, summary) = write(fixtures::cancelled);
+        insta::assert_snapshot!(summary);
+    }
+}

@@ -129,9 +129,10 @@ impl Terminal {
         } else {
             String::new()
         };
+        // Padded before it is painted: escape sequences take no columns.
         let mut lines = vec![format!(
-            "{:>6} [{:>8.3}s] {}{samples}",
-            self.paint(label, case.status),
+            "{} [{:>8.3}s] {}{samples}",
+            self.paint(&format!("{label:>6}"), case.status),
             case.duration_ms / 1e3,
             escape::one_line(&case.id)
         )];
@@ -168,8 +169,8 @@ impl Terminal {
     /// nextest's SLOW line: how long the case has run, at least.
     fn slow_line(&self, id: &str, running: Duration) -> String {
         format!(
-            "{:>6} [>{:>7.3}s] {}",
-            self.paint("SLOW", CaseStatus::Flaky),
+            "{} [>{:>7.3}s] {}",
+            self.paint("  SLOW", CaseStatus::Flaky),
             running.as_secs_f64(),
             escape::one_line(id)
         )
@@ -347,5 +348,92 @@ impl TermLike for BarTerm {
 
     fn flush(&self) -> io::Result<()> {
         self.err.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{self, SECRET};
+
+    /// A writer the test reads back.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buffer {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    /// What the terminal writes to its output and error writers for the
+    /// fixed run ending with `summary`.
+    fn render(
+        terminal: impl FnOnce(Buffer, Buffer) -> Terminal,
+        summary: impl Fn(RunSummary) -> RunSummary,
+    ) -> (String, String) {
+        let cases = fixtures::cases();
+        let summary = summary(fixtures::summary(&cases));
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut terminal = terminal(out.clone(), err.clone()).with_redactor(Redactor::new([SECRET]));
+        for event in fixtures::events(&cases, &summary) {
+            terminal.report(&event).unwrap();
+        }
+        (out.text(), err.text())
+    }
+
+    fn plain(verbosity: Verbosity) -> String {
+        let (out, err) = render(|out, err| Terminal::new(verbosity, out, err), |s| s);
+        assert_eq!(err, "");
+        out
+    }
+
+    #[test]
+    fn normal() {
+        insta::assert_snapshot!(plain(Verbosity::Normal));
+    }
+
+    #[test]
+    fn verbose() {
+        insta::assert_snapshot!(plain(Verbosity::Verbose));
+    }
+
+    #[test]
+    fn quiet() {
+        insta::assert_snapshot!(plain(Verbosity::Quiet));
+    }
+
+    #[test]
+    fn colour() {
+        let (out, _) = render(|out, err| Terminal::new(Verbosity::Normal, out, err).colour(true), |s| s);
+        // Escape sequences shown as text: a snapshot of raw ones is unreadable.
+        insta::assert_snapshot!(out.replace('\x1b', "\\e"));
+    }
+
+    #[test]
+    fn cancelled() {
+        let (out, _) = render(|out, err| Terminal::new(Verbosity::Quiet, out, err), fixtures::cancelled);
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn the_progress_bar_goes_to_the_error_writer_and_the_lines_stay_the_same() {
+        let (out, err) = render(|out, err| Terminal::new(Verbosity::Normal, out, err).progress_bar(80), |s| s);
+        let without_bar = plain(Verbosity::Normal);
+        assert_eq!(out, without_bar.strip_prefix("Running 8 test cases\n").unwrap());
+        assert!(err.contains("8/8"), "{err:?}");
+        let after_last_draw = err.rsplit("8/8").next().unwrap();
+        assert!(after_last_draw.contains("\r\x1b[2K"), "the bar is cleared at the end: {err:?}");
     }
 }
