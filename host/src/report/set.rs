@@ -158,3 +158,118 @@ impl Reporter for ReporterSet<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Verbosity;
+    use crate::report::fixtures;
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex};
+
+    /// Keeps what it is told, as `kind id` lines, and fails as told.
+    #[derive(Default)]
+    struct Record {
+        seen: Vec<String>,
+        fail_on_finished_case: bool,
+    }
+
+    impl Reporter for Record {
+        fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
+            let line = match event.kind {
+                EventKind::RunStarted { cases } => format!("run started {cases}"),
+                EventKind::CaseStarted { id } => format!("started {id}"),
+                EventKind::SampleFinished { case, index, .. } => format!("sample {case} {index}"),
+                EventKind::CaseSlow { id, .. } => format!("slow {id}"),
+                EventKind::CaseFinished(case) => format!("finished {}", case.id),
+                EventKind::RunFinished(summary) => format!("run finished {:?}", summary.reporter_errors),
+            };
+            self.seen.push(line);
+            match event.kind {
+                EventKind::CaseFinished(_) if self.fail_on_finished_case => {
+                    Err(io::Error::other("write `collector`: it is full"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// Sends the fixed run's events to `set`: the errors it returned.
+    fn feed(set: &mut ReporterSet<'_>) -> Vec<String> {
+        let cases = fixtures::cases();
+        let summary = fixtures::summary(&cases);
+        fixtures::events(&cases, &summary).iter().filter_map(|e| set.report(e).err()).map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn a_failed_member_is_named_gets_no_more_case_events_and_still_gets_the_run_end() {
+        let (mut failing, mut working) =
+            (Record { fail_on_finished_case: true, ..Record::default() }, Record::default());
+        let errors = feed(&mut ReporterSet::builder().reporter(&mut failing).reporter(&mut working).build());
+        assert_eq!(errors, ["write `collector`: it is full"]);
+        assert_eq!(failing.seen.iter().filter(|l| l.starts_with("finished")).count(), 1, "{:?}", failing.seen);
+        assert_eq!(failing.seen.last().unwrap(), "run finished []");
+        assert_eq!(working.seen.iter().filter(|l| l.starts_with("finished")).count(), 8);
+        assert_eq!(working.seen.iter().filter(|l| l.starts_with("slow")).count(), 2);
+        assert_eq!(working.seen.iter().filter(|l| l.starts_with("sample flaky/flaky")).count(), 3);
+    }
+
+    /// A writer that notes how many lines `results.jsonl` holds each time
+    /// the terminal writes a line.
+    #[derive(Clone)]
+    struct Witness {
+        results: PathBuf,
+        seen: Arc<Mutex<Vec<(String, usize)>>>,
+    }
+
+    impl Write for Witness {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            let on_disk = std::fs::read_to_string(&self.results).map_or(0, |t| t.lines().count());
+            self.seen.lock().unwrap().push((String::from_utf8_lossy(bytes).into_owned(), on_disk));
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn junit_under_a_file(dir: &Path) -> PathBuf {
+        let file = dir.join("not-a-directory");
+        std::fs::write(&file, "").unwrap();
+        file.join("junit.xml")
+    }
+
+    #[test]
+    fn a_case_the_terminal_shows_is_on_disk_and_summary_json_shows_junit_failing_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = ResultsDir::create(&dir.path().join("results")).unwrap();
+        let witness = Witness { results: dir.path().join("results").join("results.jsonl"), seen: Arc::default() };
+        let junit = junit_under_a_file(dir.path());
+        let mut last = Record::default();
+        let errors = feed(
+            &mut ReporterSet::builder()
+                .junit(JunitReport::new(junit.clone()))
+                .terminal(Terminal::new(Verbosity::Normal, witness.clone(), io::sink()))
+                .results_dir(results)
+                .reporter(&mut last)
+                .build(),
+        );
+
+        // The terminal's line for the second case finished (the first it
+        // shows) came when the results file held it.
+        let seen = witness.seen.lock().unwrap();
+        let shown = seen.iter().find(|(text, _)| text.contains("math_guy/wrong")).unwrap();
+        assert_eq!(shown.1, 2, "{seen:?}");
+
+        // JUnit fails when it writes, at the end: named in the error, and
+        // in what `summary.json` and the reporters after it see.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].starts_with(&format!("write the JUnit report `{}`: ", junit.display())), "{errors:?}");
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("results").join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["reporter_errors"], serde_json::json!(errors));
+        assert_eq!(last.seen.last().unwrap(), &format!("run finished {errors:?}"));
+    }
+}

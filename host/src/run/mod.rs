@@ -57,7 +57,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -143,7 +143,7 @@ impl Runner {
                 Admission::Sample { case, index, passed, duration } => {
                     emitter.emit(EventKind::SampleFinished { case: &case, index, passed, duration });
                 }
-                Admission::Finished { seq, result } => {
+                Admission::Finished { seq, result, place: _reported } => {
                     slow.finished(seq);
                     ledger.finished(&result.id);
                     summary.add(&result);
@@ -261,8 +261,11 @@ enum Admission {
     Started { seq: u64, id: String },
     /// One of its samples is decided.
     Sample { case: String, index: u32, passed: bool, duration: Duration },
-    /// The case is decided.
-    Finished { seq: u64, result: CaseResult },
+    /// The case is decided. It holds its place among the cases in flight
+    /// until the run has reported it, so that slow reporters hold back
+    /// admission (and a cancellation stops the run within the cases in
+    /// flight, not after a backlog).
+    Finished { seq: u64, result: CaseResult, place: OwnedSemaphorePermit },
 }
 
 /// Checks that every admitted case is reported exactly once.
@@ -345,13 +348,23 @@ async fn admit(
             break;
         }
         let Some(case) = cases.next().await else { break };
+        // An in-process case waits for its sample slot before it is
+        // admitted, so that a cancellation while it waits still stops it.
+        let in_process = match &case {
+            LoadedCase::Ready(ready) => ready.0.connections.iter().all(|&c| c == Connection::Direct),
+            LoadedCase::Broken { .. } => false,
+        };
+        let slot = match in_process {
+            true => Some(samples.clone().acquire_owned().await.expect("the semaphore is never closed")),
+            false => None,
+        };
         if cancelled.load(Ordering::Acquire) {
             break;
         }
         let _ = results.send(Admission::Started { seq, id: case.id().to_owned() });
         let (case, plan) = match case {
             LoadedCase::Broken { id, error } => {
-                let _ = results.send(Admission::Finished { seq, result: broken(id, error) });
+                let _ = results.send(Admission::Finished { seq, result: broken(id, error), place: permit });
                 continue;
             }
             LoadedCase::Ready(ready) => *ready,
@@ -359,7 +372,6 @@ async fn admit(
         if case.connections.contains(&Connection::Direct) && prepared.insert(case.agent.clone()) {
             context.agents.prepare([case.agent.clone()]).await;
         }
-        let in_process = case.connections.iter().all(|&c| c == Connection::Direct);
         let task = CaseTask {
             context: context.clone(),
             case: Arc::new(case),
@@ -371,24 +383,21 @@ async fn admit(
         };
         let results = results.clone();
         let identity = Identity::of(&task.case);
-        let handle = if in_process {
-            let slot = samples.clone().acquire_owned().await.expect("the semaphore is never closed");
-            let runtime = tokio::runtime::Handle::current();
-            tokio::task::spawn_blocking(move || {
-                let _held = (slot, permit);
-                task.run_in_process(&runtime)
-            })
-        } else {
-            tokio::spawn(async move {
-                let _held = permit;
-                task.run().await
-            })
+        let handle = match slot {
+            Some(slot) => {
+                let runtime = tokio::runtime::Handle::current();
+                tokio::task::spawn_blocking(move || {
+                    let _slot = slot;
+                    task.run_in_process(&runtime)
+                })
+            }
+            None => tokio::spawn(async move { task.run().await }),
         };
         // Every case's task is joined: a case whose task panicked is
         // reported as an error, never lost.
         tokio::spawn(async move {
             let result = handle.await.unwrap_or_else(|error| identity.internal_error(error));
-            let _ = results.send(Admission::Finished { seq, result });
+            let _ = results.send(Admission::Finished { seq, result, place: permit });
         });
     }
 }

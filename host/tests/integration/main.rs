@@ -28,6 +28,7 @@ mod metrics;
 mod plugin_config;
 mod plugin_runtime;
 mod properties;
+mod reporting;
 mod run;
 mod secrets;
 mod serve_limits;
