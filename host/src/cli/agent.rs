@@ -3,7 +3,6 @@
 use crate::cli::UsageError;
 use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
 use crate::cli::options::seconds;
-use crate::cli::project::Project;
 use assay::agent::serve;
 use std::io::Write;
 use std::path::Path;
@@ -17,7 +16,7 @@ pub fn run(command: AgentCommand) -> anyhow::Result<u8> {
 }
 
 fn list(args: AgentListArgs) -> anyhow::Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = crate::cli::project::open(&args.project, None, None)?;
     let catalog = project.catalog()?;
     let mut out = std::io::stdout().lock();
     for name in catalog.names().map(str::to_owned).collect::<Vec<_>>() {
@@ -28,7 +27,7 @@ fn list(args: AgentListArgs) -> anyhow::Result<u8> {
 }
 
 fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = crate::cli::project::open(&args.project, None, None)?;
     let mut catalog = project.catalog()?;
     let mut names = Vec::new();
     for agent in &args.names {

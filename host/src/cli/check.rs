@@ -9,7 +9,7 @@ use assay::plugin::{ActualValue, CheckInput};
 use std::io::Write;
 
 pub fn run(args: CheckArgs) -> Result<u8> {
-    let registry = super::project::Project::open(&args.project)?.registry()?;
+    let registry = super::project::open(&args.project, None, None)?.registry()?;
     let key = args.key.to_ascii_lowercase();
     let (base, negated) = match key.strip_prefix("not_") {
         Some(base) if registry.has_key(base) => (base, true),

@@ -40,9 +40,8 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 
 /// The exit code for an error that ended a command.
 pub fn exit_code_for(error: &anyhow::Error) -> u8 {
-    if error.downcast_ref::<UsageError>().is_some() || error.downcast_ref::<clap::Error>().is_some() {
-        assay::exit_codes::USAGE
-    } else {
-        assay::exit_codes::FAILED
-    }
+    let usage = error.downcast_ref::<UsageError>().is_some()
+        || error.downcast_ref::<clap::Error>().is_some()
+        || error.downcast_ref::<assay::errors::ProjectError>().is_some_and(|e| e.is_usage());
+    if usage { assay::exit_codes::USAGE } else { assay::exit_codes::FAILED }
 }

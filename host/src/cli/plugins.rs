@@ -5,17 +5,18 @@
 
 use super::UsageError;
 use super::args::PluginsArgs;
-use super::project::{PluginOrigin, Project};
 use anyhow::{Context, Result};
+use assay::Project;
 use assay::config::{CONFIG_FILE, PLUGINS_DIR};
 use assay::plugin::{CacheStatus, read_component_file, sha256_hex};
+use assay::project::PluginOrigin;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: PluginsArgs) -> Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = super::project::open(&args.project, None, None)?;
     if args.lock {
-        return lock(&project, args.project.config.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE)));
+        return lock(&project, project.config_file().to_path_buf());
     }
     let registry = project.registry()?;
     let mut out = std::io::stdout().lock();
@@ -52,7 +53,7 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
 /// no `--config`, which must name a file), and components in
 /// `.assay/plugins/` to pin, it creates `assay.toml`. `--plugin` files are not part of the configuration, and
 /// not pinned.
-fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
+fn lock(project: &Project, path: PathBuf) -> Result<u8> {
     let files = project.plugin_files()?;
     let auto_loaded = files.iter().any(|f| matches!(f.origin, PluginOrigin::AutoLoaded));
     let text = if path.is_file() {
@@ -85,7 +86,7 @@ fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
                 plugins_table(&mut document, &path)?.insert(label, pinned_entry(&relative, &sha256));
                 writeln!(out, "pinned {label} to {sha256} (added [plugins.{label}] for `{relative}`)")?;
             }
-            PluginOrigin::CommandLine => {}
+            PluginOrigin::Extra => {}
         }
     }
     std::fs::write(&path, document.to_string()).with_context(|| format!("failed to write `{}`", path.display()))?;
