@@ -2,9 +2,9 @@
 //! the failed ones failed: failure modes by grouping, and optionally as
 //! the judge classifies them. Writes `results.jsonl` and `assess.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::AssessArgs;
-use super::options::{default_results_dir, parse_connections, seconds};
+use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::{Context, Result};
 use assay::case::{SuccessRatio, TestCase};
 use assay::eval::{assess, classify_with_judge};
@@ -17,9 +17,7 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let judge = match (args.llm_modes, project.judge()) {
         (true, None) => {
-            return Err(
-                UsageError("--llm-modes needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()).into()
-            );
+            return Err(CliError::NoJudge { what: "--llm-modes" }.into());
         }
         (true, Some(judge)) => Some(judge.clone()),
         (false, _) => None,
@@ -47,7 +45,7 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     let mut results =
-        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
+        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
     let mut collected = Collect::default();
     let summary = project.runner(options)?.run_blocking(cases, &mut [&mut results, &mut collected]);
 

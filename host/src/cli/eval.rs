@@ -2,7 +2,7 @@
 //! weighted expectations, scores per scenario and category. Writes
 //! `eval.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::EvalArgs;
 use super::options::{default_results_dir, fraction, parse_connection, seconds};
 use anyhow::{Context, Result};
@@ -14,7 +14,7 @@ use std::io::Write;
 pub fn run(args: EvalArgs) -> Result<u8> {
     let min_score = args.min_score.map(|s| fraction(s, "--min-score")).transpose()?;
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
+    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
     let env = project.case_env();
     let redactor = project.redactor();
     // Validation files may sit next to the scenarios they check: they are
@@ -28,10 +28,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         })
         .collect();
     if scenarios.is_empty() {
-        return Err(UsageError(
-            "no scenario files found (YAML, HOCON or JSON files with `scenario_id`, `problem`, `expectations`)\n\nConsider `assay validate` for validation files".into(),
-        )
-        .into());
+        return Err(CliError::NoScenarioFiles.into());
     }
     let mut options = EvalOptions {
         agent: args.to,

@@ -3,7 +3,7 @@
 //! of the configuration in assay.toml, adding a pinned `[plugins.NAME]` for
 //! each component `.assay/plugins/` loads.
 
-use super::UsageError;
+use super::CliError;
 use super::args::PluginsArgs;
 use anyhow::{Context, Result};
 use assay::Project;
@@ -61,10 +61,11 @@ fn lock(project: &Project, path: PathBuf) -> Result<u8> {
     } else if auto_loaded {
         String::new()
     } else {
-        return Err(UsageError(format!("no {} to lock (looked for `{}`)", CONFIG_FILE, path.display())).into());
+        return Err(CliError::File { path, message: format!("there is no {CONFIG_FILE} to lock") }.into());
     };
-    let mut document: toml_edit::DocumentMut =
-        text.parse().map_err(|e| UsageError(format!("invalid configuration `{}`: {e}", path.display())))?;
+    let mut document: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| CliError::File { path: path.clone(), message: format!("invalid configuration: {e}") })?;
     let mut out = std::io::stdout().lock();
     for file in &files {
         let label = file.label.as_str();
@@ -103,7 +104,7 @@ fn plugins_table<'d>(document: &'d mut toml_edit::DocumentMut, path: &Path) -> R
     }
     document["plugins"]
         .as_table_mut()
-        .ok_or_else(|| UsageError(format!("`plugins` in `{}` is not a table", path.display())).into())
+        .ok_or_else(|| CliError::File { path: path.to_owned(), message: "`plugins` is not a table".into() }.into())
 }
 
 /// `path = "…"` and `sha256 = "…"`, as a `[plugins.NAME]` table.

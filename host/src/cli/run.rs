@@ -1,9 +1,8 @@
 //! `assay run`: load the cases, run them against their agents, report to
 //! the terminal, the results directory and optionally JUnit.
 
-use super::UsageError;
 use super::args::RunArgs;
-use super::options::{default_results_dir, parse_connections, seconds};
+use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
 use assay::case::TestCase;
 use assay::report::{JunitReport, Redactor, ResultsDir, Terminal, Verbosity, escape};
@@ -43,7 +42,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     let mut results =
-        ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?.with_redactor(redactor.clone());
+        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
     let mut terminal = Terminal::new(verbosity).with_redactor(redactor.clone());
     let mut junit = args.junit.map(|path| JunitReport::new(path).with_redactor(redactor.clone()));
     // The results file first: a case the terminal shows as finished is

@@ -3,7 +3,7 @@
 //! per category and overall, and a confusion matrix. Writes
 //! `validate.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::ValidateArgs;
 use super::options::{default_results_dir, fraction};
 use anyhow::{Context, Result};
@@ -15,7 +15,7 @@ use std::io::Write;
 pub fn run(args: ValidateArgs) -> Result<u8> {
     let min_agreement = args.min_agreement.map(|s| fraction(s, "--min-agreement")).transpose()?;
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
+    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
     let env = project.case_env();
     let redactor = project.redactor();
     // Scenario files may sit next to the validation files that name them:
@@ -29,10 +29,7 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
         })
         .collect();
     if validations.is_empty() {
-        return Err(UsageError(
-            "no validation files found (YAML, HOCON or JSON files with `mock_responses`)\n\nConsider `assay eval` for scenario files".into(),
-        )
-        .into());
+        return Err(CliError::NoValidationFiles.into());
     }
     let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
     let report = Validator::new(project.registry()?, args.key, jobs).run_blocking(validations);

@@ -240,8 +240,5 @@ fn the_four_quote_string_keeps_its_stray_quote_as_pyhocon_does() {
     let file = root().join("host/tests/cases/four_quote_string.hocon");
     let case = read_case_file(&file, "four_quote_string", &CaseEnv::empty()).unwrap();
     let criteria = case.interactions[0].response["text"]["gist"][0].as_str().unwrap();
-    assert_eq!(
-        criteria,
-        "\nThe answer should advise waiting before crossing.\n                             \""
-    );
+    assert_eq!(criteria, "\nThe answer should advise waiting before crossing.\n                             \"");
 }
