@@ -117,6 +117,85 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// A project could not be opened, or what a run needs from it could not be
+/// made (see [`crate::project::Project`]).
+#[derive(Debug, Error)]
+pub enum ProjectError {
+    /// `assay.toml` could not be read or parsed.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A setting of `assay.toml` has a value that cannot be used.
+    #[error("{setting} in `{}`: {message}", file.display())]
+    Setting {
+        /// The configuration file.
+        file: std::path::PathBuf,
+        /// The setting, e.g. `[judge] timeout_secs`.
+        setting: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A name allowed for case files is no environment variable's name.
+    #[error(
+        "{named_in} names {name:?}, which is not an environment variable name\n\nConsider the variable's exact name, e.g. OPENAI_API_KEY"
+    )]
+    NotAVariableName {
+        /// Where it is named: `[cases] allow_env in assay.toml` or `--allow-env`.
+        named_in: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// A plugin file could not be read.
+    #[error("{}failed to read plugin `{}`: {cause}", in_plugins(configured_as), path.display())]
+    ReadPlugin {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its `[plugins.NAME]`, when configured there.
+        configured_as: Option<String>,
+        /// Why.
+        cause: String,
+    },
+    /// A plugin could not be loaded.
+    #[error("{}{source}", in_plugins(configured_as))]
+    LoadPlugin {
+        /// Its `[plugins.NAME]`, when configured there.
+        configured_as: Option<String>,
+        /// Why.
+        source: PluginLoadError,
+    },
+    /// The plugins could not make a registry (key conflicts, labels,
+    /// `[keys]`).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// An agent component could not be added, or the http client made.
+    #[error("{0}")]
+    Agent(String),
+    /// The paths of a run could not be searched.
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    /// The paths of a run name no test case file.
+    #[error("no test case files (*.hocon) found")]
+    NoCaseFiles,
+    /// No test case file is selected by the filter.
+    #[error("no test case matches --filter `{filter}`")]
+    NoCaseMatches {
+        /// The filter.
+        filter: String,
+    },
+}
+
+impl ProjectError {
+    /// Whether the user asked for something that cannot be (a bad setting,
+    /// flag or path: exit code 2), rather than something failing (a plugin
+    /// that does not load: exit code 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, ProjectError::ReadPlugin { .. } | ProjectError::LoadPlugin { .. } | ProjectError::Registry(_))
+    }
+}
+
+fn in_plugins(configured_as: &Option<String>) -> String {
+    configured_as.as_ref().map(|label| format!("in [plugins.{label}] of assay.toml: ")).unwrap_or_default()
+}
+
 /// One request to an agent failed. The run records it as an error verdict
 /// on that interaction and goes on.
 #[derive(Clone, Debug, PartialEq, Error)]

@@ -39,6 +39,9 @@ pub mod exit_codes;
 pub mod plugin;
 pub mod plural;
 mod private_files;
+pub mod project;
 pub mod report;
 pub mod run;
 mod suggest;
+
+pub use project::{Project, ProjectOptions};

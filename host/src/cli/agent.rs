@@ -1,9 +1,8 @@
 //! `assay agent serve` and `assay agent list`.
 
-use crate::cli::UsageError;
+use crate::cli::CliError;
 use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
 use crate::cli::options::seconds;
-use crate::cli::project::Project;
 use assay::agent::serve;
 use std::io::Write;
 use std::path::Path;
@@ -17,7 +16,7 @@ pub fn run(command: AgentCommand) -> anyhow::Result<u8> {
 }
 
 fn list(args: AgentListArgs) -> anyhow::Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = crate::cli::project::open(&args.project, None, None)?;
     let catalog = project.catalog()?;
     let mut out = std::io::stdout().lock();
     for name in catalog.names().map(str::to_owned).collect::<Vec<_>>() {
@@ -28,14 +27,14 @@ fn list(args: AgentListArgs) -> anyhow::Result<u8> {
 }
 
 fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = crate::cli::project::open(&args.project, None, None)?;
     let mut catalog = project.catalog()?;
     let mut names = Vec::new();
     for agent in &args.names {
         if agent.ends_with(".wasm") {
             let path = Path::new(agent);
             let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or(agent).to_owned();
-            catalog.add_file(&name, path).map_err(UsageError)?;
+            catalog.add_file(&name, path).map_err(CliError::Agent)?;
             names.push(name);
         } else {
             names.push(agent.clone());
@@ -47,22 +46,19 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
     let mut served = serve::ServedAgents::new();
     for name in names {
         let Some(agent) = catalog.get(&name).map_err(anyhow::Error::msg)? else {
-            let known: Vec<&str> = catalog.names().collect();
-            return Err(UsageError(format!(
-                "unknown agent `{name}`; the known ones are {}\n\nConsider passing a component file (`path/to/agent.wasm`) or --agent {name}=FILE",
-                known.join(", ")
-            ))
-            .into());
+            let known = catalog.names().map(str::to_owned).collect();
+            return Err(CliError::UnknownAgent { name, known }.into());
         };
         served.insert(name, agent);
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(serve::tls_acceptor(cert, key).map_err(UsageError)?),
+        (Some(cert), Some(key)) => Some(serve::tls_acceptor(cert, key).map_err(CliError::Serve)?),
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     if args.max_connections == 0 {
-        return Err(UsageError("--max-connections 0 would serve nothing: use at least 1".into()).into());
+        let message = "0 would serve nothing: use at least 1".to_owned();
+        return Err(CliError::Flag { flag: "--max-connections", message }.into());
     }
     let options = serve::ServeOptions {
         latency: std::time::Duration::from_millis(args.latency_ms),
@@ -79,7 +75,7 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
             .await
-            .map_err(|e| UsageError(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+            .map_err(|e| CliError::Serve(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
         let address = listener.local_addr()?;
         let names: Vec<&str> = served.keys().map(String::as_str).collect();
         let mut out = std::io::stdout().lock();

@@ -2,41 +2,29 @@
 //! the failed ones failed: failure modes by grouping, and optionally as
 //! the judge classifies them. Writes `results.jsonl` and `assess.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::AssessArgs;
-use super::options::{default_results_dir, parse_connections, seconds};
-use super::project::Project;
+use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::{Context, Result};
-use assay::case::{SuccessRatio, TestCase, discover};
+use assay::case::{SuccessRatio, TestCase};
 use assay::eval::{assess, classify_with_judge};
-use assay::report::{Redactor, ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::{
-    CaseAdjustment, CaseResult, CaseSource, CaseStatus, EventKind, Reporter, RunEvent, RunOptions, Runner,
-};
+use assay::report::{ReporterSet, ResultsDir, write_assessment, write_json_report};
+use assay::run::{CaseAdjustment, CaseFilter, CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunOptions};
 use std::io::Write;
 use std::sync::Arc;
 
 pub fn run(args: AssessArgs) -> Result<u8> {
-    let project = Project::open(&args.project)?;
-    let judge = match (args.llm_modes, &project.judge) {
+    let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
+    let judge = match (args.llm_modes, project.judge()) {
         (true, None) => {
-            return Err(
-                UsageError("--llm-modes needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()).into()
-            );
+            return Err(CliError::NoJudge { what: "--llm-modes" }.into());
         }
         (true, Some(judge)) => Some(judge.clone()),
         (false, _) => None,
     };
-    let registry = Arc::new(project.registry()?);
-    let mut files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
-    if let Some(filter) = args.filter.as_deref().map(assay::run::CaseFilter::new) {
-        files.retain(|file| filter.matches(&file.id));
-    }
-    if files.is_empty() {
-        return Err(UsageError("no test case files (*.hocon) found, or none matches --filter".into()).into());
-    }
-    let env = project.case_env(&args.case_env)?;
-    let redactor = Redactor::new(env.secrets());
+    let filter = args.filter.as_deref().map(CaseFilter::new);
+    let files = project.discover(&args.paths, filter.as_ref())?;
+    let redactor = project.redactor();
     let connections = parse_connections(&args.connections)?;
     let samples = args.samples;
     let adjust: CaseAdjustment = Arc::new(move |case: &mut TestCase| {
@@ -48,21 +36,19 @@ pub fn run(args: AssessArgs) -> Result<u8> {
             case.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
         }
     });
-    let cases = CaseSource::read(files, registry.clone(), Arc::new(env), Some(adjust));
+    let cases = project.cases(files, Some(adjust))?;
 
-    let agents = project.agents(&args.server)?;
     let mut options = RunOptions { exhaustive: true, ..RunOptions::default() };
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
+    let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
     let mut collected = Collect::default();
     let mut reporters =
         ReporterSet::builder().results_dir(results).reporter(&mut collected).redactor(redactor.clone()).build();
-    let runner = Runner::new(registry, agents, options);
-    let summary = runner.run_blocking(cases, &mut reporters);
+    let summary = project.runner(options)?.run_blocking(cases, &mut reporters);
     drop(reporters);
 
     let mut case_results = collected.0;

@@ -1,7 +1,7 @@
 //! `assay check`: evaluates one check through the plugin that owns its key,
 //! exactly as a test case would.
 
-use super::UsageError;
+use super::CliError;
 use super::args::CheckArgs;
 use anyhow::Result;
 use assay::check::{Outcome, Verdict};
@@ -9,20 +9,18 @@ use assay::plugin::{ActualValue, CheckInput};
 use std::io::Write;
 
 pub fn run(args: CheckArgs) -> Result<u8> {
-    let registry = super::project::Project::open(&args.project)?.registry()?;
+    let registry = super::project::open(&args.project, None, None)?.registry()?;
     let key = args.key.to_ascii_lowercase();
     let (base, negated) = match key.strip_prefix("not_") {
         Some(base) if registry.has_key(base) => (base, true),
         _ => (key.as_str(), false),
     };
     let Some(plugin) = registry.plugin_for(base) else {
-        let hint = registry.suggest(&key).map(|s| format!(": did you mean `{s}`?")).unwrap_or_default();
-        return Err(UsageError(format!("unknown matcher key `{}`{hint}", args.key)).into());
+        return Err(CliError::UnknownKey { suggestion: registry.suggest(&key), key: args.key }.into());
     };
-    let actual: serde_json::Value =
-        serde_json::from_str(&args.actual).map_err(|e| UsageError(format!("--actual is not valid JSON: {e}")))?;
+    let actual: serde_json::Value = serde_json::from_str(&args.actual).map_err(|e| invalid_json("--actual", e))?;
     let expected: serde_json::Value =
-        serde_json::from_str(&args.expected).map_err(|e| UsageError(format!("--expected is not valid JSON: {e}")))?;
+        serde_json::from_str(&args.expected).map_err(|e| invalid_json("--expected", e))?;
     let actual_json = actual.to_string();
     let actual_value = match &actual {
         serde_json::Value::String(text) => ActualValue::Text(text),
@@ -57,4 +55,8 @@ pub fn run(args: CheckArgs) -> Result<u8> {
         }
     }
     Ok(if verdict.passed() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+}
+
+fn invalid_json(flag: &'static str, error: serde_json::Error) -> CliError {
+    CliError::Flag { flag, message: format!("is not valid JSON: {error}") }
 }

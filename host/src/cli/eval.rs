@@ -2,39 +2,33 @@
 //! weighted expectations, scores per scenario and category. Writes
 //! `eval.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::EvalArgs;
 use super::options::{default_results_dir, fraction, parse_connection, seconds};
-use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::{EvalOptions, Evaluator};
-use assay::report::{Redactor, write_eval, write_json_report};
+use assay::report::{write_eval, write_json_report};
 use std::io::Write;
-use std::sync::Arc;
 
 pub fn run(args: EvalArgs) -> Result<u8> {
     let min_score = args.min_score.map(|s| fraction(s, "--min-score")).transpose()?;
-    let project = Project::open(&args.project)?;
-    let registry = Arc::new(project.registry()?);
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
-    let env = project.case_env(&args.case_env)?;
-    let redactor = Redactor::new(env.secrets());
+    let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
+    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
+    let env = project.case_env();
+    let redactor = project.redactor();
     // Validation files may sit next to the scenarios they check: they are
     // skipped here (`assay validate` runs them).
     let scenarios: Vec<_> = files
         .iter()
-        .filter_map(|file| match read_scenario_file(&file.path, &env) {
+        .filter_map(|file| match read_scenario_file(&file.path, env) {
             Ok(ScenarioFile::Scenario(scenario)) => Some(Ok(scenario)),
             Ok(ScenarioFile::Validation(_)) => None,
             Err(error) => Some(Err(error)),
         })
         .collect();
     if scenarios.is_empty() {
-        return Err(UsageError(
-            "no scenario files found (YAML, HOCON or JSON files with `scenario_id`, `problem`, `expectations`)\n\nConsider `assay validate` for validation files".into(),
-        )
-        .into());
+        return Err(CliError::NoScenarioFiles.into());
     }
     let mut options = EvalOptions {
         agent: args.to,
@@ -47,7 +41,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
-    let evaluator = Evaluator::new(registry, project.agents(&args.server)?, options);
+    let evaluator = Evaluator::new(project.registry()?, project.agents()?, options);
     let report = evaluator.run_blocking(scenarios);
 
     let mut out = std::io::stdout().lock();

@@ -6,6 +6,7 @@ mod agent;
 mod args;
 mod assess;
 mod check;
+mod error;
 mod eval;
 mod options;
 mod plan;
@@ -17,11 +18,7 @@ mod validate;
 
 pub use args::Cli;
 use args::Command;
-
-/// Marks an error as the user's (bad invocation): exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use error::CliError;
 
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -40,9 +37,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 
 /// The exit code for an error that ended a command.
 pub fn exit_code_for(error: &anyhow::Error) -> u8 {
-    if error.downcast_ref::<UsageError>().is_some() || error.downcast_ref::<clap::Error>().is_some() {
-        assay::exit_codes::USAGE
-    } else {
-        assay::exit_codes::FAILED
+    if let Some(error) = error.downcast_ref::<CliError>() {
+        return error.exit_code();
     }
+    let usage = error.downcast_ref::<clap::Error>().is_some()
+        || error.downcast_ref::<assay::errors::ProjectError>().is_some_and(|e| e.is_usage());
+    if usage { assay::exit_codes::USAGE } else { assay::exit_codes::FAILED }
 }

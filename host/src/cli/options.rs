@@ -1,17 +1,17 @@
 //! Small readers of flag values shared by several commands.
 
-use super::UsageError;
+use super::CliError;
 use anyhow::Result;
 use assay::case::Connection;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A positive number of seconds from a flag or setting named `name`.
-pub fn seconds(value: f64, name: &str) -> Result<Duration> {
+/// A positive number of seconds from the flag `flag`.
+pub fn seconds(value: f64, flag: &'static str) -> Result<Duration> {
     Duration::try_from_secs_f64(value)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| UsageError(format!("{name} {value} is not a positive number of seconds")).into())
+        .ok_or_else(|| CliError::Flag { flag, message: format!("{value} is not a positive number of seconds") }.into())
 }
 
 /// Connection names (`--connection`).
@@ -22,16 +22,20 @@ pub fn parse_connections(names: &[String]) -> Result<Vec<Connection>> {
 /// One connection name.
 pub fn parse_connection(name: &str) -> Result<Connection> {
     Connection::ALL.into_iter().find(|c| c.name() == name).ok_or_else(|| {
-        UsageError(format!("unknown connection `{name}`: the connections are direct, http and https")).into()
+        CliError::Flag {
+            flag: "--connection",
+            message: format!("`{name}` is no connection: the connections are direct, http and https"),
+        }
+        .into()
     })
 }
 
-/// A score between 0 and 1 from a flag named `name`.
-pub fn fraction(value: f64, name: &str) -> Result<f64> {
+/// A score between 0 and 1 from the flag `flag`.
+pub fn fraction(value: f64, flag: &'static str) -> Result<f64> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {
-        Err(UsageError(format!("{name} {value} is not between 0 and 1")).into())
+        Err(CliError::Flag { flag, message: format!("{value} is not between 0 and 1") }.into())
     }
 }
 
@@ -47,4 +51,10 @@ pub fn default_results_dir() -> PathBuf {
         dir = base.join(format!("{stamp}-{n}"));
     }
     dir
+}
+
+/// The results directory `path` could not be made (`error` says which file
+/// and why).
+pub fn results_error(path: &std::path::Path, error: std::io::Error) -> CliError {
+    CliError::Results { path: path.to_owned(), cause: error.to_string() }
 }

@@ -2,30 +2,26 @@
 //! checks each will run. Needs no agent. Its output is redacted and
 //! escaped like a run's.
 
-use super::UsageError;
 use super::args::PlanArgs;
 use anyhow::Result;
-use assay::case::{TestCase, discover, read_case_file};
+use assay::case::{TestCase, read_case_file};
 use assay::check::{CasePlan, plan_case};
 use assay::errors::CaseError;
 use assay::plural;
-use assay::report::{Redactor, escape};
+use assay::report::escape;
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
-    let project = super::project::Project::open(&args.project)?;
+    let project = super::project::open(&args.project, Some(&args.case_env), None)?;
     let registry = project.registry()?;
-    let env = project.case_env(&args.case_env)?;
-    let redactor = Redactor::new(env.secrets());
-    let files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
-    if files.is_empty() {
-        return Err(UsageError("no test case files (*.hocon) found".into()).into());
-    }
+    let env = project.case_env();
+    let redactor = project.redactor();
+    let files = project.discover(&args.paths, None)?;
     let mut out = std::io::stdout().lock();
     let mut bad = 0;
     for file in &files {
-        let planned = read_case_file(&file.path, &file.id, &env).and_then(|case| {
-            let plan = plan_case(&case, &registry).map_err(|kind| CaseError::new(&file.path, kind))?;
+        let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
+            let plan = plan_case(&case, registry.as_ref()).map_err(|kind| CaseError::new(&file.path, kind))?;
             Ok((case, plan))
         });
         match planned {

@@ -5,7 +5,7 @@
 //! `rustc-web` with `-Zbuild-std`), checked by loading it, and its path and
 //! sha256 printed.
 
-use super::UsageError;
+use super::CliError;
 use super::args::{PluginBuildArgs, PluginCommand, PluginNewArgs};
 use anyhow::{Context, Result, bail};
 use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, read_component_file, sha256_hex};
@@ -24,14 +24,11 @@ fn new(args: PluginNewArgs) -> Result<u8> {
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
     if !valid || name.starts_with("not_") || name.starts_with("not-") {
-        return Err(UsageError(format!(
-            "`{name}` cannot name a plugin: use lowercase letters, digits, `_` and `-`, starting with a letter (and not `not_`)"
-        ))
-        .into());
+        return Err(CliError::PluginName(name.to_owned()).into());
     }
     let dir = args.dir.unwrap_or_else(|| PathBuf::from(name));
     if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(UsageError(format!("`{}` already exists and is not empty", dir.display())).into());
+        return Err(CliError::NotEmpty(dir).into());
     }
     let key = name.replace('-', "_");
     let sdk = match &args.sdk {
@@ -207,18 +204,19 @@ fn build(args: PluginBuildArgs) -> Result<u8> {
 /// The package name and its `[package.metadata.assay] component` (default
 /// `NAME.wasm`).
 fn read_manifest(manifest: &Path) -> Result<(String, String)> {
-    let text = std::fs::read_to_string(manifest).map_err(|e| {
-        UsageError(format!(
-            "cannot read `{}`: {e}\n\nConsider the folder of a plugin crate, e.g. one `assay plugin new` made",
-            manifest.display()
-        ))
+    let text = std::fs::read_to_string(manifest).map_err(|e| CliError::File {
+        path: manifest.to_owned(),
+        message: format!(
+            "cannot read it: {e}\n\nConsider the folder of a plugin crate, e.g. one `assay plugin new` made"
+        ),
     })?;
-    let value: toml::Table = toml::from_str(&text).map_err(|e| UsageError(format!("`{}`: {e}", manifest.display())))?;
+    let value: toml::Table =
+        toml::from_str(&text).map_err(|e| CliError::File { path: manifest.to_owned(), message: e.to_string() })?;
     let package = value
         .get("package")
         .and_then(|p| p.get("name"))
         .and_then(toml::Value::as_str)
-        .ok_or_else(|| UsageError(format!("`{}` has no [package] name", manifest.display())))?
+        .ok_or_else(|| CliError::File { path: manifest.to_owned(), message: "it has no [package] name".into() })?
         .to_owned();
     let component = value
         .get("package")
@@ -252,8 +250,5 @@ fn wasm_cargo() -> Result<Command> {
             .arg("-Zbuild-std=std,panic_abort");
         return Ok(cargo);
     }
-    Err(UsageError(
-        "no Rust toolchain here can build wasm32-unknown-unknown\n\nConsider one of:\n  rustup target add wasm32-unknown-unknown\nor, on Debian/Ubuntu without rustup's wasm target:\n  apt-get update && apt-get install -y rustc-web cargo-web rust-web-src lld-22".into(),
-    )
-    .into())
+    Err(CliError::NoWasmToolchain.into())
 }

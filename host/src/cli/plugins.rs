@@ -3,19 +3,20 @@
 //! of the configuration in assay.toml, adding a pinned `[plugins.NAME]` for
 //! each component `.assay/plugins/` loads.
 
-use super::UsageError;
+use super::CliError;
 use super::args::PluginsArgs;
-use super::project::{PluginOrigin, Project};
 use anyhow::{Context, Result};
+use assay::Project;
 use assay::config::{CONFIG_FILE, PLUGINS_DIR};
 use assay::plugin::{CacheStatus, read_component_file, sha256_hex};
+use assay::project::PluginOrigin;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: PluginsArgs) -> Result<u8> {
-    let project = Project::open(&args.project)?;
+    let project = super::project::open(&args.project, None, None)?;
     if args.lock {
-        return lock(&project, args.project.config.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE)));
+        return lock(&project, project.config_file().to_path_buf());
     }
     let registry = project.registry()?;
     let mut out = std::io::stdout().lock();
@@ -52,7 +53,7 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
 /// no `--config`, which must name a file), and components in
 /// `.assay/plugins/` to pin, it creates `assay.toml`. `--plugin` files are not part of the configuration, and
 /// not pinned.
-fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
+fn lock(project: &Project, path: PathBuf) -> Result<u8> {
     let files = project.plugin_files()?;
     let auto_loaded = files.iter().any(|f| matches!(f.origin, PluginOrigin::AutoLoaded));
     let text = if path.is_file() {
@@ -60,10 +61,11 @@ fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
     } else if auto_loaded {
         String::new()
     } else {
-        return Err(UsageError(format!("no {} to lock (looked for `{}`)", CONFIG_FILE, path.display())).into());
+        return Err(CliError::File { path, message: format!("there is no {CONFIG_FILE} to lock") }.into());
     };
-    let mut document: toml_edit::DocumentMut =
-        text.parse().map_err(|e| UsageError(format!("invalid configuration `{}`: {e}", path.display())))?;
+    let mut document: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| CliError::File { path: path.clone(), message: format!("invalid configuration: {e}") })?;
     let mut out = std::io::stdout().lock();
     for file in &files {
         let label = file.label.as_str();
@@ -85,7 +87,7 @@ fn lock(project: &Project<'_>, path: PathBuf) -> Result<u8> {
                 plugins_table(&mut document, &path)?.insert(label, pinned_entry(&relative, &sha256));
                 writeln!(out, "pinned {label} to {sha256} (added [plugins.{label}] for `{relative}`)")?;
             }
-            PluginOrigin::CommandLine => {}
+            PluginOrigin::Extra => {}
         }
     }
     std::fs::write(&path, document.to_string()).with_context(|| format!("failed to write `{}`", path.display()))?;
@@ -102,7 +104,7 @@ fn plugins_table<'d>(document: &'d mut toml_edit::DocumentMut, path: &Path) -> R
     }
     document["plugins"]
         .as_table_mut()
-        .ok_or_else(|| UsageError(format!("`plugins` in `{}` is not a table", path.display())).into())
+        .ok_or_else(|| CliError::File { path: path.to_owned(), message: "`plugins` is not a table".into() }.into())
 }
 
 /// `path = "…"` and `sha256 = "…"`, as a `[plugins.NAME]` table.

@@ -1,37 +1,25 @@
 //! `assay run`: load the cases, run them against their agents, report to
 //! the terminal, the results directory and optionally JUnit.
 
-use super::UsageError;
 use super::args::RunArgs;
-use super::options::{default_results_dir, parse_connections, seconds};
-use super::project::Project;
+use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
-use assay::case::{TestCase, discover};
+use assay::case::TestCase;
 use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
-use assay::run::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, RunOptions, Runner, load_cases};
+use assay::run::{CaseAdjustment, CaseFilter, LoadedCase, RunOptions, load_cases};
 use std::io::Write;
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let project = Project::open(&args.project)?;
-    let registry = Arc::new(project.registry()?);
-    let mut files = discover(&args.paths).map_err(|e| UsageError(e.to_string()))?;
-    if files.is_empty() {
-        return Err(UsageError("no test case files (*.hocon) found".into()).into());
-    }
-    if let Some(filter) = args.filter.as_deref().map(CaseFilter::new) {
-        files.retain(|file| filter.matches(&file.id));
-    }
-    if files.is_empty() {
-        return Err(UsageError(format!("no test case matches --filter `{}`", args.filter.unwrap_or_default())).into());
-    }
-    let env = project.case_env(&args.case_env)?;
-    let redactor = Redactor::new(env.secrets());
+    let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
+    let filter = args.filter.as_deref().map(CaseFilter::new);
+    let files = project.discover(&args.paths, filter.as_ref())?;
+    let redactor = project.redactor();
     let connections = parse_connections(&args.connections)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
         .then(|| Arc::new(move |case: &mut TestCase| case.connections = connections.clone()) as CaseAdjustment);
     if args.list {
-        let mut cases = load_cases(&files, registry.as_ref(), &env, None);
+        let mut cases = load_cases(&files, project.registry()?.as_ref(), project.case_env(), None);
         for case in &mut cases {
             if let (LoadedCase::Ready(ready), Some(adjust)) = (case, &adjust) {
                 adjust(&mut ready.0);
@@ -39,9 +27,8 @@ pub fn run(args: RunArgs) -> Result<u8> {
         }
         return list(&cases, &redactor);
     }
-    let cases = CaseSource::read(files, registry.clone(), Arc::new(env), adjust);
+    let cases = project.cases(files, adjust)?;
 
-    let agents = project.agents(&args.server)?;
     let mut options = RunOptions::default();
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
@@ -57,14 +44,13 @@ pub fn run(args: RunArgs) -> Result<u8> {
         _ => Verbosity::Normal,
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let results = ResultsDir::create(&results_dir).map_err(|e| UsageError(e.to_string()))?;
+    let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
     if let Some(path) = args.junit {
         reporters = reporters.junit(JunitReport::new(path));
     }
-    let runner = Runner::new(registry, agents, options);
-    let summary = runner.run_blocking(cases, &mut reporters.build());
+    let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
         eprintln!("error: failed to {error}");
     }

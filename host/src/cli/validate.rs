@@ -3,42 +3,36 @@
 //! per category and overall, and a confusion matrix. Writes
 //! `validate.json`.
 
-use super::UsageError;
+use super::CliError;
 use super::args::ValidateArgs;
 use super::options::{default_results_dir, fraction};
-use super::project::Project;
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::Validator;
-use assay::report::{Redactor, write_json_report, write_validation};
+use assay::report::{write_json_report, write_validation};
 use std::io::Write;
-use std::sync::Arc;
 
 pub fn run(args: ValidateArgs) -> Result<u8> {
     let min_agreement = args.min_agreement.map(|s| fraction(s, "--min-agreement")).transpose()?;
-    let project = Project::open(&args.project)?;
-    let registry = Arc::new(project.registry()?);
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(|e| UsageError(e.to_string()))?;
-    let env = project.case_env(&args.case_env)?;
-    let redactor = Redactor::new(env.secrets());
+    let project = super::project::open(&args.project, Some(&args.case_env), None)?;
+    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
+    let env = project.case_env();
+    let redactor = project.redactor();
     // Scenario files may sit next to the validation files that name them:
     // they are skipped here (`assay eval` runs them).
     let validations: Vec<_> = files
         .iter()
-        .filter_map(|file| match read_scenario_file(&file.path, &env) {
+        .filter_map(|file| match read_scenario_file(&file.path, env) {
             Ok(ScenarioFile::Validation(validation)) => Some(Ok(validation)),
             Ok(ScenarioFile::Scenario(_)) => None,
             Err(error) => Some(Err(error)),
         })
         .collect();
     if validations.is_empty() {
-        return Err(UsageError(
-            "no validation files found (YAML, HOCON or JSON files with `mock_responses`)\n\nConsider `assay eval` for scenario files".into(),
-        )
-        .into());
+        return Err(CliError::NoValidationFiles.into());
     }
     let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
-    let report = Validator::new(registry, args.key, jobs).run_blocking(validations);
+    let report = Validator::new(project.registry()?, args.key, jobs).run_blocking(validations);
 
     let mut out = std::io::stdout().lock();
     write_validation(&mut out, &report, &redactor)?;

@@ -54,6 +54,11 @@ impl CaseFilter {
         CaseFilter { text: text.to_owned(), regex: regex::Regex::new(text).ok() }
     }
 
+    /// The text it was made from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Whether `id` is selected.
     pub fn matches(&self, id: &str) -> bool {
         id.contains(&self.text) || self.regex.as_ref().is_some_and(|r| r.is_match(id))

@@ -1,7 +1,10 @@
 //! Conformance with neuro-san's own test cases: every file under
-//! `../shared/reference/neuro-san/fixtures/` (when that folder exists next to
-//! the checkout) reads and plans to the model below, checked by hand against
-//! the files.
+//! `../shared/reference/neuro-san/fixtures/` reads and plans to the model
+//! below, checked by hand against the files. Those files are not part of
+//! this repository, so that test is ignored by default (`cargo test -p
+//! assay --test integration conformance -- --ignored` where the folder
+//! exists next to the checkout); the HOCON quirk they taught us is tested on
+//! the project's own fixture.
 
 use crate::util::{root, runtime};
 use assay::case::{CaseEnv, discover, read_case_file};
@@ -179,12 +182,10 @@ fn expected() -> Vec<Row> {
 }
 
 #[test]
+#[ignore = "reads neuro-san's own fixtures in ../shared/reference, which are not part of this repository"]
 fn every_neuro_san_fixture_reads_and_plans_as_expected() {
     let folder = root().join("../shared/reference/neuro-san/fixtures");
-    if !folder.is_dir() {
-        eprintln!("skipping: {} does not exist", folder.display());
-        return;
-    }
+    assert!(folder.is_dir(), "{} does not exist: this test needs neuro-san's fixtures there", folder.display());
     let keys = WithGist(Registry::with_builtins(runtime()).unwrap());
     // One fixture substitutes ${OPENAI_API_KEY}; give it one without
     // touching the process environment, allowed as a user would.
@@ -234,13 +235,10 @@ fn every_neuro_san_fixture_reads_and_plans_as_expected() {
 
 #[test]
 fn the_four_quote_string_keeps_its_stray_quote_as_pyhocon_does() {
-    let file = root()
-        .join("../shared/reference/neuro-san/fixtures/esp_decision_assistant/fallbacks_and_commondef_values.hocon");
-    if !file.is_file() {
-        return;
-    }
-    let case = read_case_file(&file, "esp", &CaseEnv::empty()).unwrap();
+    // The project's own copy of the construct in neuro-san's
+    // esp_decision_assistant/fallbacks_and_commondef_values.hocon.
+    let file = root().join("host/tests/cases/four_quote_string.hocon");
+    let case = read_case_file(&file, "four_quote_string", &CaseEnv::empty()).unwrap();
     let criteria = case.interactions[0].response["text"]["gist"][0].as_str().unwrap();
-    assert!(criteria.starts_with("\nThe text sample should generally reflect a negative sentiment"), "{criteria:?}");
-    assert!(criteria.ends_with("                             \""), "{criteria:?}");
+    assert_eq!(criteria, "\nThe answer should advise waiting before crossing.\n                             \"");
 }

@@ -1,0 +1,544 @@
+//! The front door: [`Project`] turns plain [`ProjectOptions`] (what the
+//! command line, an embedder or a service asks for) into everything a run
+//! needs, reading `assay.toml` and the environment once: the runtime with
+//! its compile cache, the matcher [`Registry`] (built-ins, `[plugins.*]`,
+//! `.assay/plugins/`, extra files), the agents (`direct` components,
+//! neuro-san servers), the judge and embeddings backends, what case files
+//! may read from the environment and the secrets reports hide, the case
+//! files of a run and a [`Runner`].
+//!
+//! Settings come from, lowest to highest: built-in defaults, `assay.toml`,
+//! the environment, the options (the command line's flags).
+
+use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
+use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
+use crate::case::{CaseEnv, CaseFile, discover};
+use crate::config::{CONFIG_FILE, Config, PluginConfig};
+use crate::errors::{ProjectError, RegistryError};
+use crate::plugin::host::embeddings::Embeddings;
+use crate::plugin::host::judge::Judge;
+use crate::plugin::{
+    BUILTIN_MATCHERS, Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry,
+    Runtime, read_component_file,
+};
+use crate::report::Redactor;
+use crate::run::{CaseAdjustment, CaseFilter, CaseSource, RunOptions, Runner};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// What a project is opened with: plain data, every field optional. The
+/// command line fills it from flags; an embedder from its own settings.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectOptions {
+    /// The configuration file (default: `./assay.toml` when present).
+    pub config: Option<PathBuf>,
+    /// More matcher plugin components to load, with no grants.
+    pub plugins: Vec<PathBuf>,
+    /// More agent components for `direct`, by name.
+    pub agents: Vec<(String, PathBuf)>,
+    /// Where compiled components (and cached answers, in `judge/` and
+    /// `embeddings/` beside them) are kept (default: the per-user cache).
+    pub cache_dir: Option<PathBuf>,
+    /// Use `[cache] dir` of the configuration, which is otherwise ignored:
+    /// a project does not choose where compiled native code is loaded from.
+    pub allow_project_cache_dir: bool,
+    /// Compile every component afresh, reading and writing no cache.
+    pub no_cache: bool,
+    /// Ask the judge and the embeddings backend afresh, caching no answer.
+    pub no_answer_cache: bool,
+    /// Variables case files may read besides `ASSAY_CASE_*` and `[cases]
+    /// allow_env`.
+    pub allow_env: Vec<String>,
+    /// The neuro-san server for http/https cases (default: `[agent] url`,
+    /// else `http://localhost:8080`).
+    pub agent_url: Option<String>,
+    /// Extra CA certificates to trust for https (default: `[agent] ca`).
+    pub agent_ca: Option<PathBuf>,
+    /// The environment the project reads (`ASSAY_JUDGE_*`,
+    /// `ASSAY_EMBEDDINGS_*`, API keys, what case files may read); `None`
+    /// takes the process's, once, when the project opens.
+    pub environment: Option<BTreeMap<String, String>>,
+}
+
+/// An opened project: the configuration, the runtime and the backends,
+/// and the factories of what a run needs.
+pub struct Project {
+    config: Config,
+    config_file: PathBuf,
+    options: ProjectOptions,
+    environment: BTreeMap<String, String>,
+    runtime: Runtime,
+    judge: Option<Arc<RemoteJudge>>,
+    embeddings: Option<Arc<RemoteEmbeddings>>,
+    case_env: CaseEnv,
+    registry: OnceLock<Arc<Registry>>,
+}
+
+impl std::fmt::Debug for Project {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Project").field("config_file", &self.config_file).finish_non_exhaustive()
+    }
+}
+
+impl Project {
+    /// Reads the configuration and the environment, and starts the runtime
+    /// and the backends. Plugins load on [`Project::registry`].
+    pub fn open(options: ProjectOptions) -> Result<Project, ProjectError> {
+        let config = Config::discover(options.config.as_deref())?;
+        let config_file = options.config.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        let environment = options.environment.clone().unwrap_or_else(process_environment);
+        let compile_caching = !options.no_cache && config.cache.enabled;
+        let cache_dir = if compile_caching || !options.no_answer_cache {
+            chosen_cache_dir(&config, &config_file, &options)
+        } else {
+            None
+        };
+        let cache = if compile_caching {
+            cache_dir.clone().or_else(CompileCache::default_dir).map(CompileCache::new)
+        } else {
+            None
+        };
+        let largest_memory = config
+            .plugins
+            .values()
+            .filter_map(|p| p.memory_mb)
+            .map(|mb| mb << 20)
+            .fold(Limits::default().memory_bytes, usize::max);
+        let runtime = Runtime::with_cache(largest_memory, cache);
+        let settings = Settings { config: &config, file: &config_file, environment: &environment, options: &options };
+        let judge = settings.judge(cache_dir.as_deref())?.map(Arc::new);
+        let embeddings = settings.embeddings(cache_dir.as_deref())?.map(Arc::new);
+        let case_env = settings.case_env()?;
+        Ok(Project {
+            config,
+            config_file,
+            options,
+            environment,
+            runtime,
+            judge,
+            embeddings,
+            case_env,
+            registry: OnceLock::new(),
+        })
+    }
+
+    /// The configuration (defaults when there is no `assay.toml`).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The configuration file's path (whether or not it exists).
+    pub fn config_file(&self) -> &Path {
+        &self.config_file
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &ProjectOptions {
+        &self.options
+    }
+
+    /// The wasmtime runtime every component of the project runs in.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The judge from `[judge]` and `ASSAY_JUDGE_*`, if one is configured:
+    /// one per project, so that its budget bounds everything it judges.
+    pub fn judge(&self) -> Option<&Arc<RemoteJudge>> {
+        self.judge.as_ref()
+    }
+
+    /// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`.
+    pub fn embeddings(&self) -> Option<&Arc<RemoteEmbeddings>> {
+        self.embeddings.as_ref()
+    }
+
+    /// The environment as case files may see it: `ASSAY_CASE_*`, `[cases]
+    /// allow_env` and the options' `allow_env`, with the API keys of
+    /// `[judge]` and `[embeddings]` visible only when named.
+    pub fn case_env(&self) -> &CaseEnv {
+        &self.case_env
+    }
+
+    /// What every report of the project hides: the secrets of
+    /// [`Project::case_env`].
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(self.case_env.secrets())
+    }
+
+    /// Every matcher plugin, loaded on first use: the built-ins, then
+    /// [`Project::plugin_files`]; `[keys]` settles conflicts.
+    pub fn registry(&self) -> Result<Arc<Registry>, ProjectError> {
+        if let Some(registry) = self.registry.get() {
+            return Ok(registry.clone());
+        }
+        let registry = Arc::new(self.load_registry()?);
+        Ok(self.registry.get_or_init(|| registry).clone())
+    }
+
+    fn load_registry(&self) -> Result<Registry, ProjectError> {
+        let files = self.plugin_files()?;
+        let mut registry = Registry::new();
+        for (key, plugin) in &self.config.keys {
+            registry.prefer(key, plugin);
+        }
+        let judge = self.judge.clone().map(|j| j as Arc<dyn Judge>);
+        registry.add_builtins(&self.runtime, &Capabilities { judge: judge.clone(), embeddings: None })?;
+        for file in files {
+            let options = match file.origin {
+                PluginOrigin::Configured(plugin) => {
+                    let mut options = self.plugin_options(&file.label, plugin)?;
+                    if options.grants.judge {
+                        options.capabilities.judge = judge.clone();
+                    }
+                    if options.grants.embeddings {
+                        options.capabilities.embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
+                    }
+                    options
+                }
+                PluginOrigin::AutoLoaded | PluginOrigin::Extra => PluginOptions::default(),
+            };
+            let loaded = self.load_plugin(&file, options)?;
+            registry.add_labelled(loaded, &file.label)?;
+        }
+        registry.check_preferences()?;
+        Ok(registry)
+    }
+
+    /// Every plugin file to load, labelled: `[plugins.*]`, then the
+    /// components in `.assay/plugins/` that no `[plugins.*]` names by path,
+    /// then the options' extra files (a file listed already is skipped). A
+    /// label names one plugin, the built-ins' included: a second plugin
+    /// under a label taken is an error naming both, so that nothing can take
+    /// over a pinned plugin's `[keys]` by borrowing its label.
+    pub fn plugin_files(&self) -> Result<Vec<PluginFile<'_>>, ProjectError> {
+        let stem = |path: &Path| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let configured = self.config.plugins.iter().map(|(label, plugin)| PluginFile {
+            label: label.clone(),
+            path: self.config.resolve(&plugin.path),
+            origin: PluginOrigin::Configured(plugin),
+        });
+        let auto = self.config.plugins_dir_files().into_iter().map(|path| PluginFile {
+            label: stem(&path),
+            path,
+            origin: PluginOrigin::AutoLoaded,
+        });
+        let extra = self.options.plugins.iter().map(|path| PluginFile {
+            label: stem(path),
+            path: path.clone(),
+            origin: PluginOrigin::Extra,
+        });
+        let mut files: Vec<PluginFile<'_>> = Vec::new();
+        let mut seen_files = HashSet::new();
+        let mut labels: HashMap<String, String> =
+            BUILTIN_MATCHERS.iter().map(|b| (b.name.to_owned(), format!("the built-in `{}`", b.name))).collect();
+        for file in configured.chain(auto).chain(extra) {
+            // A file configured already, or named twice, is that plugin
+            // (two `[plugins.*]` may load one file with different settings).
+            let identity = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+            if !seen_files.insert(identity) && !matches!(file.origin, PluginOrigin::Configured(_)) {
+                continue;
+            }
+            if let Some(first) = labels.insert(file.label.clone(), file.describe()) {
+                let second = file.describe();
+                return Err(RegistryError::DuplicateLabel { label: file.label, first, second }.into());
+            }
+            files.push(file);
+        }
+        Ok(files)
+    }
+
+    fn load_plugin(&self, file: &PluginFile<'_>, options: PluginOptions) -> Result<MatcherPlugin, ProjectError> {
+        let configured_as = matches!(file.origin, PluginOrigin::Configured(_)).then(|| file.label.clone());
+        let bytes = read_component_file(&file.path).map_err(|cause| ProjectError::ReadPlugin {
+            path: file.path.clone(),
+            configured_as: configured_as.clone(),
+            cause: cause.to_string(),
+        })?;
+        MatcherPlugin::load(&self.runtime, PluginSource::File(file.path.clone()), &bytes, options)
+            .map_err(|source| ProjectError::LoadPlugin { configured_as, source })
+    }
+
+    /// The options `[plugins.LABEL]` asks for, on top of the defaults.
+    fn plugin_options(&self, label: &str, plugin: &PluginConfig) -> Result<PluginOptions, ProjectError> {
+        let grants = Grants::from_names(plugin.grants.iter().map(String::as_str))
+            .map_err(|message| self.setting_error(&format!("[plugins.{label}] grants"), message))?;
+        let mut limits = Limits::default();
+        if let Some(mb) = plugin.memory_mb {
+            limits.memory_bytes = mb << 20;
+        }
+        if let Some(ms) = plugin.deadline_ms {
+            limits.deadline = Duration::from_millis(ms);
+        }
+        limits.fuel = plugin.fuel;
+        Ok(PluginOptions {
+            limits,
+            grants,
+            sha256: plugin.sha256.clone(),
+            deterministic: plugin.deterministic,
+            ..PluginOptions::default()
+        })
+    }
+
+    /// The agents `direct` can reach: the demo agents, then `[agents]`,
+    /// then the options' extra components.
+    pub fn catalog(&self) -> Result<AgentCatalog, ProjectError> {
+        let mut catalog = AgentCatalog::with_demo_agents(self.runtime.clone(), Limits::default());
+        let configured = self.config.agents.iter().map(|(name, path)| (name, self.config.resolve(path)));
+        let extra = self.options.agents.iter().map(|(name, path)| (name, path.clone()));
+        for (name, path) in configured.chain(extra) {
+            catalog.add_file(name, &path).map_err(ProjectError::Agent)?;
+        }
+        Ok(catalog)
+    }
+
+    /// Every way of reaching an agent: [`Project::catalog`] for `direct`,
+    /// neuro-san servers as the options and `[agent]` say for http/https.
+    pub fn agents(&self) -> Result<Agents, ProjectError> {
+        let http = HttpAgents::new(self.http_settings()?).map_err(ProjectError::Agent)?;
+        Ok(Agents::new(self.catalog()?, http))
+    }
+
+    /// How http/https connections reach neuro-san: options over `[agent]`
+    /// over defaults.
+    fn http_settings(&self) -> Result<HttpSettings, ProjectError> {
+        let defaults = HttpSettings::default();
+        let agent = &self.config.agent;
+        let idle_timeout = match agent.idle_timeout_secs {
+            None => defaults.idle_timeout,
+            Some(seconds) => Duration::try_from_secs_f64(seconds).map_err(|_| {
+                self.setting_error("[agent] idle_timeout_secs", format!("{seconds} is not a number of seconds"))
+            })?,
+        };
+        Ok(HttpSettings {
+            base_url: self.options.agent_url.clone().or_else(|| agent.url.clone()).unwrap_or(defaults.base_url),
+            ca_file: self.options.agent_ca.clone().or_else(|| agent.ca.as_deref().map(|ca| self.config.resolve(ca))),
+            max_response_bytes: agent.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
+            idle_timeout,
+            ..defaults
+        })
+    }
+
+    /// The test case files `paths` name (files, directories searched for
+    /// `*.hocon`, globs) that `filter` selects.
+    pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Vec<CaseFile>, ProjectError> {
+        let mut files = discover(paths)?;
+        if files.is_empty() {
+            return Err(ProjectError::NoCaseFiles);
+        }
+        if let Some(filter) = filter {
+            files.retain(|file| filter.matches(&file.id));
+            if files.is_empty() {
+                return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
+            }
+        }
+        Ok(files)
+    }
+
+    /// `files` read and planned as the run goes, each case changed by
+    /// `adjust` (`--connection`, `--samples`).
+    pub fn cases(&self, files: Vec<CaseFile>, adjust: Option<CaseAdjustment>) -> Result<CaseSource, ProjectError> {
+        Ok(CaseSource::read(files, self.registry()?, Arc::new(self.case_env.clone()), adjust))
+    }
+
+    /// A runner with the project's matchers and agents.
+    pub fn runner(&self, options: RunOptions) -> Result<Runner, ProjectError> {
+        Ok(Runner::new(self.registry()?, self.agents()?, options))
+    }
+
+    /// A variable of the project's environment, if set and not empty.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.environment.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    fn setting_error(&self, setting: &str, message: impl Into<String>) -> ProjectError {
+        ProjectError::Setting { file: self.config_file.clone(), setting: setting.to_owned(), message: message.into() }
+    }
+}
+
+/// Where a plugin file to load is named.
+#[derive(Debug)]
+pub enum PluginOrigin<'c> {
+    /// `[plugins.LABEL]` in assay.toml.
+    Configured(&'c PluginConfig),
+    /// A component in `.assay/plugins/`, loaded with no grants.
+    AutoLoaded,
+    /// One of the options' extra files (`--plugin FILE`), loaded with no
+    /// grants.
+    Extra,
+}
+
+/// A plugin file to load, and its label.
+#[derive(Debug)]
+pub struct PluginFile<'c> {
+    /// Its `[plugins.NAME]`, or its file's stem.
+    pub label: String,
+    /// The file, resolved.
+    pub path: PathBuf,
+    /// Where it is named.
+    pub origin: PluginOrigin<'c>,
+}
+
+impl PluginFile<'_> {
+    /// Where it is named, for messages.
+    fn describe(&self) -> String {
+        match self.origin {
+            PluginOrigin::Configured(_) => {
+                format!("[plugins.{}] in assay.toml (`{}`)", self.label, self.path.display())
+            }
+            PluginOrigin::AutoLoaded => format!("`{}`", self.path.display()),
+            PluginOrigin::Extra => format!("--plugin `{}`", self.path.display()),
+        }
+    }
+}
+
+/// The process's environment, its variables that are UTF-8.
+fn process_environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
+}
+
+/// What the backends and the case environment are built from.
+struct Settings<'a> {
+    config: &'a Config,
+    file: &'a Path,
+    environment: &'a BTreeMap<String, String>,
+    options: &'a ProjectOptions,
+}
+
+impl Settings<'_> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.environment.get(name).filter(|v| !v.is_empty()).cloned()
+    }
+
+    fn error(&self, setting: &str, message: impl Into<String>) -> ProjectError {
+        ProjectError::Setting { file: self.file.to_owned(), setting: setting.to_owned(), message: message.into() }
+    }
+
+    /// A positive number of seconds from the setting `name`.
+    fn seconds(&self, seconds: f64, name: &str) -> Result<Duration, ProjectError> {
+        Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|t| !t.is_zero())
+            .ok_or_else(|| self.error(name, format!("{seconds} is not a positive number of seconds")))
+    }
+
+    /// The judge from `[judge]` and `ASSAY_JUDGE_*` (which win over the
+    /// file), if one is configured.
+    fn judge(&self, cache_dir: Option<&Path>) -> Result<Option<RemoteJudge>, ProjectError> {
+        let section = &self.config.judge;
+        let env_url = self.var("ASSAY_JUDGE_URL");
+        if env_url.is_none() && section.url.is_some() && section.neuro_san.is_some() {
+            return Err(self.error("[judge]", "it sets both `url` and `neuro_san`: choose one judge"));
+        }
+        let backend = match (env_url.or_else(|| section.url.clone()), &section.neuro_san) {
+            (Some(url), _) => JudgeBackend::OpenAi {
+                url,
+                model: self.var("ASSAY_JUDGE_MODEL").or_else(|| section.model.clone()).unwrap_or_default(),
+                api_key: self
+                    .var("ASSAY_JUDGE_API_KEY")
+                    .or_else(|| section.api_key_env.as_deref().and_then(|name| self.var(name))),
+            },
+            (None, Some(url)) => JudgeBackend::NeuroSan { url: url.clone() },
+            (None, None) => return Ok(None),
+        };
+        let mut settings = JudgeSettings::new(backend);
+        if let Some(seconds) = section.timeout_secs {
+            settings.timeout = self.seconds(seconds, "[judge] timeout_secs")?;
+        }
+        if let Some(retries) = section.retries {
+            settings.retry.retries = retries;
+        }
+        if let Some(max_calls) = section.max_calls {
+            settings.max_calls = max_calls;
+        }
+        settings.cache = self.answer_cache(cache_dir, "judge");
+        RemoteJudge::new(settings).map(Some).map_err(|message| self.error("[judge]", message))
+    }
+
+    /// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`
+    /// (which win over the file), if one is configured.
+    fn embeddings(&self, cache_dir: Option<&Path>) -> Result<Option<RemoteEmbeddings>, ProjectError> {
+        let section = &self.config.embeddings;
+        let Some(url) = self.var("ASSAY_EMBEDDINGS_URL").or_else(|| section.url.clone()) else { return Ok(None) };
+        let model = self.var("ASSAY_EMBEDDINGS_MODEL").or_else(|| section.model.clone()).unwrap_or_default();
+        let mut settings = EmbeddingsSettings::new(url, model);
+        settings.api_key = self
+            .var("ASSAY_EMBEDDINGS_API_KEY")
+            .or_else(|| section.api_key_env.as_deref().and_then(|name| self.var(name)));
+        if let Some(seconds) = section.timeout_secs {
+            settings.timeout = self.seconds(seconds, "[embeddings] timeout_secs")?;
+        }
+        if let Some(retries) = section.retries {
+            settings.retry.retries = retries;
+        }
+        if let Some(batch_size) = section.batch_size {
+            if batch_size == 0 {
+                return Err(self.error("[embeddings] batch_size", "it must be at least 1"));
+            }
+            settings.batch_size = batch_size;
+        }
+        if let Some(max_calls) = section.max_calls {
+            settings.max_calls = max_calls;
+        }
+        if let Some(word_vectors) = section.word_vectors {
+            settings.word_vectors = word_vectors;
+        }
+        settings.cache = self.answer_cache(cache_dir, "embeddings");
+        RemoteEmbeddings::new(settings).map(Some).map_err(|message| self.error("[embeddings]", message))
+    }
+
+    /// A backend's answer cache: `NAME/` in the chosen cache directory,
+    /// else in the per-user one (next to compiled components), unless
+    /// answers are not to be cached.
+    fn answer_cache(&self, cache_dir: Option<&Path>, name: &str) -> Option<AnswerCache> {
+        if self.options.no_answer_cache {
+            return None;
+        }
+        let dir = match cache_dir {
+            Some(dir) => dir.join(name),
+            None => CompileCache::default_dir()?.parent()?.join(name),
+        };
+        Some(AnswerCache::new(dir))
+    }
+
+    /// The environment as case files may see it.
+    fn case_env(&self) -> Result<CaseEnv, ProjectError> {
+        let from_file = self.config.cases.allow_env.iter().map(|name| (name, "[cases] allow_env in assay.toml"));
+        let from_options = self.options.allow_env.iter().map(|name| (name, "--allow-env"));
+        for (name, source) in from_file.clone().chain(from_options.clone()) {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(ProjectError::NotAVariableName { named_in: source, name: name.clone() });
+            }
+        }
+        let allow = from_file.chain(from_options).map(|(name, _)| name.clone());
+        let vars = self.environment.iter().map(|(name, value)| (name.as_str(), value.as_str()));
+        Ok(CaseEnv::new(vars, allow, self.config.api_key_variables()))
+    }
+}
+
+/// The cache directory the user chose: the options' `cache_dir`, else
+/// `[cache] dir` of assay.toml when `allow_project_cache_dir` allows it;
+/// `None` means the per-user default. A project's own choice is ignored
+/// with a warning: whoever controls its files would choose where compiled
+/// native code is loaded from.
+fn chosen_cache_dir(config: &Config, file: &Path, options: &ProjectOptions) -> Option<PathBuf> {
+    if let Some(dir) = &options.cache_dir {
+        return Some(dir.clone());
+    }
+    let dir = config.cache.dir.as_deref()?;
+    if options.allow_project_cache_dir {
+        return Some(config.resolve(dir));
+    }
+    eprintln!(
+        "warning: ignoring `[cache] dir = {:?}` in `{}`: a project does not choose where assay keeps compiled \
+         code and cached answers; using the per-user cache\n\nConsider --allow-project-cache-dir or \
+         ASSAY_ALLOW_PROJECT_CACHE_DIR=1 to use it (for a project you trust), or --cache-dir DIR",
+        dir.display().to_string(),
+        file.display()
+    );
+    None
+}
