@@ -43,6 +43,7 @@ mod conversation;
 mod event;
 mod load;
 mod result;
+mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
@@ -53,7 +54,8 @@ use crate::case::{Connection, TestCase};
 use crate::check::Check;
 use crate::plugin::Registry;
 use conversation::{Context, Work, converse, millis};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use slow::SlowWatch;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -193,64 +195,6 @@ impl Emitter<'_> {
             self.errors.push(error.to_string());
             self.cancelled.store(true, Ordering::Release);
         }
-    }
-}
-
-/// Watches the running cases for the slow threshold: when each will next
-/// have run for a multiple of it.
-struct SlowWatch {
-    threshold: Option<Duration>,
-    /// By admission number: the case's id, when it started, and how many
-    /// thresholds it has passed.
-    running: HashMap<u64, (String, Instant, u32)>,
-    /// When each running case is next slow, earliest first.
-    due: BTreeSet<(Instant, u64)>,
-}
-
-impl SlowWatch {
-    fn new(threshold: Option<Duration>) -> SlowWatch {
-        SlowWatch { threshold: threshold.filter(|t| !t.is_zero()), running: HashMap::new(), due: BTreeSet::new() }
-    }
-
-    fn started(&mut self, seq: u64, id: &str) {
-        let Some(threshold) = self.threshold else { return };
-        let now = Instant::now();
-        self.running.insert(seq, (id.to_owned(), now, 0));
-        self.due.insert((now + threshold, seq));
-    }
-
-    fn finished(&mut self, seq: u64) {
-        let Some(threshold) = self.threshold else { return };
-        if let Some((_, started, passed)) = self.running.remove(&seq) {
-            self.due.remove(&(started + threshold * (passed + 1), seq));
-        }
-    }
-
-    /// Resolves when the earliest running case turns slow (never, if none
-    /// is running).
-    async fn next(&self) {
-        match self.due.first() {
-            Some(&(at, _)) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// The cases slow by now, with how long each has run (a multiple of the
-    /// threshold); each is due again at the next multiple.
-    fn due(&mut self) -> Vec<(String, Duration)> {
-        let Some(threshold) = self.threshold else { return Vec::new() };
-        let now = Instant::now();
-        let mut slow = Vec::new();
-        while let Some(&(at, seq)) = self.due.first()
-            && at <= now
-        {
-            self.due.pop_first();
-            let (id, started, passed) = self.running.get_mut(&seq).expect("a due case is running");
-            *passed += 1;
-            slow.push((id.clone(), threshold * *passed));
-            self.due.insert((*started + threshold * (*passed + 1), seq));
-        }
-        slow
     }
 }
 
