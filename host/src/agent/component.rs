@@ -8,12 +8,12 @@
 
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
-use crate::errors::{PluginLoadError, PluginLoadErrorKind};
+use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
 use crate::plugin::CallBudget;
 use crate::plugin::bindings::agent::exports::assay::agent::chat as wit;
 use crate::plugin::bindings::agent::{Agent, AgentPre};
 use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
-use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
+use crate::plugin::{self, Capabilities, Grants, Limits, PluginSource, Runtime, SandboxState};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,29 +63,29 @@ impl AgentComponent {
         source: PluginSource,
         bytes: &[u8],
         limits: Limits,
-    ) -> Result<AgentComponent, PluginLoadError> {
-        let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
+    ) -> Result<AgentComponent, ComponentLoadError> {
+        let fail = |kind| ComponentLoadError { role: ComponentRole::Agent, component: source.to_string(), kind };
         let (component, _) =
-            runtime.compile(bytes, false).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
+            runtime.compile(bytes, false).map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         let grants = Grants { log: false, judge: false, embeddings: false };
-        plugin::check_imports(component.engine(), &component, &grants)
-            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+        plugin::check_imports(component.engine(), &component, ComponentRole::Agent, &grants)
+            .map_err(|d| fail(ComponentLoadErrorKind::Denied(d)))?;
         let settings = InstanceSettings { limits, capabilities: Capabilities::default(), deterministic: false };
         let instances: Instances<Agent> =
             Instances::new(runtime, Arc::from(bytes), &component, settings).map_err(|e| {
                 fail(match e {
-                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
+                    PrepareError::Link(cause) => ComponentLoadErrorKind::Link(cause),
                     PrepareError::Exports(cause) => {
-                        PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause }
+                        ComponentLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause }
                     }
                 })
             })?;
         let budget = CallBudget { deadline: instances.settings().limits.deadline, fuel: None, capability_calls: 0 };
         let info = instances
             .call(budget, async |bindings, store| bindings.assay_agent_chat().call_describe(store).await)
-            .map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
+            .map_err(|fault| fail(ComponentLoadErrorKind::Describe(fault)))?;
         if info.name.trim().is_empty() {
-            return Err(fail(PluginLoadErrorKind::BadDescription("the agent's name is empty".into())));
+            return Err(fail(ComponentLoadErrorKind::BadDescription("the agent's name is empty".into())));
         }
         Ok(AgentComponent { name: info.name, description: info.description, source, instances })
     }

@@ -14,7 +14,8 @@
 //! each call. Nothing here uses `Handle::block_on`, so a call can run inside
 //! another runtime's `block_on` (the runner's in-process cases do).
 
-use crate::plugin::sandbox::{CallBudget, CallClock, Fault, SandboxState, arm, classify};
+use crate::errors::Fault;
+use crate::plugin::sandbox::{CallBudget, CallClock, SandboxState, arm, classify};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, OnceLock};

@@ -7,10 +7,11 @@
 //! memory), the instance is made on an on-demand engine instead: the run
 //! goes on, a little slower, rather than failing.
 
+use crate::errors::Fault;
 use crate::plugin::engine::Runtime;
 use crate::plugin::guest;
 use crate::plugin::host::{Capabilities, wasi_linker};
-use crate::plugin::sandbox::{CallBudget, Fault, Limits, SandboxState, classify, new_store};
+use crate::plugin::sandbox::{CallBudget, Limits, SandboxState, classify, new_store};
 use std::sync::{Arc, Mutex, OnceLock};
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre, Linker};

@@ -2,7 +2,7 @@
 //! described, and evaluated in batches on a pool of reusable instances. An
 //! instance that faults is discarded, never re-entered.
 
-use crate::errors::{PluginLoadError, PluginLoadErrorKind};
+use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
 use crate::plugin::bindings::matcher::assay::plugin::types as wit;
 use crate::plugin::bindings::matcher::{CapableMatcherPlugin, CapableMatcherPluginPre};
 use crate::plugin::cache::CacheStatus;
@@ -11,7 +11,7 @@ use crate::plugin::host::Capabilities;
 use crate::plugin::host::log::{LogLine, truncate_at_char};
 use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
 use crate::plugin::policy::{self, Grants};
-use crate::plugin::sandbox::{CallBudget, Fault, Limits, SandboxState};
+use crate::plugin::sandbox::{CallBudget, Limits, SandboxState};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::PathBuf;
@@ -182,20 +182,20 @@ impl MatcherPlugin {
         source: PluginSource,
         bytes: &[u8],
         options: PluginOptions,
-    ) -> Result<MatcherPlugin, PluginLoadError> {
-        let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
+    ) -> Result<MatcherPlugin, ComponentLoadError> {
+        let fail = |kind| ComponentLoadError { role: ComponentRole::Plugin, component: source.to_string(), kind };
         let sha256 = sha256_hex(bytes);
         if let Some(pinned) = &options.sha256
             && !pinned.eq_ignore_ascii_case(&sha256)
         {
-            return Err(fail(PluginLoadErrorKind::Sha256Mismatch { pinned: pinned.clone(), actual: sha256 }));
+            return Err(fail(ComponentLoadErrorKind::Sha256Mismatch { pinned: pinned.clone(), actual: sha256 }));
         }
-        let component_bytes = as_component(bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(e)))?;
+        let component_bytes = as_component(bytes).map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(e)))?;
         let (component, cache_status) = runtime
             .compile(&component_bytes, options.limits.fuel.is_some())
-            .map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
-        policy::check_imports(component.engine(), &component, &options.grants)
-            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
+            .map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
+        policy::check_imports(component.engine(), &component, ComponentRole::Plugin, &options.grants)
+            .map_err(|d| fail(ComponentLoadErrorKind::Denied(d)))?;
         let settings = InstanceSettings {
             limits: options.limits.clone(),
             capabilities: options.capabilities.clone(),
@@ -204,21 +204,21 @@ impl MatcherPlugin {
         let instances: Instances<CapableMatcherPlugin> =
             Instances::new(runtime, Arc::from(component_bytes), &component, settings).map_err(|e| {
                 fail(match e {
-                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
+                    PrepareError::Link(cause) => ComponentLoadErrorKind::Link(cause),
                     PrepareError::Exports(cause) => {
-                        PluginLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause }
+                        ComponentLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause }
                     }
                 })
             })?;
 
-        let mut guest = instances.take().map_err(|fault| fail(PluginLoadErrorKind::Instantiate(fault)))?;
+        let mut guest = instances.take().map_err(|fault| fail(ComponentLoadErrorKind::Instantiate(fault)))?;
         let budget = call_budget(&options.limits, 0);
         let bindings = &guest.bindings;
         let described = crate::plugin::guest::call(&mut guest.store, budget, async |store| {
             bindings.assay_plugin_matcher().call_describe(store).await
         });
-        let info = described.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
-        validate_info(&info).map_err(|e| fail(PluginLoadErrorKind::BadDescription(e)))?;
+        let info = described.map_err(|fault| fail(ComponentLoadErrorKind::Describe(fault)))?;
+        validate_info(&info).map_err(|e| fail(ComponentLoadErrorKind::BadDescription(e)))?;
         instances.give_back(guest);
         Ok(MatcherPlugin {
             name: info.name,

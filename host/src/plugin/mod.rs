@@ -39,8 +39,8 @@ pub use matcher::{
     ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin, PluginOptions,
     PluginSource, sha256_hex,
 };
+pub use policy::Grants;
 pub(crate) use policy::check_imports;
-pub use policy::{Denied, Grants};
 pub use registry::Registry;
 pub(crate) use sandbox::CallBudget;
-pub use sandbox::{Fault, Limits, SandboxState};
+pub use sandbox::{Limits, SandboxState};

@@ -1,7 +1,7 @@
 //! The capability policy: which imports a component may have, given its
 //! grants. Checked before anything of the component runs.
 
-use std::fmt;
+use crate::errors::{ComponentRole, Denied};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -49,31 +49,6 @@ impl Grants {
     }
 }
 
-/// An import the policy refuses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Denied {
-    /// The import's full name, e.g. `assay:plugin/judge@0.1.0`.
-    pub import: String,
-    /// The grant that would allow it, when one exists.
-    pub grant: Option<&'static str>,
-}
-
-impl fmt::Display for Denied {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.grant {
-            Some(grant) => write!(
-                f,
-                "it imports `{}`, which its grants do not cover.\n\nConsider granting it: grants = [\"{grant}\"] in the plugin's [plugins.NAME] entry of assay.toml",
-                self.import
-            ),
-            None if self.import.starts_with("wasi:") => {
-                write!(f, "it imports `{}`: plugins get no HTTP access, and no grant allows it", self.import)
-            }
-            None => write!(f, "it imports `{}`, which assay does not provide to plugins", self.import),
-        }
-    }
-}
-
 /// What an import needs: nothing, a grant, or it is refused outright.
 enum Need {
     Nothing,
@@ -101,14 +76,22 @@ fn need(import: &str) -> Need {
     }
 }
 
-/// Checks every import of `component` against `grants`.
-pub fn check_imports(engine: &Engine, component: &Component, grants: &Grants) -> Result<(), Denied> {
+/// Checks every import of `component`, loaded as `role`, against
+/// `grants`. Only plugins can be granted anything: an agent's refusal names
+/// no grant.
+pub fn check_imports(
+    engine: &Engine,
+    component: &Component,
+    role: ComponentRole,
+    grants: &Grants,
+) -> Result<(), Denied> {
+    let denied = |import: &str, grant| Denied { role, import: import.to_owned(), grant };
     for (import, _) in component.component_type().imports(engine) {
         match need(import) {
             Need::Nothing => {}
             Need::Grant(grant) if grants.allows(grant) => {}
-            Need::Grant(grant) => return Err(Denied { import: import.to_owned(), grant: Some(grant) }),
-            Need::Refused => return Err(Denied { import: import.to_owned(), grant: None }),
+            Need::Grant(grant) if role == ComponentRole::Plugin => return Err(denied(import, Some(grant))),
+            Need::Grant(_) | Need::Refused => return Err(denied(import, None)),
         }
     }
     Ok(())

@@ -5,7 +5,7 @@
 //! key by label, so a second plugin under the same label could take a key
 //! meant for the first.
 
-use crate::errors::{PluginLoadError, RegistryError};
+use crate::errors::{ComponentLoadError, RegistryError};
 use crate::plugin::builtin::BUILTIN_MATCHERS;
 use crate::plugin::engine::Runtime;
 use crate::plugin::host::Capabilities;
@@ -171,8 +171,8 @@ impl Registry {
     }
 }
 
-impl From<PluginLoadError> for RegistryError {
-    fn from(error: PluginLoadError) -> Self {
+impl From<ComponentLoadError> for RegistryError {
+    fn from(error: ComponentLoadError) -> Self {
         RegistryError::Load(error)
     }
 }

@@ -2,11 +2,11 @@
 //! state that enforces them, and the translation of a trap into a [`Fault`]
 //! that names its cause.
 
+use crate::errors::Fault;
 use crate::plugin::host::Capabilities;
 use crate::plugin::host::clocks;
 use crate::plugin::host::log::{LogBuffer, SharedLog};
 use crate::plugin::host::stdio::LogStream;
-use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -76,100 +76,6 @@ impl Default for Limits {
             capability_calls_per_check: 4,
         }
     }
-}
-
-/// Why a call into a component did not return normally.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Fault {
-    /// The wall-clock deadline fired.
-    Deadline(Duration),
-    /// The instance tried to grow its memories past the limit (all its
-    /// linear memories together).
-    Memory {
-        /// The limit in bytes.
-        limit: usize,
-        /// The total size asked for in bytes.
-        requested: usize,
-    },
-    /// The instance tried to grow its tables past the limit (all its tables
-    /// together).
-    Table {
-        /// The limit in elements.
-        limit: usize,
-        /// The total number of elements asked for.
-        requested: usize,
-    },
-    /// The guest called `wasi:cli/exit` with this status (WASI 0.2 carries
-    /// only success, 0, or failure, 1).
-    Exit(i32),
-    /// The instance asked for more instances, memories or tables than a
-    /// store may have.
-    Resources(String),
-    /// The fuel budget ran out.
-    Fuel(u64),
-    /// The call stack overflowed (runaway recursion).
-    StackOverflow,
-    /// The guest panicked (`unreachable`), with its panic message when it
-    /// logged one.
-    Panic(Option<String>),
-    /// Any other trap, or a failure to instantiate.
-    Trap(String),
-    /// The component answered with something malformed.
-    BadAnswer(String),
-    /// The plugin faulted this many times in a row and is no longer called.
-    Disabled(u32),
-}
-
-impl Fault {
-    /// A short name for reports and results files: `deadline`, `memory`, ...
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Fault::Deadline(_) => "deadline",
-            Fault::Memory { .. } => "memory",
-            Fault::Table { .. } => "table",
-            Fault::Exit(_) => "exit",
-            Fault::Resources(_) => "resources",
-            Fault::Fuel(_) => "fuel",
-            Fault::StackOverflow => "stack-overflow",
-            Fault::Panic(_) => "panic",
-            Fault::Trap(_) => "trap",
-            Fault::BadAnswer(_) => "bad-answer",
-            Fault::Disabled(_) => "disabled",
-        }
-    }
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fault::Deadline(d) => write!(f, "exceeded its deadline of {} ms and was stopped", d.as_millis()),
-            Fault::Memory { limit, requested } => write!(
-                f,
-                "exceeded its memory limit of {} (it asked for {}) and was stopped",
-                mebibytes(*limit),
-                mebibytes(*requested)
-            ),
-            Fault::Table { limit, requested } => {
-                write!(f, "exceeded its table limit of {limit} elements (it asked for {requested}) and was stopped")
-            }
-            Fault::Exit(0) => write!(f, "called exit (with success) instead of answering, and was stopped"),
-            Fault::Exit(_) => write!(f, "called exit (with a failure status) instead of answering, and was stopped"),
-            Fault::Resources(limit) => write!(f, "asked for more than the sandbox allows ({limit}) and was stopped"),
-            Fault::Fuel(fuel) => write!(f, "ran out of its fuel budget of {fuel} units and was stopped"),
-            Fault::StackOverflow => write!(f, "overflowed its call stack (runaway recursion?) and was stopped"),
-            Fault::Panic(Some(message)) => write!(f, "panicked: {message}"),
-            Fault::Panic(None) => write!(f, "panicked (wasm trap: unreachable)"),
-            Fault::Trap(message) => write!(f, "trapped: {message}"),
-            Fault::BadAnswer(message) => write!(f, "gave a malformed answer: {message}"),
-            Fault::Disabled(n) => {
-                write!(f, "is disabled after {n} faults in a row; its remaining checks were not run")
-            }
-        }
-    }
-}
-
-fn mebibytes(bytes: usize) -> String {
-    if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
 }
 
 /// The data of every plugin or agent `Store`: the limiter, the capability

@@ -115,7 +115,7 @@ fn a_deterministic_plugins_timers_fire_at_once() {
     assert!(
         matches!(
             &output.results[0],
-            Err(assay::plugin::EvaluationError::Fault { fault: assay::plugin::Fault::Deadline(_), .. })
+            Err(assay::plugin::EvaluationError::Fault { fault: assay::errors::Fault::Deadline(_), .. })
         ),
         "{:?}",
         output.results[0]

@@ -4,11 +4,11 @@
 //! and sockets through WASI. Each is otherwise a valid matcher plugin.
 
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
-use assay::errors::PluginLoadErrorKind;
+use assay::errors::{ComponentLoadErrorKind, Fault};
 use assay::plugin::bindings::matcher::CapableMatcherPluginPre;
 use assay::plugin::bindings::matcher::assay::plugin::log::Level;
 use assay::plugin::bindings::matcher::assay::plugin::types::{Actual, Check};
-use assay::plugin::{Fault, Grants, Limits, PluginOptions, Registry};
+use assay::plugin::{Grants, Limits, PluginOptions, Registry};
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
@@ -27,7 +27,7 @@ fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline(
 
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?} for a {limit:?} instantiation deadline");
     match &error.kind {
-        PluginLoadErrorKind::Instantiate(Fault::Deadline(deadline)) => assert_eq!(*deadline, limit),
+        ComponentLoadErrorKind::Instantiate(Fault::Deadline(deadline)) => assert_eq!(*deadline, limit),
         other => panic!("expected an instantiation deadline fault, got {other:?}"),
     }
     let message = error.to_string();

@@ -5,9 +5,10 @@
 
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
+use assay::errors::Fault;
 use assay::plugin::host::judge::Judge;
 use assay::plugin::{
-    ActualValue, Answered, CheckInput, EvaluationError, Fault, Grants, Limits, PluginOptions, PluginSource, Registry,
+    ActualValue, Answered, CheckInput, EvaluationError, Grants, Limits, PluginOptions, PluginSource, Registry,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};

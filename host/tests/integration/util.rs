@@ -25,7 +25,7 @@ pub fn runtime() -> &'static Runtime {
 }
 
 /// Loads a fixture plugin component with the given options.
-pub fn load(path: &str, options: PluginOptions) -> Result<MatcherPlugin, assay::errors::PluginLoadError> {
+pub fn load(path: &str, options: PluginOptions) -> Result<MatcherPlugin, assay::errors::ComponentLoadError> {
     let path = fixture(path);
     let bytes = std::fs::read(&path).unwrap();
     MatcherPlugin::load(runtime(), PluginSource::File(path), &bytes, options)
