@@ -606,3 +606,44 @@ pub enum DiscoverError {
         error: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exits_and_resource_refusals_say_what_happened() {
+        assert_eq!(Fault::Exit(1).kind(), "exit");
+        assert_eq!(
+            Fault::Exit(1).to_string(),
+            "called exit (with a failure status) instead of answering, and was stopped"
+        );
+        assert_eq!(Fault::Exit(0).to_string(), "called exit (with success) instead of answering, and was stopped");
+        assert_eq!(
+            Fault::Resources("table count too high at 100".into()).to_string(),
+            "asked for more than the sandbox allows (table count too high at 100) and was stopped"
+        );
+        assert_eq!(
+            Fault::Memory { limit: 64 << 20, requested: (64 << 20) + 1 }.to_string(),
+            "exceeded its memory limit of 64 MiB (it asked for 67108865 bytes) and was stopped"
+        );
+        assert_eq!(Fault::Panic(None).to_string(), "panicked (wasm trap: unreachable)");
+    }
+
+    #[test]
+    fn a_load_error_names_the_role_and_the_source() {
+        let denied = |role| ComponentLoadError {
+            role,
+            component: "`x.wasm`".into(),
+            kind: ComponentLoadErrorKind::Denied(Denied { role, import: "wasi:http/types@0.2.0".into(), grant: None }),
+        };
+        assert_eq!(
+            denied(ComponentRole::Agent).to_string(),
+            "failed to load agent `x.wasm`: it imports `wasi:http/types@0.2.0`: agents get no HTTP access, and no grant allows it"
+        );
+        assert_eq!(
+            denied(ComponentRole::Plugin).to_string(),
+            "failed to load plugin `x.wasm`: it imports `wasi:http/types@0.2.0`: plugins get no HTTP access, and no grant allows it"
+        );
+    }
+}

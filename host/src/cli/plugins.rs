@@ -8,7 +8,7 @@ use super::args::PluginsArgs;
 use super::project::{PluginOrigin, Project};
 use anyhow::{Context, Result};
 use assay::config::{CONFIG_FILE, PLUGINS_DIR};
-use assay::plugin::{CacheStatus, read_component_file, sha256_hex};
+use assay::sandbox::{CacheStatus, read_component_file, sha256_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

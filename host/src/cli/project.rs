@@ -13,11 +13,11 @@ use assay::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSetting
 use assay::case::CaseEnv;
 use assay::config::{CONFIG_FILE, Config, PluginConfig};
 use assay::errors::RegistryError;
-use assay::plugin::host::embeddings::Embeddings;
-use assay::plugin::host::judge::Judge;
-use assay::plugin::{
-    BUILTIN_MATCHERS, Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry,
-    Runtime, read_component_file,
+use assay::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
+use assay::sandbox::host::embeddings::Embeddings;
+use assay::sandbox::host::judge::Judge;
+use assay::sandbox::{
+    Capabilities, CompileCache, ComponentOptions, ComponentSource, Grants, Limits, Runtime, read_component_file,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,7 +72,7 @@ impl<'a> Project<'a> {
         registry.add_builtins(&self.runtime, &Capabilities { judge: judge.clone(), embeddings: None })?;
         for file in files {
             let PluginOrigin::Configured(plugin) = file.origin else {
-                let loaded = self.load_file(&file.path, PluginOptions::default())?;
+                let loaded = self.load_file(&file.path, ComponentOptions::default())?;
                 registry.add_labelled(loaded, &file.label)?;
                 continue;
             };
@@ -135,9 +135,9 @@ impl<'a> Project<'a> {
         Ok(files)
     }
 
-    fn load_file(&self, path: &Path, options: PluginOptions) -> Result<MatcherPlugin> {
+    fn load_file(&self, path: &Path, options: ComponentOptions) -> Result<MatcherPlugin> {
         let bytes = read_component_file(path).with_context(|| format!("failed to read plugin `{}`", path.display()))?;
-        Ok(MatcherPlugin::load(&self.runtime, PluginSource::File(path.to_owned()), &bytes, options)?)
+        Ok(MatcherPlugin::load(&self.runtime, ComponentSource::File(path.to_owned()), &bytes, options)?)
     }
 
     /// The environment as case files may see it: `ASSAY_CASE_*`, `[cases]
@@ -344,7 +344,7 @@ fn http_settings(server: &ServerArgs, config: &Config) -> Result<HttpSettings> {
 }
 
 /// The options `[plugins.NAME]` asks for, on top of the defaults.
-fn plugin_options(label: &str, plugin: &PluginConfig) -> Result<PluginOptions> {
+fn plugin_options(label: &str, plugin: &PluginConfig) -> Result<ComponentOptions> {
     let grants = Grants::from_names(plugin.grants.iter().map(String::as_str))
         .map_err(|e| UsageError(format!("[plugins.{label}] in assay.toml: {e}")))?;
     let mut limits = Limits::default();
@@ -355,11 +355,11 @@ fn plugin_options(label: &str, plugin: &PluginConfig) -> Result<PluginOptions> {
         limits.deadline = Duration::from_millis(ms);
     }
     limits.fuel = plugin.fuel;
-    Ok(PluginOptions {
+    Ok(ComponentOptions {
         limits,
         grants,
         sha256: plugin.sha256.clone(),
         deterministic: plugin.deterministic,
-        ..PluginOptions::default()
+        ..ComponentOptions::default()
     })
 }

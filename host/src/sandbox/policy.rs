@@ -24,6 +24,9 @@ impl Default for Grants {
 }
 
 impl Grants {
+    /// No capability at all: what agents get.
+    pub const NONE: Grants = Grants { log: false, judge: false, embeddings: false };
+
     /// Parses grant names as written in `assay.toml` (`log`, `judge`,
     /// `embeddings`), on top of the default (`log`).
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
@@ -66,11 +69,11 @@ fn need(import: &str) -> Need {
         // Outgoing HTTP is not linked at all.
         _ if name.starts_with("wasi:http/") => Need::Refused,
         // The rest of WASI is linked with nothing granted (see
-        // `SandboxState`): no preopened directory, so no file can be opened;
+        // `host/wasi.rs`): no preopened directory, so no file can be opened;
         // TCP, UDP and name lookups refused and every address denied; empty
-        // environment and arguments, no stdin, output discarded. Components
-        // from most toolchains (componentize-py, jco, TinyGo) import all of
-        // it whether they use it or not.
+        // environment and arguments, no stdin, output into the capped log.
+        // Components from most toolchains (componentize-py, jco, TinyGo)
+        // import all of it whether they use it or not.
         _ if name.starts_with("wasi:") => Need::Nothing,
         _ => Need::Refused,
     }
@@ -79,7 +82,7 @@ fn need(import: &str) -> Need {
 /// Checks every import of `component`, loaded as `role`, against
 /// `grants`. Only plugins can be granted anything: an agent's refusal names
 /// no grant.
-pub fn check_imports(
+pub(crate) fn check_imports(
     engine: &Engine,
     component: &Component,
     role: ComponentRole,
@@ -95,4 +98,22 @@ pub fn check_imports(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plugin_is_told_which_grant_would_allow_an_import() {
+        // The stock matchers import `log` (and `types`, which needs nothing).
+        let engine = Engine::default();
+        let stock = Component::new(&engine, include_bytes!("../../../plugins/stock/stock.wasm")).unwrap();
+        assert_eq!(check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::default()), Ok(()));
+        let plugin = check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::NONE).unwrap_err();
+        assert_eq!((plugin.import.as_str(), plugin.grant), ("assay:plugin/log@0.1.0", Some("log")));
+        let agent = check_imports(&engine, &stock, ComponentRole::Agent, &Grants::NONE).unwrap_err();
+        assert_eq!(agent.grant, None);
+        assert_eq!(agent.to_string(), "it imports `assay:plugin/log@0.1.0`, which assay does not provide to agents");
+    }
 }
