@@ -1,24 +1,25 @@
 //! The sandbox every component runs in, whatever it is: a matcher plugin or
 //! an agent.
 //!
-//! The main type is the [`Runtime`], the process's wasmtime engines (with
-//! the [`CompileCache`]); on it, the component host (`component_host.rs`)
-//! loads one component — pin, compile, capability [`policy`](Grants) check,
-//! link, pre-instantiate — and keeps a pool of its instances, each call
-//! running under [`Limits`] and ending in an answer or a
-//! [`Fault`](crate::errors::Fault). `plugin/` and `agent/` build on it and
-//! know nothing of wasmtime's stores or linkers.
+//! The main type is the [`Runtime`]: the process's wasmtime engines and
+//! its [`CompileCache`]. On it, the component host (`component_host.rs`)
+//! loads one component — checks its pin, compiles it, checks its imports
+//! against its [`Grants`], links and pre-instantiates it — and keeps a pool
+//! of its instances; each call runs under the component's [`Limits`] and
+//! ends in an answer or a [`Fault`](crate::errors::Fault). `plugin/` and
+//! `agent/` load their components through it ([`ComponentOptions`],
+//! [`ComponentSource`]) and never touch a wasmtime store or linker.
 //!
-//! Files: `engine.rs` (the [`Runtime`]), `cache.rs` (the compile cache),
-//! `component_file.rs` (reading a component, its [`ComponentSource`] and
-//! sha256), `policy.rs` (which imports a component's [`Grants`] allow),
-//! `limits.rs`, `limiter.rs` and `call_clock.rs` (the bounds of an instance
-//! and of one call), `state.rs` (the store's data, composed of each
-//! interface's state), `guest.rs` (how one call runs to its deadline),
-//! `component_host.rs` and `worlds.rs` (the host and the two worlds it
-//! hosts), `bindings.rs` (the only `bindgen!`), and `host/` (the host side
-//! of every imported interface: log, judge, embeddings, WASI's standard
-//! streams and clocks).
+//! Files, from the ground up: `limits.rs`, `limiter.rs` and `call_clock.rs`
+//! (the bounds of an instance and of one call), `policy.rs` (the imports a
+//! component's grants allow), `cache.rs` (the compile cache),
+//! `component_file.rs` (reading a component, its source and sha256),
+//! `engine.rs` (the [`Runtime`]), `bindings.rs` (the only `bindgen!`),
+//! `host/` (the host side of every imported interface: log, judge,
+//! embeddings, WASI's standard streams and clocks, each with its own
+//! state), `state.rs` (the store's data, composed of those states),
+//! `guest.rs` (how one call runs to its deadline), `component_host.rs` and
+//! `worlds.rs` (the host, and the two worlds it hosts).
 //!
 //! The WIT contracts live in `wit/plugin/plugin.wit` (package
 //! `assay:plugin@0.1.0`) and `wit/agent/agent.wit` (`assay:agent@0.1.0`).

@@ -130,3 +130,24 @@ pub(crate) fn arm(store: &mut Store<SandboxState>, budget: CallBudget) -> CallCl
     state.wasi.start_call();
     clock
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn names_the_cause_of_an_error_and_keeps_a_fault_the_caller_raised() {
+        let state = SandboxState::new(&Limits::default(), Capabilities::default(), false);
+        let budget = CallBudget { deadline: Duration::from_millis(300), fuel: Some(7), capability_calls: 0 };
+        let fault = |error: wasmtime::Error| state.fault(&error, &budget);
+        let rejected = Fault::BadAnswer("it returned 2 results for 3 checks".into());
+        assert_eq!(fault(wasmtime::Error::new(rejected.clone())), rejected);
+        assert_eq!(fault(Trap::Interrupt.into()), Fault::Deadline(Duration::from_millis(300)));
+        assert_eq!(fault(Trap::OutOfFuel.into()), Fault::Fuel(7));
+        assert_eq!(fault(Trap::StackOverflow.into()), Fault::StackOverflow);
+        assert_eq!(fault(Trap::UnreachableCodeReached.into()), Fault::Panic(None));
+        assert_eq!(fault(wasmtime::Error::new(wasmtime_wasi::I32Exit(1))), Fault::Exit(1));
+        assert_eq!(fault(wasmtime::format_err!("something else")), Fault::Trap("something else".into()));
+    }
+}

@@ -1,5 +1,5 @@
 //! The `log` interface: lines from a plugin, kept per call under a line and
-//! byte cap, with overflow counted rather than kept ([`LogState`]). What a
+//! byte cap, with overflow counted rather than kept (`LogState`). What a
 //! guest writes to WASI stdout and stderr lands here too, line by line
 //! (`stdio.rs`), so that a Python plugin's `print` and tracebacks reach its
 //! author.
