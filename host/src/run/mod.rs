@@ -8,7 +8,8 @@
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 //! use assay::case::{CaseEnv, discover};
-//! use assay::plugin::{Limits, Registry, Runtime};
+//! use assay::plugin::Registry;
+//! use assay::sandbox::{Limits, Runtime};
 //! use assay::run::{CaseSource, RunEvent, RunOptions, Reporter, Runner, load_cases};
 //! use std::sync::Arc;
 //!
