@@ -33,9 +33,8 @@
 //!
 //! Run: `cargo bench -p assay --bench dispatch -- --warm-up-time 1 --measurement-time 3`
 
-use assay::plugin::{
-    ActualValue, BUILTIN_MATCHERS, CheckInput, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
-};
+use assay::plugin::{ActualValue, BUILTIN_MATCHERS, CheckInput, MatcherPlugin};
+use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
 use assay_plugin_rouge::Rouge;
 use assay_plugin_sdk::{Actual, Check, evaluate_batch};
 use assay_plugin_stock::Stock;
@@ -126,8 +125,8 @@ fn dispatch(c: &mut Criterion) {
     // A long deadline: a batch of 100 `value` checks on a 1 MB actual takes
     // longer than the default 2 s and would fault instead of being measured.
     let limits = Limits { deadline: Duration::from_secs(60), ..Limits::default() };
-    let options = PluginOptions { limits, grants: stock.grants, ..PluginOptions::default() };
-    let plugin = MatcherPlugin::load(&runtime, PluginSource::Builtin(stock.name), stock.bytes, options)
+    let options = ComponentOptions { limits, grants: stock.grants, ..ComponentOptions::default() };
+    let plugin = MatcherPlugin::load(&runtime, ComponentSource::Builtin(stock.name), stock.bytes, options)
         .expect("the stock component loads");
 
     for key in ["keywords", "value"] {
@@ -180,7 +179,7 @@ fn rouge(c: &mut Criterion) {
     let runtime = Runtime::new(Limits::default().memory_bytes);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/rouge/rouge.wasm");
     let bytes = std::fs::read(path).expect("plugins/rouge/rouge.wasm is built");
-    let plugin = MatcherPlugin::load(&runtime, PluginSource::File(path.into()), &bytes, PluginOptions::default())
+    let plugin = MatcherPlugin::load(&runtime, ComponentSource::File(path.into()), &bytes, ComponentOptions::default())
         .expect("the rouge component loads");
     for (label, size) in [("1KB", 1_000), ("10KB", 10_000)] {
         let (text, reference) = rouge_texts(size);

@@ -36,10 +36,8 @@
 //! Run: `cargo bench -p assay --bench startup -- --warm-up-time 1 --measurement-time 3`
 
 use assay::agent::{AgentCatalog, AgentComponent, ChatRequest, DEMO_AGENTS};
-use assay::plugin::{
-    ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CacheStatus, CheckInput, CompileCache, Limits, MatcherPlugin,
-    PluginOptions, PluginSource, Registry, Runtime,
-};
+use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, MatcherPlugin, Registry};
+use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -52,25 +50,25 @@ fn stock() -> BuiltinPlugin {
 }
 
 /// Options for a built-in plugin: the grants the built-in policy gives it.
-fn builtin_options(plugin: &BuiltinPlugin) -> PluginOptions {
-    PluginOptions { grants: plugin.grants, ..PluginOptions::default() }
+fn builtin_options(plugin: &BuiltinPlugin) -> ComponentOptions {
+    ComponentOptions { grants: plugin.grants, ..ComponentOptions::default() }
 }
 
-fn load_builtin(runtime: &Runtime, plugin: &BuiltinPlugin, options: PluginOptions) -> MatcherPlugin {
-    MatcherPlugin::load(runtime, PluginSource::Builtin(plugin.name), plugin.bytes, options)
+fn load_builtin(runtime: &Runtime, plugin: &BuiltinPlugin, options: ComponentOptions) -> MatcherPlugin {
+    MatcherPlugin::load(runtime, ComponentSource::Builtin(plugin.name), plugin.bytes, options)
         .expect("the built-in plugin loads")
 }
 
-fn stock_options() -> PluginOptions {
+fn stock_options() -> ComponentOptions {
     builtin_options(&stock())
 }
 
-fn load_stock(runtime: &Runtime, options: PluginOptions) -> MatcherPlugin {
+fn load_stock(runtime: &Runtime, options: ComponentOptions) -> MatcherPlugin {
     load_builtin(runtime, &stock(), options)
 }
 
 fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentComponent {
-    AgentComponent::load(runtime, PluginSource::Builtin(name), bytes, Limits::default()).expect("the agent loads")
+    AgentComponent::load(runtime, ComponentSource::Builtin(name), bytes, Limits::default()).expect("the agent loads")
 }
 
 /// One `keywords` check on [`TEXT`]; true when it passed.
@@ -185,7 +183,7 @@ fn fresh_instances(cached: &Runtime) {
     // A small memory limit makes the faulting batch cheap: the guest cannot
     // even allocate the actual.
     let limits = Limits { memory_bytes: 8 << 20, max_consecutive_faults: u32::MAX, ..Limits::default() };
-    let plugin = load_stock(cached, PluginOptions { limits, ..stock_options() });
+    let plugin = load_stock(cached, ComponentOptions { limits, ..stock_options() });
     let too_big = "x".repeat(9 << 20);
     let fault = || {
         let output = plugin

@@ -5,22 +5,44 @@
 //! A context struct's message includes its kind's, so the kind is not also
 //! its `source()`: printed as a chain (`{:#}`), it would say it twice.
 
-use crate::plugin::{Denied, Fault};
+use std::fmt;
+use std::time::Duration;
 use thiserror::Error;
 
-/// A plugin could not be loaded.
-#[derive(Debug, Error)]
-#[error("failed to load plugin {plugin}: {kind}")]
-pub struct PluginLoadError {
-    /// Which plugin: its source (file path or built-in name).
-    pub plugin: String,
-    /// What went wrong.
-    pub kind: PluginLoadErrorKind,
+/// What a component was loaded as: the sandbox hosts both kinds alike, and
+/// messages say which one failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComponentRole {
+    /// A matcher plugin (`assay:plugin`).
+    Plugin,
+    /// An agent (`assay:agent`).
+    Agent,
 }
 
-/// Why a plugin could not be loaded.
+impl fmt::Display for ComponentRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ComponentRole::Plugin => "plugin",
+            ComponentRole::Agent => "agent",
+        })
+    }
+}
+
+/// A component (a matcher plugin or an agent) could not be loaded.
 #[derive(Debug, Error)]
-pub enum PluginLoadErrorKind {
+#[error("failed to load {role} {component}: {kind}")]
+pub struct ComponentLoadError {
+    /// What it was loaded as.
+    pub role: ComponentRole,
+    /// Which component: its source (file path or built-in name).
+    pub component: String,
+    /// What went wrong.
+    pub kind: ComponentLoadErrorKind,
+}
+
+/// Why a component could not be loaded.
+#[derive(Debug, Error)]
+pub enum ComponentLoadErrorKind {
     /// The file could not be read.
     #[error("cannot read it: {0}")]
     Read(std::io::Error),
@@ -35,7 +57,7 @@ pub enum PluginLoadErrorKind {
     /// Not a valid component.
     #[error("it is not a valid WebAssembly component: {0}")]
     NotAComponent(String),
-    /// An import its grants do not cover.
+    /// An import the capability policy refuses.
     #[error("{0}")]
     Denied(Denied),
     /// Linking failed (an import the host cannot satisfy).
@@ -60,12 +82,123 @@ pub enum PluginLoadErrorKind {
     BadDescription(String),
 }
 
+/// An import the capability policy refuses.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub struct Denied {
+    /// What the component was loaded as: agents are granted nothing.
+    pub role: ComponentRole,
+    /// The import's full name, e.g. `assay:plugin/judge@0.1.0`.
+    pub import: String,
+    /// The grant that would allow it, when one exists.
+    pub grant: Option<&'static str>,
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let role = self.role;
+        match self.grant {
+            Some(grant) => write!(
+                f,
+                "it imports `{}`, which its grants do not cover.\n\nConsider granting it: grants = [\"{grant}\"] in the {role}'s [plugins.NAME] entry of assay.toml",
+                self.import
+            ),
+            None if self.import.starts_with("wasi:") => {
+                write!(f, "it imports `{}`: {role}s get no HTTP access, and no grant allows it", self.import)
+            }
+            None => write!(f, "it imports `{}`, which assay does not provide to {role}s", self.import),
+        }
+    }
+}
+
+/// Why a call into a component did not return normally.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum Fault {
+    /// The wall-clock deadline fired.
+    #[error("exceeded its deadline of {} ms and was stopped", .0.as_millis())]
+    Deadline(Duration),
+    /// The instance tried to grow its memories past the limit (all its
+    /// linear memories together).
+    #[error(
+        "exceeded its memory limit of {} (it asked for {}) and was stopped",
+        mebibytes(*limit),
+        mebibytes(*requested)
+    )]
+    Memory {
+        /// The limit in bytes.
+        limit: usize,
+        /// The total size asked for in bytes.
+        requested: usize,
+    },
+    /// The instance tried to grow its tables past the limit (all its tables
+    /// together).
+    #[error("exceeded its table limit of {limit} elements (it asked for {requested}) and was stopped")]
+    Table {
+        /// The limit in elements.
+        limit: usize,
+        /// The total number of elements asked for.
+        requested: usize,
+    },
+    /// The guest called `wasi:cli/exit` with this status (WASI 0.2 carries
+    /// only success, 0, or failure, 1).
+    #[error(
+        "called exit (with {}) instead of answering, and was stopped",
+        if *.0 == 0 { "success" } else { "a failure status" }
+    )]
+    Exit(i32),
+    /// The instance asked for more instances, memories or tables than a
+    /// store may have.
+    #[error("asked for more than the sandbox allows ({0}) and was stopped")]
+    Resources(String),
+    /// The fuel budget ran out.
+    #[error("ran out of its fuel budget of {0} units and was stopped")]
+    Fuel(u64),
+    /// The call stack overflowed (runaway recursion).
+    #[error("overflowed its call stack (runaway recursion?) and was stopped")]
+    StackOverflow,
+    /// The guest panicked (`unreachable`), with its panic message when it
+    /// logged one.
+    #[error("{}", match .0 { Some(message) => format!("panicked: {message}"), None => "panicked (wasm trap: unreachable)".to_owned() })]
+    Panic(Option<String>),
+    /// Any other trap, or a failure to instantiate.
+    #[error("trapped: {0}")]
+    Trap(String),
+    /// The component answered with something malformed.
+    #[error("gave a malformed answer: {0}")]
+    BadAnswer(String),
+    /// The plugin faulted this many times in a row and is no longer called.
+    #[error("is disabled after {0} faults in a row; its remaining checks were not run")]
+    Disabled(u32),
+}
+
+impl Fault {
+    /// A short name for reports and results files: `deadline`, `memory`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::Deadline(_) => "deadline",
+            Fault::Memory { .. } => "memory",
+            Fault::Table { .. } => "table",
+            Fault::Exit(_) => "exit",
+            Fault::Resources(_) => "resources",
+            Fault::Fuel(_) => "fuel",
+            Fault::StackOverflow => "stack-overflow",
+            Fault::Panic(_) => "panic",
+            Fault::Trap(_) => "trap",
+            Fault::BadAnswer(_) => "bad-answer",
+            Fault::Disabled(_) => "disabled",
+        }
+    }
+}
+
+fn mebibytes(bytes: usize) -> String {
+    if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
+}
+
 /// The registry could not be built.
 #[derive(Debug, Error)]
 pub enum RegistryError {
     /// A plugin failed to load.
     #[error(transparent)]
-    Load(PluginLoadError),
+    Load(ComponentLoadError),
     /// Two plugins claim one key.
     #[error(
         "two plugins claim the key `{key}`: {first} and {second}\n\nConsider choosing one in assay.toml: [keys] {key} = \"{first_label}\" (or \"{second_label}\")"
@@ -160,7 +293,7 @@ pub enum ProjectError {
         /// Its `[plugins.NAME]`, when configured there.
         configured_as: Option<String>,
         /// Why.
-        source: PluginLoadError,
+        source: ComponentLoadError,
     },
     /// The plugins could not make a registry (key conflicts, labels,
     /// `[keys]`).
@@ -407,7 +540,7 @@ pub enum CaseErrorKind {
         known: String,
     },
     /// A test name no plugin provides.
-    #[error("unknown matcher key `{key}` at `{path}`{}\n\n{}", did_you_mean(suggestion), add_plugin_hint(key))]
+    #[error("unknown matcher key `{key}` at `{path}`{}\n\n{}", did_you_mean(suggestion), add_plugin_hint(first_party))]
     UnknownMatcher {
         /// Where.
         path: String,
@@ -415,6 +548,9 @@ pub enum CaseErrorKind {
         key: String,
         /// The closest known key.
         suggestion: Option<String>,
+        /// The `[plugins.NAME]` entry of the first-party plugin that
+        /// provides the key, when one does.
+        first_party: Option<String>,
     },
     /// A value of the wrong type.
     #[error("`{path}` must be {expected}, but it is {found}")]
@@ -485,11 +621,10 @@ fn syntax(line: &Option<(usize, usize)>, message: &str) -> String {
 
 /// How to get the key: the first-party plugin that provides it, or where to
 /// look.
-fn add_plugin_hint(key: &str) -> String {
-    match crate::plugin::first_party_for(key) {
-        Some(plugin) => format!(
-            "Consider adding the first-party plugin that provides it to assay.toml:\n{}\n(the path is relative to an assay checkout)",
-            plugin.config_entry()
+fn add_plugin_hint(first_party: &Option<String>) -> String {
+    match first_party {
+        Some(entry) => format!(
+            "Consider adding the first-party plugin that provides it to assay.toml:\n{entry}\n(the path is relative to an assay checkout)"
         ),
         None => "Consider `assay plugins` to list the keys, or adding the plugin that provides it to assay.toml".into(),
     }
@@ -549,4 +684,45 @@ pub enum DiscoverError {
         /// Why.
         error: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exits_and_resource_refusals_say_what_happened() {
+        assert_eq!(Fault::Exit(1).kind(), "exit");
+        assert_eq!(
+            Fault::Exit(1).to_string(),
+            "called exit (with a failure status) instead of answering, and was stopped"
+        );
+        assert_eq!(Fault::Exit(0).to_string(), "called exit (with success) instead of answering, and was stopped");
+        assert_eq!(
+            Fault::Resources("table count too high at 100".into()).to_string(),
+            "asked for more than the sandbox allows (table count too high at 100) and was stopped"
+        );
+        assert_eq!(
+            Fault::Memory { limit: 64 << 20, requested: (64 << 20) + 1 }.to_string(),
+            "exceeded its memory limit of 64 MiB (it asked for 67108865 bytes) and was stopped"
+        );
+        assert_eq!(Fault::Panic(None).to_string(), "panicked (wasm trap: unreachable)");
+    }
+
+    #[test]
+    fn a_load_error_names_the_role_and_the_source() {
+        let denied = |role| ComponentLoadError {
+            role,
+            component: "`x.wasm`".into(),
+            kind: ComponentLoadErrorKind::Denied(Denied { role, import: "wasi:http/types@0.2.0".into(), grant: None }),
+        };
+        assert_eq!(
+            denied(ComponentRole::Agent).to_string(),
+            "failed to load agent `x.wasm`: it imports `wasi:http/types@0.2.0`: agents get no HTTP access, and no grant allows it"
+        );
+        assert_eq!(
+            denied(ComponentRole::Plugin).to_string(),
+            "failed to load plugin `x.wasm`: it imports `wasi:http/types@0.2.0`: plugins get no HTTP access, and no grant allows it"
+        );
+    }
 }

@@ -5,10 +5,14 @@
 //! - [`case`]: test case files (neuro-san HOCON) → a typed [`case::TestCase`];
 //! - [`check`]: each response block → a flat list of [`check::Check`]s, and
 //!   their dispatch to matcher plugins → [`check::Verdict`]s;
-//! - [`plugin`]: the sandboxed WebAssembly runtime the matchers run in, and
-//!   the [`plugin::Registry`] of assertion keys;
+//! - [`sandbox`]: the WebAssembly sandbox every component runs in, matcher
+//!   or agent: the [`sandbox::Runtime`], limits, capability policy, compile
+//!   cache, and the host of one component with its pool of instances;
+//! - [`plugin`]: the matchers hosted there, and the [`plugin::Registry`] of
+//!   assertion keys;
 //! - [`agent`]: the connections to the agent under test (in-process
-//!   components, neuro-san over HTTP) and response reduction;
+//!   components hosted by the sandbox, neuro-san over HTTP) and response
+//!   reduction;
 //! - [`run`]: the [`run::Runner`]: samples, success ratios, timeouts,
 //!   conversation state, and the event stream to reporters;
 //! - [`report`]: the terminal, `results.jsonl`, JUnit.
@@ -42,6 +46,7 @@ mod private_files;
 pub mod project;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 mod suggest;
 
 pub use project::{Project, ProjectOptions};

@@ -15,14 +15,14 @@ use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSetting
 use crate::case::{CaseEnv, CaseFile, discover};
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{ProjectError, RegistryError};
-use crate::plugin::host::embeddings::Embeddings;
-use crate::plugin::host::judge::Judge;
-use crate::plugin::{
-    BUILTIN_MATCHERS, Capabilities, CompileCache, Grants, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry,
-    Runtime, read_component_file,
-};
+use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
 use crate::report::Redactor;
 use crate::run::{CaseAdjustment, CaseFilter, CaseSource, RunOptions, Runner};
+use crate::sandbox::host::embeddings::Embeddings;
+use crate::sandbox::host::judge::Judge;
+use crate::sandbox::{
+    Capabilities, CompileCache, ComponentOptions, ComponentSource, Grants, Limits, Runtime, read_component_file,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -198,7 +198,7 @@ impl Project {
                     }
                     options
                 }
-                PluginOrigin::AutoLoaded | PluginOrigin::Extra => PluginOptions::default(),
+                PluginOrigin::AutoLoaded | PluginOrigin::Extra => ComponentOptions::default(),
             };
             let loaded = self.load_plugin(&file, options)?;
             registry.add_labelled(loaded, &file.label)?;
@@ -250,19 +250,19 @@ impl Project {
         Ok(files)
     }
 
-    fn load_plugin(&self, file: &PluginFile<'_>, options: PluginOptions) -> Result<MatcherPlugin, ProjectError> {
+    fn load_plugin(&self, file: &PluginFile<'_>, options: ComponentOptions) -> Result<MatcherPlugin, ProjectError> {
         let configured_as = matches!(file.origin, PluginOrigin::Configured(_)).then(|| file.label.clone());
         let bytes = read_component_file(&file.path).map_err(|cause| ProjectError::ReadPlugin {
             path: file.path.clone(),
             configured_as: configured_as.clone(),
             cause: cause.to_string(),
         })?;
-        MatcherPlugin::load(&self.runtime, PluginSource::File(file.path.clone()), &bytes, options)
+        MatcherPlugin::load(&self.runtime, ComponentSource::File(file.path.clone()), &bytes, options)
             .map_err(|source| ProjectError::LoadPlugin { configured_as, source })
     }
 
     /// The options `[plugins.LABEL]` asks for, on top of the defaults.
-    fn plugin_options(&self, label: &str, plugin: &PluginConfig) -> Result<PluginOptions, ProjectError> {
+    fn plugin_options(&self, label: &str, plugin: &PluginConfig) -> Result<ComponentOptions, ProjectError> {
         let grants = Grants::from_names(plugin.grants.iter().map(String::as_str))
             .map_err(|message| self.setting_error(&format!("[plugins.{label}] grants"), message))?;
         let mut limits = Limits::default();
@@ -273,12 +273,12 @@ impl Project {
             limits.deadline = Duration::from_millis(ms);
         }
         limits.fuel = plugin.fuel;
-        Ok(PluginOptions {
+        Ok(ComponentOptions {
             limits,
             grants,
             sha256: plugin.sha256.clone(),
             deterministic: plugin.deterministic,
-            ..PluginOptions::default()
+            ..ComponentOptions::default()
         })
     }
 

@@ -4,7 +4,7 @@
 //! never pays for them.
 
 use crate::agent::component::AgentComponent;
-use crate::plugin::{Limits, PluginSource, Runtime, read_component_file};
+use crate::sandbox::{ComponentSource, Limits, Runtime, read_component_file};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ pub struct AgentCatalog {
 }
 
 struct Entry {
-    source: PluginSource,
+    source: ComponentSource,
     bytes: Cow<'static, [u8]>,
     loaded: OnceLock<Result<Arc<AgentComponent>, String>>,
 }
@@ -37,7 +37,7 @@ impl AgentCatalog {
     pub fn with_demo_agents(runtime: Runtime, limits: Limits) -> AgentCatalog {
         let mut catalog = AgentCatalog { runtime, limits, entries: BTreeMap::new() };
         for (name, bytes) in DEMO_AGENTS {
-            catalog.insert(name, PluginSource::Builtin(name), Cow::Borrowed(bytes));
+            catalog.insert(name, ComponentSource::Builtin(name), Cow::Borrowed(bytes));
         }
         catalog
     }
@@ -46,11 +46,11 @@ impl AgentCatalog {
     pub fn add_file(&mut self, name: &str, path: &Path) -> Result<(), String> {
         let bytes = read_component_file(path)
             .map_err(|e| format!("cannot read the agent component `{}` for `{name}`: {e}", path.display()))?;
-        self.insert(name, PluginSource::File(PathBuf::from(path)), Cow::Owned(bytes));
+        self.insert(name, ComponentSource::File(PathBuf::from(path)), Cow::Owned(bytes));
         Ok(())
     }
 
-    fn insert(&mut self, name: &str, source: PluginSource, bytes: Cow<'static, [u8]>) {
+    fn insert(&mut self, name: &str, source: ComponentSource, bytes: Cow<'static, [u8]>) {
         self.entries.insert(name.to_owned(), Entry { source, bytes, loaded: OnceLock::new() });
     }
 
@@ -60,7 +60,7 @@ impl AgentCatalog {
     }
 
     /// Where `name` comes from, if known.
-    pub fn source(&self, name: &str) -> Option<&PluginSource> {
+    pub fn source(&self, name: &str) -> Option<&ComponentSource> {
         self.entries.get(name).map(|e| &e.source)
     }
 

@@ -1,52 +1,27 @@
 //! In-process agents: an agent component of the `assay:agent/agent` world,
-//! sandboxed like a matcher (same engine, limits, capability policy and
-//! instance pool, no grants). Instances are reused from call to call, as a server process
-//! serves request after request: an agent keeps its conversation in
-//! `chat_context` and `sly_data`, as neuro-san's protocol has it. An instance
-//! that faults is discarded, never re-entered, so a fault cannot leak into
-//! the next request.
+//! hosted by the sandbox like a matcher (same engine, limits, capability
+//! policy and instance pool, no grants). Instances are reused from call to
+//! call, as a server process serves request after request: an agent keeps
+//! its conversation in `chat_context` and `sly_data`, as neuro-san's
+//! protocol has it. An instance that faults is discarded, never re-entered,
+//! so a fault cannot leak into the next request. This file converts a chat
+//! request and its messages to and from WIT.
 
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
-use crate::errors::{PluginLoadError, PluginLoadErrorKind};
-use crate::plugin::CallBudget;
-use crate::plugin::bindings::agent::exports::assay::agent::chat as wit;
-use crate::plugin::bindings::agent::{Agent, AgentPre};
-use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
-use crate::plugin::{self, Capabilities, Fault, Grants, Limits, PluginSource, Runtime, SandboxState};
+use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
+use crate::sandbox::bindings::agent::Agent;
+use crate::sandbox::bindings::agent::exports::assay::agent::chat as wit;
+use crate::sandbox::{ComponentHost, ComponentOptions, ComponentSource, Grants, Limits, Runtime};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::Store;
-use wasmtime::component::{InstancePre, Linker};
-
-impl World for Agent {
-    type Pre = AgentPre<SandboxState>;
-
-    /// Agents import nothing of assay's: WASI alone.
-    fn link(_linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
-        Ok(())
-    }
-
-    fn pre(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self::Pre> {
-        AgentPre::new(pre)
-    }
-
-    fn engine(pre: &Self::Pre) -> &wasmtime::Engine {
-        pre.engine()
-    }
-
-    async fn instantiate(pre: &Self::Pre, store: &mut Store<SandboxState>) -> wasmtime::Result<Self> {
-        pre.instantiate_async(store).await
-    }
-}
 
 /// A loaded agent component.
 pub struct AgentComponent {
     name: String,
     description: String,
-    source: PluginSource,
-    instances: Instances<Agent>,
+    source: ComponentSource,
+    host: ComponentHost<Agent>,
 }
 
 impl std::fmt::Debug for AgentComponent {
@@ -56,38 +31,26 @@ impl std::fmt::Debug for AgentComponent {
 }
 
 impl AgentComponent {
-    /// Compiles a component, checks it imports nothing (agents get no
-    /// grants), and asks it to describe itself.
+    /// Compiles a component, checks it imports nothing of assay's (agents
+    /// get no grants), and asks it to describe itself.
     pub fn load(
         runtime: &Runtime,
-        source: PluginSource,
+        source: ComponentSource,
         bytes: &[u8],
         limits: Limits,
-    ) -> Result<AgentComponent, PluginLoadError> {
-        let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
-        let (component, _) =
-            runtime.compile(bytes, false).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
-        let grants = Grants { log: false, judge: false, embeddings: false };
-        plugin::check_imports(component.engine(), &component, &grants)
-            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
-        let settings = InstanceSettings { limits, capabilities: Capabilities::default(), deterministic: false };
-        let instances: Instances<Agent> =
-            Instances::new(runtime, Arc::from(bytes), &component, settings).map_err(|e| {
-                fail(match e {
-                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
-                    PrepareError::Exports(cause) => {
-                        PluginLoadErrorKind::Exports { interface: "assay:agent/chat@0.1.0", cause }
-                    }
-                })
-            })?;
-        let budget = CallBudget { deadline: instances.settings().limits.deadline, fuel: None, capability_calls: 0 };
-        let info = instances
-            .call(budget, async |bindings, store| bindings.assay_agent_chat().call_describe(store).await)
-            .map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
+    ) -> Result<AgentComponent, ComponentLoadError> {
+        let fail = |kind| ComponentLoadError { role: ComponentRole::Agent, component: source.to_string(), kind };
+        let options = ComponentOptions { limits, grants: Grants::NONE, ..ComponentOptions::default() };
+        let host = ComponentHost::<Agent>::load(runtime, &source, bytes, options)?;
+        let info = host
+            .call(host.limits().deadline, async |bindings, store| {
+                bindings.assay_agent_chat().call_describe(store).await
+            })
+            .map_err(|fault| fail(ComponentLoadErrorKind::Describe(fault)))?;
         if info.name.trim().is_empty() {
-            return Err(fail(PluginLoadErrorKind::BadDescription("the agent's name is empty".into())));
+            return Err(fail(ComponentLoadErrorKind::BadDescription("the agent's name is empty".into())));
         }
-        Ok(AgentComponent { name: info.name, description: info.description, source, instances })
+        Ok(AgentComponent { name: info.name, description: info.description, source, host })
     }
 
     /// The name the agent gave itself.
@@ -101,7 +64,7 @@ impl AgentComponent {
     }
 
     /// Where it came from.
-    pub fn source(&self) -> &PluginSource {
+    pub fn source(&self) -> &ComponentSource {
         &self.source
     }
 
@@ -122,11 +85,10 @@ impl AgentComponent {
             },
             metadata: &metadata,
         };
-        let deadline = deadline.unwrap_or(self.instances.settings().limits.deadline);
-        let budget = CallBudget { deadline, fuel: None, capability_calls: 0 };
+        let deadline = deadline.unwrap_or(self.host.limits().deadline);
         let answer = self
-            .instances
-            .call(budget, async |bindings, store| bindings.assay_agent_chat().call_chat(store, wit_request).await)
+            .host
+            .call(deadline, async |bindings, store| bindings.assay_agent_chat().call_chat(store, wit_request).await)
             .map_err(AgentCallError::Fault)?;
         let messages = answer.map_err(AgentCallError::Refused)?;
         messages

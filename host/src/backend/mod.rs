@@ -10,7 +10,7 @@
 //! per run, and an [`AnswerCache`] on disk keyed by (backend URL, model,
 //! input), so that re-running the same checks costs no requests. The
 //! plugin side of each capability (the `Judge` trait a granted plugin
-//! reaches) lives in `plugin::host`.
+//! reaches) lives in `sandbox::host`.
 
 mod budget;
 mod cache;

@@ -5,7 +5,8 @@
 
 use crate::check::plan::{Check, Target};
 use crate::check::verdict::Verdict;
-use crate::plugin::{ActualValue, CheckInput, LogLine, Registry};
+use crate::plugin::{ActualValue, CheckInput, Registry};
+use crate::sandbox::LogLine;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

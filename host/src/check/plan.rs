@@ -177,15 +177,23 @@ pub fn plan_entry(
     keys: &dyn KeySet,
 ) -> Result<Vec<Check>, CaseErrorKind> {
     let Some((base, negated)) = matcher_key(key, keys) else {
-        return Err(CaseErrorKind::UnknownMatcher {
-            path: at.to_owned(),
-            key: key.to_owned(),
-            suggestion: keys.suggest(key),
-        });
+        return Err(unknown_matcher(at.to_owned(), key, keys));
     };
     let mut checks = Vec::new();
     push_checks(&base, negated, expected, &target, at, &mut checks)?;
     Ok(checks)
+}
+
+/// The error for `key` at `path`, which no loaded plugin provides: with the
+/// nearest known key, and the first-party plugin that provides it if one
+/// does.
+fn unknown_matcher(path: String, key: &str, keys: &dyn KeySet) -> CaseErrorKind {
+    CaseErrorKind::UnknownMatcher {
+        path,
+        key: key.to_owned(),
+        suggestion: keys.suggest(key),
+        first_party: crate::plugin::first_party_for(key).map(|plugin| plugin.config_entry()),
+    }
 }
 
 /// A data key's value must be a dictionary of tests and nested data keys.
@@ -247,11 +255,7 @@ fn plan_tests(
     for (key, value) in tests {
         let entry_at = format!("{at}.{key}");
         let Some((base, negated)) = matcher_key(key, keys) else {
-            return Err(CaseErrorKind::UnknownMatcher {
-                path: entry_at,
-                key: key.clone(),
-                suggestion: keys.suggest(key),
-            });
+            return Err(unknown_matcher(entry_at, key, keys));
         };
         push_checks(&base, negated, value, &target, &entry_at, checks)?;
     }

@@ -95,7 +95,7 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Fault;
+    use crate::errors::Fault;
     use std::time::Duration;
 
     fn evaluation(pass: bool) -> Evaluation {

@@ -8,7 +8,8 @@
 use super::CliError;
 use super::args::{PluginBuildArgs, PluginCommand, PluginNewArgs};
 use anyhow::{Context, Result, bail};
-use assay::plugin::{MatcherPlugin, PluginOptions, PluginSource, Runtime, read_component_file, sha256_hex};
+use assay::plugin::MatcherPlugin;
+use assay::sandbox::{ComponentOptions, ComponentSource, Runtime, read_component_file, sha256_hex};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -193,7 +194,8 @@ fn build(args: PluginBuildArgs) -> Result<u8> {
     std::fs::write(&output, &bytes).with_context(|| format!("failed to write `{}`", output.display()))?;
     // Load it as assay will, with nothing granted beyond the default.
     let runtime = Runtime::default();
-    let plugin = MatcherPlugin::load(&runtime, PluginSource::File(output.clone()), &bytes, PluginOptions::default())?;
+    let plugin =
+        MatcherPlugin::load(&runtime, ComponentSource::File(output.clone()), &bytes, ComponentOptions::default())?;
     let keys: Vec<&str> = plugin.keys().iter().map(|k| k.key.as_str()).collect();
     println!("{}", output.display());
     println!("sha256 {}", sha256_hex(&bytes));

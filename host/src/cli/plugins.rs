@@ -8,8 +8,8 @@ use super::args::PluginsArgs;
 use anyhow::{Context, Result};
 use assay::Project;
 use assay::config::{CONFIG_FILE, PLUGINS_DIR};
-use assay::plugin::{CacheStatus, read_component_file, sha256_hex};
 use assay::project::PluginOrigin;
+use assay::sandbox::{CacheStatus, read_component_file, sha256_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -16,8 +16,8 @@
 
 use crate::case::{Connection, SuccessRatio};
 use crate::check::Outcome;
-use crate::plugin::host::judge::Judge;
 use crate::run::{CaseResult, CaseStatus, RunError};
+use crate::sandbox::host::judge::Judge;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

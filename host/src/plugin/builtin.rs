@@ -2,7 +2,7 @@
 //! `cargo xtask build`) and embedded in the binary, so that assay works with
 //! a plain stable toolchain and no wasm target.
 
-use crate::plugin::Grants;
+use crate::sandbox::Grants;
 
 /// One built-in matcher component.
 #[derive(Clone, Copy, Debug)]

@@ -1,58 +1,16 @@
-//! One loaded matcher plugin: compiled, checked against its grants,
-//! described, and evaluated in batches on a pool of reusable instances. An
-//! instance that faults is discarded, never re-entered.
+//! One loaded matcher plugin: hosted by the sandbox's component host
+//! (compiled, checked against its grants, pooled), described, and evaluated
+//! in batches, its verdicts held to the output caps. An instance that
+//! faults is discarded, never re-entered; a plugin that faults too often in
+//! a row is disabled.
 
-use crate::errors::{PluginLoadError, PluginLoadErrorKind};
-use crate::plugin::bindings::matcher::assay::plugin::types as wit;
-use crate::plugin::bindings::matcher::{CapableMatcherPlugin, CapableMatcherPluginPre};
-use crate::plugin::cache::CacheStatus;
-use crate::plugin::engine::Runtime;
-use crate::plugin::host::Capabilities;
-use crate::plugin::host::log::{LogLine, truncate_at_char};
-use crate::plugin::instances::{InstanceSettings, Instances, PrepareError, World};
-use crate::plugin::policy::{self, Grants};
-use crate::plugin::sandbox::{CallBudget, Fault, Limits, SandboxState};
-use sha2::{Digest, Sha256};
+use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
+use crate::sandbox::bindings::matcher::CapableMatcherPlugin;
+use crate::sandbox::bindings::matcher::assay::plugin::types as wit;
+use crate::sandbox::host::log::{LogLine, truncate_at_char};
+use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Runtime};
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use wasmtime::Store;
-use wasmtime::component::{HasSelf, InstancePre, Linker};
-
-/// Where a plugin came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PluginSource {
-    /// Embedded in the assay binary.
-    Builtin(&'static str),
-    /// Loaded from a file.
-    File(PathBuf),
-}
-
-impl fmt::Display for PluginSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PluginSource::Builtin(name) => write!(f, "built-in `{name}`"),
-            PluginSource::File(path) => write!(f, "`{}`", path.display()),
-        }
-    }
-}
-
-/// How a plugin is loaded: its limits, grants and capability backends.
-#[derive(Clone, Debug, Default)]
-pub struct PluginOptions {
-    /// The sandbox limits.
-    pub limits: Limits,
-    /// The capabilities it may import.
-    pub grants: Grants,
-    /// The backends behind its granted capabilities.
-    pub capabilities: Capabilities,
-    /// A pinned sha256 (lowercase hex); a mismatch refuses to load.
-    pub sha256: Option<String>,
-    /// Fixed WASI clocks and seeded randomness, for plugins that must give
-    /// the same verdict for the same inputs.
-    pub deterministic: bool,
-}
 
 /// One key a plugin implements.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,36 +92,13 @@ pub struct BatchOutput {
     pub log_dropped: usize,
 }
 
-impl World for CapableMatcherPlugin {
-    type Pre = CapableMatcherPluginPre<SandboxState>;
-
-    fn link(linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
-        CapableMatcherPlugin::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
-    }
-
-    fn pre(pre: InstancePre<SandboxState>) -> wasmtime::Result<Self::Pre> {
-        CapableMatcherPluginPre::new(pre)
-    }
-
-    fn engine(pre: &Self::Pre) -> &wasmtime::Engine {
-        pre.engine()
-    }
-
-    async fn instantiate(pre: &Self::Pre, store: &mut Store<SandboxState>) -> wasmtime::Result<Self> {
-        pre.instantiate_async(store).await
-    }
-}
-
 /// A loaded matcher plugin.
 pub struct MatcherPlugin {
     name: String,
     version: String,
     keys: Vec<MatcherKey>,
-    source: PluginSource,
-    sha256: String,
-    options: PluginOptions,
-    cache_status: CacheStatus,
-    instances: Instances<CapableMatcherPlugin>,
+    source: ComponentSource,
+    host: ComponentHost<CapableMatcherPlugin>,
     consecutive_faults: AtomicU32,
 }
 
@@ -179,56 +114,24 @@ impl MatcherPlugin {
     /// itself.
     pub fn load(
         runtime: &Runtime,
-        source: PluginSource,
+        source: ComponentSource,
         bytes: &[u8],
-        options: PluginOptions,
-    ) -> Result<MatcherPlugin, PluginLoadError> {
-        let fail = |kind| PluginLoadError { plugin: source.to_string(), kind };
-        let sha256 = sha256_hex(bytes);
-        if let Some(pinned) = &options.sha256
-            && !pinned.eq_ignore_ascii_case(&sha256)
-        {
-            return Err(fail(PluginLoadErrorKind::Sha256Mismatch { pinned: pinned.clone(), actual: sha256 }));
-        }
-        let component_bytes = as_component(bytes).map_err(|e| fail(PluginLoadErrorKind::NotAComponent(e)))?;
-        let (component, cache_status) = runtime
-            .compile(&component_bytes, options.limits.fuel.is_some())
-            .map_err(|e| fail(PluginLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
-        policy::check_imports(component.engine(), &component, &options.grants)
-            .map_err(|d| fail(PluginLoadErrorKind::Denied(d)))?;
-        let settings = InstanceSettings {
-            limits: options.limits.clone(),
-            capabilities: options.capabilities.clone(),
-            deterministic: options.deterministic,
-        };
-        let instances: Instances<CapableMatcherPlugin> =
-            Instances::new(runtime, Arc::from(component_bytes), &component, settings).map_err(|e| {
-                fail(match e {
-                    PrepareError::Link(cause) => PluginLoadErrorKind::Link(cause),
-                    PrepareError::Exports(cause) => {
-                        PluginLoadErrorKind::Exports { interface: "assay:plugin/matcher@0.1.0", cause }
-                    }
-                })
-            })?;
-
-        let mut guest = instances.take().map_err(|fault| fail(PluginLoadErrorKind::Instantiate(fault)))?;
-        let budget = call_budget(&options.limits, 0);
-        let bindings = &guest.bindings;
-        let described = crate::plugin::guest::call(&mut guest.store, budget, async |store| {
-            bindings.assay_plugin_matcher().call_describe(store).await
-        });
-        let info = described.map_err(|fault| fail(PluginLoadErrorKind::Describe(fault)))?;
-        validate_info(&info).map_err(|e| fail(PluginLoadErrorKind::BadDescription(e)))?;
-        instances.give_back(guest);
+        options: ComponentOptions,
+    ) -> Result<MatcherPlugin, ComponentLoadError> {
+        let fail = |kind| ComponentLoadError { role: ComponentRole::Plugin, component: source.to_string(), kind };
+        let host = ComponentHost::<CapableMatcherPlugin>::load(runtime, &source, bytes, options)?;
+        let info = host
+            .call(host.limits().deadline, async |bindings, store| {
+                bindings.assay_plugin_matcher().call_describe(store).await
+            })
+            .map_err(|fault| fail(ComponentLoadErrorKind::Describe(fault)))?;
+        validate_info(&info).map_err(|e| fail(ComponentLoadErrorKind::BadDescription(e)))?;
         Ok(MatcherPlugin {
             name: info.name,
             version: info.version,
             keys: info.matchers.into_iter().map(|m| MatcherKey { key: m.key, summary: m.summary }).collect(),
             source,
-            sha256,
-            options,
-            cache_status,
-            instances,
+            host,
             consecutive_faults: AtomicU32::new(0),
         })
     }
@@ -249,30 +152,30 @@ impl MatcherPlugin {
     }
 
     /// Where it came from.
-    pub fn source(&self) -> &PluginSource {
+    pub fn source(&self) -> &ComponentSource {
         &self.source
     }
 
     /// The sha256 of its component bytes (lowercase hex).
     pub fn sha256(&self) -> &str {
-        &self.sha256
+        self.host.sha256()
     }
 
     /// Whether it was compiled or loaded from the compile cache.
     pub fn cache_status(&self) -> CacheStatus {
-        self.cache_status
+        self.host.cache_status()
     }
 
     /// The options it was loaded with.
-    pub fn options(&self) -> &PluginOptions {
-        &self.options
+    pub fn options(&self) -> &ComponentOptions {
+        self.host.options()
     }
 
     /// Evaluates one batch. Never fails as a whole: a fault becomes an error
     /// for every check of the batch, naming the plugin and the cause, and
     /// the faulted instance is discarded.
     pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>]) -> BatchOutput {
-        let limits = &self.options.limits;
+        let limits = self.host.limits();
         let faults = self.consecutive_faults.load(Ordering::Relaxed);
         if faults >= limits.max_consecutive_faults {
             return self.all_faulted(checks.len(), Fault::Disabled(faults), Vec::new(), 0);
@@ -286,25 +189,16 @@ impl MatcherPlugin {
             .collect();
         let wit_checks: Vec<wit::Check<'_>> =
             checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
-        let mut guest = match self.instances.take() {
-            Ok(guest) => guest,
-            Err(fault) => {
-                self.consecutive_faults.fetch_add(1, Ordering::Relaxed);
-                return self.all_faulted(checks.len(), fault, Vec::new(), 0);
-            }
-        };
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
-        let bindings = &guest.bindings;
-        let answer = crate::plugin::guest::call(&mut guest.store, call_budget(limits, calls), async |store| {
-            bindings.assay_plugin_matcher().call_evaluate(store, &wit_actuals, &wit_checks).await
-        });
-        let answer = match answer {
-            Ok(verdicts) if verdicts.len() != checks.len() => {
-                Err(Fault::BadAnswer(format!("it returned {} results for {} checks", verdicts.len(), checks.len())))
-            }
-            answer => answer,
-        };
-        let (log, log_dropped) = guest.store.data().log.lock().expect("the log is never poisoned").take();
+        let Logged { answer, log, log_dropped } =
+            self.host.call_logged(limits.deadline, calls, async |bindings, store| {
+                let verdicts = bindings.assay_plugin_matcher().call_evaluate(store, &wit_actuals, &wit_checks).await?;
+                if verdicts.len() != checks.len() {
+                    let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());
+                    return Err(wasmtime::Error::new(Fault::BadAnswer(count)));
+                }
+                Ok(verdicts)
+            });
         let verdicts = match answer {
             Ok(verdicts) => verdicts,
             Err(fault) => {
@@ -313,7 +207,6 @@ impl MatcherPlugin {
             }
         };
         self.consecutive_faults.store(0, Ordering::Relaxed);
-        self.instances.give_back(guest);
         let results =
             verdicts.into_iter().map(|v| v.map_err(|e| self.cap_rejection(e)).and_then(|v| self.cap(v))).collect();
         BatchOutput { results, log, log_dropped }
@@ -333,7 +226,7 @@ impl MatcherPlugin {
             let fault = Fault::BadAnswer(format!("its score {score} is not a number between 0 and 1"));
             return Err(EvaluationError::Fault { plugin: self.name.clone(), fault });
         }
-        let limits = &self.options.limits;
+        let limits = self.host.limits();
         let mut message = verdict.message;
         let mut truncated = truncate_at_char(&mut message, limits.max_message_bytes);
         if truncated {
@@ -362,38 +255,11 @@ impl MatcherPlugin {
     }
 
     fn cap_rejection(&self, mut message: String) -> EvaluationError {
-        if truncate_at_char(&mut message, self.options.limits.max_message_bytes) {
+        if truncate_at_char(&mut message, self.host.limits().max_message_bytes) {
             message.push_str(" … [message truncated by assay]");
         }
         EvaluationError::Rejected(message)
     }
-}
-
-/// The budget of one call of a plugin with `limits` that may make
-/// `capability_calls` judge or embeddings calls.
-fn call_budget(limits: &Limits, capability_calls: u32) -> CallBudget {
-    CallBudget { deadline: limits.deadline, fuel: limits.fuel, capability_calls }
-}
-
-/// The component in `bytes`: the bytes themselves, or, for a core module
-/// with an embedded component type (what `cargo build` makes of a plugin
-/// crate), the component `wit-component` makes of it.
-pub(crate) fn as_component(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, String> {
-    const CORE_MODULE_VERSION: [u8; 4] = [1, 0, 0, 0];
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return Err("it does not start with the WebAssembly magic bytes".into());
-    }
-    if bytes[4..8] != CORE_MODULE_VERSION {
-        return Ok(std::borrow::Cow::Borrowed(bytes));
-    }
-    let encoder = wit_component::ComponentEncoder::default()
-        .module(bytes)
-        .map_err(|e| format!("it is a core module without an embedded component type ({e:#}); build it with the plugin SDK, or make it a component with `wasm-tools component new`"))?;
-    encoder
-        .validate(true)
-        .encode()
-        .map(std::borrow::Cow::Owned)
-        .map_err(|e| format!("it is a core module that cannot be made a component: {e:#}"))
 }
 
 /// Checks what `describe()` returned.
@@ -422,9 +288,4 @@ fn validate_info(info: &wit::PluginInfo) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The sha256 of `bytes` as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

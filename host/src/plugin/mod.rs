@@ -1,46 +1,21 @@
-//! Matchers as sandboxed WebAssembly components.
+//! Matchers: the sandboxed components that answer assertion keys.
 //!
 //! The main type is the [`Registry`], which maps assertion keys to loaded
-//! [`MatcherPlugin`]s; every plugin runs in the one [`Runtime`] of the
-//! process, under [`Limits`] and with the capabilities its [`Grants`] allow.
-//!
-//! The WIT contract lives in `wit/plugin/plugin.wit` (package
-//! `assay:plugin@0.1.0`) and `wit/agent/agent.wit` (`assay:agent@0.1.0`);
-//! `bindings.rs` is the only place bindings are generated, `host/` holds the
-//! host side of each imported interface (WASI's standard streams and clocks
-//! included), `sandbox.rs` the limits, `guest.rs` how one call runs under
-//! its deadline, `instances.rs` the pool of instances of one component
-//! (matcher or agent), and `policy.rs` the capability check run before
-//! anything of a component runs.
+//! [`MatcherPlugin`]s. A plugin is a component of the
+//! `assay:plugin/capable-matcher-plugin` world hosted by the sandbox
+//! ([`crate::sandbox`]: runtime, limits, grants, compile cache); this
+//! module keeps what is particular to matchers: `matcher.rs` (describe,
+//! batched evaluation, output caps, score validation), `registry.rs`
+//! (keys, labels, `[keys]` preferences), `builtin.rs` (the plugins embedded
+//! in the binary) and `first_party.rs` (the metric plugins that ship beside
+//! it).
 
-pub mod bindings;
 mod builtin;
-mod cache;
-mod component_file;
-mod engine;
 mod first_party;
-mod guest;
-pub mod host;
-pub(crate) mod instances;
 mod matcher;
-mod policy;
 mod registry;
-mod sandbox;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
-pub use cache::{CacheStatus, CompileCache};
-pub use component_file::{ComponentFileError, MAX_COMPONENT_BYTES, read_component_file};
-pub use engine::{EPOCH_TICK, Runtime};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
-pub use host::clocks::FIXED_WALL_CLOCK_SECS;
-pub use host::log::LogLine;
-pub use host::{Answered, Capabilities};
-pub use matcher::{
-    ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin, PluginOptions,
-    PluginSource, sha256_hex,
-};
-pub(crate) use policy::check_imports;
-pub use policy::{Denied, Grants};
+pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};
 pub use registry::Registry;
-pub(crate) use sandbox::CallBudget;
-pub use sandbox::{Fault, Limits, SandboxState};

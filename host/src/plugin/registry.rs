@@ -5,11 +5,10 @@
 //! key by label, so a second plugin under the same label could take a key
 //! meant for the first.
 
-use crate::errors::{PluginLoadError, RegistryError};
+use crate::errors::{ComponentLoadError, RegistryError};
 use crate::plugin::builtin::BUILTIN_MATCHERS;
-use crate::plugin::engine::Runtime;
-use crate::plugin::host::Capabilities;
-use crate::plugin::matcher::{MatcherPlugin, PluginOptions, PluginSource};
+use crate::plugin::matcher::MatcherPlugin;
+use crate::sandbox::{Capabilities, ComponentOptions, ComponentSource, Runtime};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -43,12 +42,12 @@ impl Registry {
     /// it, with the backends in `capabilities`.
     pub fn add_builtins(&mut self, runtime: &Runtime, capabilities: &Capabilities) -> Result<(), RegistryError> {
         for builtin in BUILTIN_MATCHERS {
-            let options = PluginOptions {
+            let options = ComponentOptions {
                 grants: builtin.grants,
                 capabilities: capabilities.clone(),
-                ..PluginOptions::default()
+                ..ComponentOptions::default()
             };
-            self.load(runtime, PluginSource::Builtin(builtin.name), builtin.bytes, options)?;
+            self.load(runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options)?;
         }
         Ok(())
     }
@@ -57,9 +56,9 @@ impl Registry {
     pub fn load(
         &mut self,
         runtime: &Runtime,
-        source: PluginSource,
+        source: ComponentSource,
         bytes: &[u8],
-        options: PluginOptions,
+        options: ComponentOptions,
     ) -> Result<Arc<MatcherPlugin>, RegistryError> {
         let plugin = MatcherPlugin::load(runtime, source, bytes, options).map_err(RegistryError::Load)?;
         self.add(plugin)
@@ -171,8 +170,8 @@ impl Registry {
     }
 }
 
-impl From<PluginLoadError> for RegistryError {
-    fn from(error: PluginLoadError) -> Self {
+impl From<ComponentLoadError> for RegistryError {
+    fn from(error: ComponentLoadError) -> Self {
         RegistryError::Load(error)
     }
 }

@@ -6,7 +6,7 @@ use crate::agent::{AgentResponse, Agents, ChatRequest};
 use crate::case::{ChatFilter, Connection, TestCase};
 use crate::check::{self, Check, ResponseView};
 use crate::errors::AgentErrorKind;
-use crate::plugin::Fault;
+use crate::errors::Fault;
 use crate::plugin::Registry;
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};

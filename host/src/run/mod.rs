@@ -11,7 +11,8 @@
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 //! use assay::case::{CaseEnv, discover};
-//! use assay::plugin::{Limits, Registry, Runtime};
+//! use assay::plugin::Registry;
+//! use assay::sandbox::{Limits, Runtime};
 //! use assay::run::{CaseSource, EventKind, RunEvent, RunOptions, Reporter, Runner, load_cases};
 //! use std::sync::Arc;
 //!

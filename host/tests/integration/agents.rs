@@ -3,11 +3,12 @@
 //! fault-injecting server for each failure a real server can produce.
 
 use crate::fake_server::{FakeServer, Reply};
-use crate::util::{Served, runtime};
-use assay::agent::{AgentCatalog, AgentResponse, Agents, ChatRequest, HttpAgents, HttpSettings};
+use crate::util::{Served, assay, runtime, stderr};
+use assay::agent::{AgentCatalog, AgentComponent, AgentResponse, Agents, ChatRequest, HttpAgents, HttpSettings};
 use assay::case::{ChatFilter, Connection};
-use assay::errors::{AgentError, AgentErrorKind};
-use assay::plugin::Limits;
+use assay::errors::{AgentError, AgentErrorKind, ComponentLoadErrorKind, ComponentRole};
+use assay::plugin::BUILTIN_MATCHERS;
+use assay::sandbox::{ComponentSource, Limits};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -218,6 +219,39 @@ fn an_unknown_direct_agent_lists_the_known_ones() {
     let message = error.to_string();
     assert!(message.contains("`math_guy`") && message.contains("`echo`"), "{message}");
     assert_eq!(error.kind.kind(), "unknown-agent");
+}
+
+#[test]
+fn an_agent_that_cannot_load_is_reported_as_an_agent_not_a_plugin() {
+    // A matcher plugin is no agent: it imports `log`, and agents are granted
+    // nothing, so no grant is suggested either.
+    let stock = BUILTIN_MATCHERS[0].bytes;
+    let error =
+        AgentComponent::load(runtime(), ComponentSource::Builtin("stock"), stock, Limits::default()).unwrap_err();
+    assert_eq!(error.role, ComponentRole::Agent);
+    assert!(matches!(&error.kind, ComponentLoadErrorKind::Denied(denied) if denied.grant.is_none()), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "failed to load agent built-in `stock`: it imports `assay:plugin/log@0.1.0`, which assay does not provide to agents"
+    );
+
+    // A component exporting nothing, named on the command line and in a
+    // `direct` request.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.wasm");
+    std::fs::write(&empty, b"\0asm\x0d\0\x01\0").unwrap();
+    let expected = format!("failed to load agent `{}`: it does not export assay:agent/chat@0.1.0: ", empty.display());
+    let output = assay(&["agent", "list", "--agent", &format!("empty={}", empty.display())]);
+    assert!(!output.status.success());
+    let printed = stderr(&output);
+    assert!(printed.contains(&expected) && !printed.contains("plugin"), "{printed}");
+
+    let mut catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
+    catalog.add_file("empty", &empty).unwrap();
+    let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
+    let error = chat(&agents, Connection::Direct, request("empty", "hi", json!({}))).unwrap_err();
+    assert_eq!(error.kind.kind(), "load");
+    assert!(error.to_string().contains(&expected), "{error}");
 }
 
 #[test]

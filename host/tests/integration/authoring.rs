@@ -57,7 +57,7 @@ fn a_scaffolded_plugin_tests_builds_and_loads() {
     let printed = stdout(&built);
     let lines: Vec<&str> = printed.lines().collect();
     assert_eq!(lines[0], "mentions-all/mentions-all.wasm");
-    let sha256 = assay::plugin::sha256_hex(&std::fs::read(&component).unwrap());
+    let sha256 = assay::sandbox::sha256_hex(&std::fs::read(&component).unwrap());
     assert_eq!(lines[1], format!("sha256 {sha256}"));
     assert_eq!(lines[2], "mentions-all 0.1.0 provides: mentions_all");
 

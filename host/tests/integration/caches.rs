@@ -10,9 +10,8 @@
 
 use crate::judge_server;
 use crate::util::{assay_command, stderr, stdout};
-use assay::plugin::{
-    BUILTIN_MATCHERS, CacheStatus, CompileCache, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
-};
+use assay::plugin::{BUILTIN_MATCHERS, MatcherPlugin};
+use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use sha2::Digest;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -39,8 +38,8 @@ fn runtime(cache: &Path, home: &Path) -> Runtime {
 /// Loads the built-in plugin `index` (0: stock, 1: gist) with its grants.
 fn load_builtin(runtime: &Runtime, index: usize) -> MatcherPlugin {
     let builtin = &BUILTIN_MATCHERS[index];
-    let options = PluginOptions { grants: builtin.grants, ..PluginOptions::default() };
-    MatcherPlugin::load(runtime, PluginSource::Builtin(builtin.name), builtin.bytes, options).unwrap()
+    let options = ComponentOptions { grants: builtin.grants, ..ComponentOptions::default() };
+    MatcherPlugin::load(runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options).unwrap()
 }
 
 fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {

@@ -1,4 +1,4 @@
-//! Deterministic plugins (`PluginOptions::deterministic`): fixed WASI clocks
+//! Deterministic plugins (`ComponentOptions::deterministic`): fixed WASI clocks
 //! and seeded WASI randomness, so that the same inputs give the same
 //! verdicts; and what a plugin sees without it. The plugin under test is the
 //! WAT fixture `fixtures/plugins/wat/wasi-clock.wat`, whose scores are what it
@@ -6,7 +6,8 @@
 //! [0, 1] by powers of two (exact, and within the host's score clamp).
 
 use crate::util::{eval_one, load};
-use assay::plugin::{EvaluationError, Limits, MatcherPlugin, PluginOptions};
+use assay::plugin::{EvaluationError, MatcherPlugin};
+use assay::sandbox::{ComponentOptions, Limits};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const WASI_CLOCK: &str = "plugins/wat/wasi-clock.wasm";
@@ -15,11 +16,11 @@ const WASI_CLOCK: &str = "plugins/wat/wasi-clock.wasm";
 const FIXED_SECONDS: f64 = 1_000_000_000.0;
 
 fn deterministic() -> MatcherPlugin {
-    load(WASI_CLOCK, PluginOptions { deterministic: true, ..PluginOptions::default() }).unwrap()
+    load(WASI_CLOCK, ComponentOptions { deterministic: true, ..ComponentOptions::default() }).unwrap()
 }
 
 fn nondeterministic() -> MatcherPlugin {
-    load(WASI_CLOCK, PluginOptions::default()).unwrap()
+    load(WASI_CLOCK, ComponentOptions::default()).unwrap()
 }
 
 /// The score of one check of `key`, which must pass with `message`.
@@ -100,7 +101,8 @@ fn a_deterministic_plugins_timers_fire_at_once() {
     // plugin it fires at once, and the plugin answers "woke up".
     let limits = Limits { deadline: std::time::Duration::from_secs(2), ..Limits::default() };
     let plugin =
-        load("plugins/wat/wasi-io.wasm", PluginOptions { limits, deterministic: true, ..Default::default() }).unwrap();
+        load("plugins/wat/wasi-io.wasm", ComponentOptions { limits, deterministic: true, ..Default::default() })
+            .unwrap();
     for key in ["sleep", "poll"] {
         let started = std::time::Instant::now();
         let output = eval_one(&plugin, key, "x", "1");
@@ -110,12 +112,12 @@ fn a_deterministic_plugins_timers_fire_at_once() {
     }
     // Without `deterministic`, the same timer runs into the deadline.
     let limits = Limits { deadline: std::time::Duration::from_millis(200), ..Limits::default() };
-    let plugin = load("plugins/wat/wasi-io.wasm", PluginOptions { limits, ..Default::default() }).unwrap();
+    let plugin = load("plugins/wat/wasi-io.wasm", ComponentOptions { limits, ..Default::default() }).unwrap();
     let output = eval_one(&plugin, "sleep", "x", "1");
     assert!(
         matches!(
             &output.results[0],
-            Err(assay::plugin::EvaluationError::Fault { fault: assay::plugin::Fault::Deadline(_), .. })
+            Err(assay::plugin::EvaluationError::Fault { fault: assay::errors::Fault::Deadline(_), .. })
         ),
         "{:?}",
         output.results[0]

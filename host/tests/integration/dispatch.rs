@@ -3,7 +3,8 @@
 
 use crate::util::{load, quick_limits, runtime};
 use assay::check::{CheckResult, Outcome, ResponseView, evaluate, plan_response};
-use assay::plugin::{PluginOptions, Registry};
+use assay::plugin::Registry;
+use assay::sandbox::ComponentOptions;
 use serde_json::{Map, Value, json};
 
 fn checks(hocon: &str, registry: &Registry) -> Vec<assay::check::Check> {
@@ -91,7 +92,7 @@ fn checks_of_several_plugins_keep_their_order_and_a_fault_stays_in_its_plugin() 
     let mut registry = Registry::with_builtins(runtime()).unwrap();
     registry
         .add(
-            load("plugins/hostile/hostile.wasm", PluginOptions { limits: quick_limits(), ..Default::default() })
+            load("plugins/hostile/hostile.wasm", ComponentOptions { limits: quick_limits(), ..Default::default() })
                 .unwrap(),
         )
         .unwrap();

@@ -6,9 +6,10 @@
 use crate::util::{Served, runtime};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
-use assay::plugin::host::judge::Judge;
-use assay::plugin::{Answered, Capabilities, Limits, Registry};
+use assay::plugin::Registry;
 use assay::run::{CaseResult, CaseSource, EventKind, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use assay::sandbox::host::judge::Judge;
+use assay::sandbox::{Answered, Capabilities, Limits};
 use std::sync::Arc;
 
 /// An embedder's judge with a bug.

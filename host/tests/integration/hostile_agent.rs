@@ -9,7 +9,7 @@ use crate::util::runtime;
 use assay::agent::{AgentCatalog, AgentResponse, Agents, ChatRequest, HttpAgents, HttpSettings};
 use assay::case::Connection;
 use assay::errors::{AgentError, AgentErrorKind};
-use assay::plugin::Limits;
+use assay::sandbox::Limits;
 use std::time::{Duration, Instant};
 
 /// The name `assay agent serve FILE` gives the agent: the file's stem.

@@ -13,7 +13,7 @@
 use crate::hostile_support::{
     Finished, HOSTILE_RUST, MAX_PEAK_RSS_MB, MULTI_MEMORY, Project, SLACK, TABLE_BOMB, assay_bounded, path, warm,
 };
-use assay::plugin::Limits;
+use assay::sandbox::Limits;
 use serde_json::Value;
 
 /// The default memory cap, in bytes.

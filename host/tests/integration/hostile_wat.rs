@@ -4,11 +4,12 @@
 //! and sockets through WASI. Each is otherwise a valid matcher plugin.
 
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
-use assay::errors::PluginLoadErrorKind;
-use assay::plugin::bindings::matcher::CapableMatcherPluginPre;
-use assay::plugin::bindings::matcher::assay::plugin::log::Level;
-use assay::plugin::bindings::matcher::assay::plugin::types::{Actual, Check};
-use assay::plugin::{Fault, Grants, Limits, PluginOptions, Registry};
+use assay::errors::{ComponentLoadErrorKind, Fault};
+use assay::plugin::Registry;
+use assay::sandbox::bindings::matcher::CapableMatcherPluginPre;
+use assay::sandbox::bindings::matcher::assay::plugin::log::Level;
+use assay::sandbox::bindings::matcher::assay::plugin::types::{Actual, Check};
+use assay::sandbox::{ComponentOptions, Grants, Limits};
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
@@ -22,12 +23,12 @@ fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline(
     let limit = Duration::from_millis(200);
     let limits = Limits { instantiation_deadline: limit, ..quick_limits() };
     let started = Instant::now();
-    let error = load(START_LOOP, PluginOptions { limits, ..PluginOptions::default() }).unwrap_err();
+    let error = load(START_LOOP, ComponentOptions { limits, ..ComponentOptions::default() }).unwrap_err();
     let elapsed = started.elapsed();
 
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?} for a {limit:?} instantiation deadline");
     match &error.kind {
-        PluginLoadErrorKind::Instantiate(Fault::Deadline(deadline)) => assert_eq!(*deadline, limit),
+        ComponentLoadErrorKind::Instantiate(Fault::Deadline(deadline)) => assert_eq!(*deadline, limit),
         other => panic!("expected an instantiation deadline fault, got {other:?}"),
     }
     let message = error.to_string();
@@ -50,7 +51,7 @@ fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline(
 fn wasi_files_and_sockets_are_linked_with_nothing_granted() {
     let all = Grants { log: true, judge: true, embeddings: true };
     for grants in [Grants::default(), all] {
-        let plugin = load(WASI_FS, PluginOptions { grants, ..PluginOptions::default() }).unwrap();
+        let plugin = load(WASI_FS, ComponentOptions { grants, ..ComponentOptions::default() }).unwrap();
         let output = eval_one(&plugin, "wasi_fs", "anything", "true");
         let evaluation = output.results[0].as_ref().unwrap();
         assert_eq!(evaluation.message, "found no preopened directory, and creating a TCP socket was refused");

@@ -7,7 +7,7 @@ use crate::fake_server::{FakeServer, Recorded, Reply};
 use crate::judge_server::{self, completion};
 use crate::util::{assay, assay_with_judge, fixture, stderr, stdout};
 use assay::backend::{AnswerCache, JudgeBackend, JudgeSettings, RemoteJudge};
-use assay::plugin::host::judge::Judge;
+use assay::sandbox::host::judge::Judge;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

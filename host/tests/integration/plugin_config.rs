@@ -3,9 +3,8 @@
 //! compile cache (cold compile, warm hit, corrupt files rebuilt).
 
 use crate::util::{assay, fixture, stderr, stdout};
-use assay::plugin::{
-    BUILTIN_MATCHERS, CacheStatus, CompileCache, Limits, MatcherPlugin, PluginOptions, PluginSource, Registry, Runtime,
-};
+use assay::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
+use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use std::path::Path;
 
 fn stock_bytes() -> &'static [u8] {
@@ -13,7 +12,7 @@ fn stock_bytes() -> &'static [u8] {
 }
 
 fn load_stock(runtime: &Runtime) -> MatcherPlugin {
-    MatcherPlugin::load(runtime, PluginSource::Builtin("stock"), stock_bytes(), PluginOptions::default()).unwrap()
+    MatcherPlugin::load(runtime, ComponentSource::Builtin("stock"), stock_bytes(), ComponentOptions::default()).unwrap()
 }
 
 /// A runtime (as a new process would make) with the compile cache in
@@ -154,7 +153,7 @@ fn a_pin_mismatch_refuses_to_load_and_lock_writes_the_pins() {
     let config = dir.path().join("assay.toml");
     let output = assay(&["plugins", "--lock", "--config", config.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let sha = assay::plugin::sha256_hex(&std::fs::read(dir.path().join("hostile.wasm")).unwrap());
+    let sha = assay::sandbox::sha256_hex(&std::fs::read(dir.path().join("hostile.wasm")).unwrap());
     assert_eq!(stdout(&output), format!("pinned hostile to {sha}\n"));
     let text = std::fs::read_to_string(&config).unwrap();
     assert!(text.contains(&format!("sha256 = \"{sha}\"")) && text.contains("# keep this comment"), "{text}");
@@ -201,12 +200,12 @@ fn the_registry_routes_each_preferred_key_to_its_winner() {
     }
     registry.prefer("keywords", "stock");
     registry.add(load_stock(runtime)).unwrap();
-    let source = PluginSource::File("other.wasm".into());
-    let other = MatcherPlugin::load(runtime, source.clone(), stock_bytes(), PluginOptions::default()).unwrap();
+    let source = ComponentSource::File("other.wasm".into());
+    let other = MatcherPlugin::load(runtime, source.clone(), stock_bytes(), ComponentOptions::default()).unwrap();
     registry.add_labelled(other, "other").unwrap();
     registry.check_preferences().unwrap();
     assert_eq!(registry.plugin_for("value").unwrap().source(), &source);
-    assert_eq!(registry.plugin_for("keywords").unwrap().source(), &PluginSource::Builtin("stock"));
+    assert_eq!(registry.plugin_for("keywords").unwrap().source(), &ComponentSource::Builtin("stock"));
 }
 
 /// The stock plugin with a custom section appended: another file (another
@@ -236,7 +235,7 @@ fn an_unpinned_plugin_cannot_take_a_pinned_plugins_label_and_lock_pins_it() {
     let dir = tempfile::tempdir().unwrap();
     let (benign, config) = (dir.path().join("benign.wasm"), dir.path().join("assay.toml"));
     std::fs::write(&benign, stock_bytes()).unwrap();
-    let pin = assay::plugin::sha256_hex(stock_bytes());
+    let pin = assay::sandbox::sha256_hex(stock_bytes());
     std::fs::write(
         &config,
         format!(
@@ -284,7 +283,7 @@ fn an_unpinned_plugin_cannot_take_a_pinned_plugins_label_and_lock_pins_it() {
     assert!(entry.contains("shadowed: [keys] gives every key it has to other plugins\n"), "{listed}");
 
     // `--lock` pins it as a [plugins.evil] of its own.
-    let evil_sha = assay::plugin::sha256_hex(&std::fs::read(&evil).unwrap());
+    let evil_sha = assay::sandbox::sha256_hex(&std::fs::read(&evil).unwrap());
     let (ok, printed) = plugins_in(&config, &["--lock"]);
     assert!(ok, "{printed}");
     assert_eq!(
@@ -314,7 +313,7 @@ fn lock_creates_assay_toml_to_pin_dot_assay_plugins() {
     std::fs::copy(fixture("plugins/hostile/hostile.wasm"), plugins.join("hostile.wasm")).unwrap();
     let output = crate::util::assay_command().args(["plugins", "--lock"]).current_dir(dir.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let sha = assay::plugin::sha256_hex(&std::fs::read(plugins.join("hostile.wasm")).unwrap());
+    let sha = assay::sandbox::sha256_hex(&std::fs::read(plugins.join("hostile.wasm")).unwrap());
     let text = std::fs::read_to_string(dir.path().join("assay.toml")).unwrap();
     assert_eq!(text, format!("[plugins.hostile]\npath = \".assay/plugins/hostile.wasm\"\nsha256 = \"{sha}\"\n"));
 }
@@ -324,8 +323,8 @@ fn the_registry_refuses_a_second_plugin_under_a_label() {
     let runtime = crate::util::runtime();
     let mut registry = Registry::new();
     registry.add(load_stock(runtime)).unwrap();
-    let source = PluginSource::File("stock.wasm".into());
-    let copy = MatcherPlugin::load(runtime, source, stock_bytes(), PluginOptions::default()).unwrap();
+    let source = ComponentSource::File("stock.wasm".into());
+    let copy = MatcherPlugin::load(runtime, source, stock_bytes(), ComponentOptions::default()).unwrap();
     let error = registry.add_labelled(copy, "stock").unwrap_err().to_string();
     assert!(error.starts_with("two plugins are labelled `stock`: built-in `stock` and `stock.wasm`"), "{error}");
     assert_eq!(registry.plugins().len(), 1);

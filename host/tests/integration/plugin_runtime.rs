@@ -5,15 +5,15 @@
 
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
-use assay::plugin::host::judge::Judge;
-use assay::plugin::{
-    ActualValue, Answered, CheckInput, EvaluationError, Fault, Grants, Limits, PluginOptions, PluginSource, Registry,
-};
+use assay::errors::Fault;
+use assay::plugin::{ActualValue, CheckInput, EvaluationError, Registry};
+use assay::sandbox::host::judge::Judge;
+use assay::sandbox::{Answered, ComponentOptions, ComponentSource, Grants, Limits};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn hostile(limits: Limits) -> assay::plugin::MatcherPlugin {
-    load("plugins/hostile/hostile.wasm", PluginOptions { limits, ..PluginOptions::default() }).unwrap()
+    load("plugins/hostile/hostile.wasm", ComponentOptions { limits, ..ComponentOptions::default() }).unwrap()
 }
 
 /// The fault every check of a batch got.
@@ -187,7 +187,7 @@ fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
 
 #[test]
 fn an_import_without_its_grant_is_refused_naming_import_and_grant() {
-    let error = load("plugins/judge-importer/judge-importer.wasm", PluginOptions::default()).unwrap_err();
+    let error = load("plugins/judge-importer/judge-importer.wasm", ComponentOptions::default()).unwrap_err();
     let message = error.to_string();
     assert!(message.starts_with("failed to load plugin `"), "{message}");
     assert!(
@@ -209,7 +209,7 @@ impl Judge for EchoJudge {
 fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
     let grants = Grants { judge: true, ..Grants::default() };
     let plugin =
-        load("plugins/judge-importer/judge-importer.wasm", PluginOptions { grants, ..PluginOptions::default() })
+        load("plugins/judge-importer/judge-importer.wasm", ComponentOptions { grants, ..ComponentOptions::default() })
             .unwrap();
     let output = eval_one(&plugin, "ask_judge", "text", "\"say pass\"");
     assert_eq!(
@@ -217,7 +217,7 @@ fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
         Err(EvaluationError::Rejected("no judge is configured: set [judge] in assay.toml or ASSAY_JUDGE_URL".into()))
     );
 
-    let mut options = PluginOptions { grants, ..PluginOptions::default() };
+    let mut options = ComponentOptions { grants, ..ComponentOptions::default() };
     options.capabilities.judge = Some(Arc::new(EchoJudge));
     let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
     let output = eval_one(&plugin, "ask_judge", "text", "\"say pass\"");
@@ -241,7 +241,7 @@ impl Judge for SlowJudge {
 #[test]
 fn the_deadline_counts_guest_time_not_time_waiting_on_the_host() {
     let grants = Grants { judge: true, ..Grants::default() };
-    let mut options = PluginOptions { grants, limits: quick_limits(), ..PluginOptions::default() };
+    let mut options = ComponentOptions { grants, limits: quick_limits(), ..ComponentOptions::default() };
     options.capabilities.judge = Some(Arc::new(SlowJudge));
     let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
     // 500 ms in the judge, 200 ms of deadline: the wait does not count.
@@ -257,7 +257,7 @@ fn the_deadline_counts_guest_time_not_time_waiting_on_the_host() {
 
 #[test]
 fn a_sha256_mismatch_refuses_to_load() {
-    let options = PluginOptions { sha256: Some("00".repeat(32)), ..PluginOptions::default() };
+    let options = ComponentOptions { sha256: Some("00".repeat(32)), ..ComponentOptions::default() };
     let message = load("plugins/hostile/hostile.wasm", options).unwrap_err().to_string();
     assert!(message.contains(&format!("but assay.toml pins {}; refusing to load it", "00".repeat(32))), "{message}");
 }
@@ -268,9 +268,9 @@ fn a_truncated_component_is_refused() {
     let path = fixture("plugins/hostile/hostile.wasm");
     let error = assay::plugin::MatcherPlugin::load(
         runtime(),
-        PluginSource::File(path),
+        ComponentSource::File(path),
         &bytes[..bytes.len() / 2],
-        PluginOptions::default(),
+        ComponentOptions::default(),
     )
     .unwrap_err();
     assert!(error.to_string().contains("it is not a valid WebAssembly component"), "{error}");
@@ -331,7 +331,7 @@ fn a_plugin_looping_on_cached_judge_answers_is_stopped_at_its_deadline() {
     let grants = Grants { judge: true, ..Grants::default() };
     // No cap on judge calls: only the deadline can stop the loop.
     let limits = Limits { capability_calls_per_check: u32::MAX, ..quick_limits() };
-    let mut options = PluginOptions { grants, limits, ..PluginOptions::default() };
+    let mut options = ComponentOptions { grants, limits, ..ComponentOptions::default() };
     let judge = Arc::new(CachedAgain::default());
     options.capabilities.judge = Some(judge.clone());
     let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
@@ -362,7 +362,7 @@ impl Judge for RemoteAgain {
 #[test]
 fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
     let grants = Grants { judge: true, ..Grants::default() };
-    let mut options = PluginOptions { grants, limits: quick_limits(), ..PluginOptions::default() };
+    let mut options = ComponentOptions { grants, limits: quick_limits(), ..ComponentOptions::default() };
     let judge = Arc::new(RemoteAgain::default());
     options.capabilities.judge = Some(judge.clone());
     let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
@@ -383,7 +383,7 @@ fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
 fn instances_the_pool_has_no_slot_for_are_made_on_demand() {
     // A pool of one instance slot: the first plugin's instance takes it, so
     // every other instance must be made without the pool.
-    let runtime = assay::plugin::Runtime::with_pool_slots(Limits::default().memory_bytes, None, 1);
+    let runtime = assay::sandbox::Runtime::with_pool_slots(Limits::default().memory_bytes, None, 1);
     assert!(runtime.is_pooling());
     let registry = Registry::with_builtins(&runtime).unwrap();
     let stock = registry.plugin_for("keywords").unwrap();

@@ -6,8 +6,9 @@
 use crate::util::{Served, assay, assay_command, runtime, stderr, stdout};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
-use assay::plugin::{Limits, Registry};
+use assay::plugin::Registry;
 use assay::run::{CaseResult, CaseSource, EventKind, Reporter, RunEvent, RunOptions, RunSummary, Runner, load_cases};
+use assay::sandbox::Limits;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;

@@ -6,8 +6,8 @@ use crate::fake_server::{FakeServer, Reply};
 use crate::util::{assay, stderr, stdout};
 use assay::agent::{HttpAgents, HttpSettings};
 use assay::backend::{EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
-use assay::plugin::host::embeddings::Embeddings;
-use assay::plugin::host::judge::Judge;
+use assay::sandbox::host::embeddings::Embeddings;
+use assay::sandbox::host::judge::Judge;
 
 const KEY: &str = "sk-live-0123456789";
 const PASSWORD: &str = "s3cret";

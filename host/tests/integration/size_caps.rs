@@ -96,8 +96,8 @@ fn judge_at(port: u16) -> assay::backend::RemoteJudge {
 #[test]
 fn judge_and_embeddings_answers_are_read_up_to_16_mib() {
     use assay::backend::{EmbeddingsSettings, RemoteEmbeddings};
-    use assay::plugin::host::embeddings::Embeddings;
-    use assay::plugin::host::judge::Judge;
+    use assay::sandbox::host::embeddings::Embeddings;
+    use assay::sandbox::host::judge::Judge;
     const CAPPED: &str = "answered with more than 16 MiB, the cap on an answer; the rest was not read";
     for head in [OK_HEAD, OK_HEAD_WITH_LENGTH] {
         let port = endless(head);
@@ -135,7 +135,7 @@ fn an_agent_error_answer_is_read_for_its_preview_only() {
     let error = within_30_s(move || {
         let mut settings = assay::backend::JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"));
         settings.retry.retries = 0;
-        assay::plugin::host::judge::Judge::complete(&assay::backend::RemoteJudge::new(settings).unwrap(), "x")
+        assay::sandbox::host::judge::Judge::complete(&assay::backend::RemoteJudge::new(settings).unwrap(), "x")
             .answer
             .unwrap_err()
     });

@@ -1,9 +1,8 @@
 //! Helpers shared by the integration tests: fixture paths, loading fixture
 //! plugins, running the `assay` binary.
 
-use assay::plugin::{
-    ActualValue, BatchOutput, CheckInput, Limits, MatcherPlugin, PluginOptions, PluginSource, Runtime,
-};
+use assay::plugin::{ActualValue, BatchOutput, CheckInput, MatcherPlugin};
+use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -25,10 +24,10 @@ pub fn runtime() -> &'static Runtime {
 }
 
 /// Loads a fixture plugin component with the given options.
-pub fn load(path: &str, options: PluginOptions) -> Result<MatcherPlugin, assay::errors::PluginLoadError> {
+pub fn load(path: &str, options: ComponentOptions) -> Result<MatcherPlugin, assay::errors::ComponentLoadError> {
     let path = fixture(path);
     let bytes = std::fs::read(&path).unwrap();
-    MatcherPlugin::load(runtime(), PluginSource::File(path), &bytes, options)
+    MatcherPlugin::load(runtime(), ComponentSource::File(path), &bytes, options)
 }
 
 /// Options with a short deadline, so that tests of runaway plugins are quick.

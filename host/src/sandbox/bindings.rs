@@ -1,6 +1,6 @@
 //! The generated host bindings, in one place: the matcher world and the
 //! agent world. Host implementations of the imported interfaces live in
-//! `plugin/host/`.
+//! `sandbox/host/`; the worlds are hosted by `worlds.rs`.
 
 /// Bindings for `assay:plugin/capable-matcher-plugin`.
 #[expect(missing_docs, reason = "generated code")]

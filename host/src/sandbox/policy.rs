@@ -1,7 +1,7 @@
 //! The capability policy: which imports a component may have, given its
 //! grants. Checked before anything of the component runs.
 
-use std::fmt;
+use crate::errors::{ComponentRole, Denied};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -24,6 +24,9 @@ impl Default for Grants {
 }
 
 impl Grants {
+    /// No capability at all: what agents get.
+    pub const NONE: Grants = Grants { log: false, judge: false, embeddings: false };
+
     /// Parses grant names as written in `assay.toml` (`log`, `judge`,
     /// `embeddings`), on top of the default (`log`).
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
@@ -49,31 +52,6 @@ impl Grants {
     }
 }
 
-/// An import the policy refuses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Denied {
-    /// The import's full name, e.g. `assay:plugin/judge@0.1.0`.
-    pub import: String,
-    /// The grant that would allow it, when one exists.
-    pub grant: Option<&'static str>,
-}
-
-impl fmt::Display for Denied {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.grant {
-            Some(grant) => write!(
-                f,
-                "it imports `{}`, which its grants do not cover.\n\nConsider granting it: grants = [\"{grant}\"] in the plugin's [plugins.NAME] entry of assay.toml",
-                self.import
-            ),
-            None if self.import.starts_with("wasi:") => {
-                write!(f, "it imports `{}`: plugins get no HTTP access, and no grant allows it", self.import)
-            }
-            None => write!(f, "it imports `{}`, which assay does not provide to plugins", self.import),
-        }
-    }
-}
-
 /// What an import needs: nothing, a grant, or it is refused outright.
 enum Need {
     Nothing,
@@ -91,25 +69,51 @@ fn need(import: &str) -> Need {
         // Outgoing HTTP is not linked at all.
         _ if name.starts_with("wasi:http/") => Need::Refused,
         // The rest of WASI is linked with nothing granted (see
-        // `SandboxState`): no preopened directory, so no file can be opened;
+        // `host/wasi.rs`): no preopened directory, so no file can be opened;
         // TCP, UDP and name lookups refused and every address denied; empty
-        // environment and arguments, no stdin, output discarded. Components
-        // from most toolchains (componentize-py, jco, TinyGo) import all of
-        // it whether they use it or not.
+        // environment and arguments, no stdin, output into the capped log.
+        // Components from most toolchains (componentize-py, jco, TinyGo)
+        // import all of it whether they use it or not.
         _ if name.starts_with("wasi:") => Need::Nothing,
         _ => Need::Refused,
     }
 }
 
-/// Checks every import of `component` against `grants`.
-pub fn check_imports(engine: &Engine, component: &Component, grants: &Grants) -> Result<(), Denied> {
+/// Checks every import of `component`, loaded as `role`, against
+/// `grants`. Only plugins can be granted anything: an agent's refusal names
+/// no grant.
+pub(crate) fn check_imports(
+    engine: &Engine,
+    component: &Component,
+    role: ComponentRole,
+    grants: &Grants,
+) -> Result<(), Denied> {
+    let denied = |import: &str, grant| Denied { role, import: import.to_owned(), grant };
     for (import, _) in component.component_type().imports(engine) {
         match need(import) {
             Need::Nothing => {}
             Need::Grant(grant) if grants.allows(grant) => {}
-            Need::Grant(grant) => return Err(Denied { import: import.to_owned(), grant: Some(grant) }),
-            Need::Refused => return Err(Denied { import: import.to_owned(), grant: None }),
+            Need::Grant(grant) if role == ComponentRole::Plugin => return Err(denied(import, Some(grant))),
+            Need::Grant(_) | Need::Refused => return Err(denied(import, None)),
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plugin_is_told_which_grant_would_allow_an_import() {
+        // The stock matchers import `log` (and `types`, which needs nothing).
+        let engine = Engine::default();
+        let stock = Component::new(&engine, include_bytes!("../../../plugins/stock/stock.wasm")).unwrap();
+        assert_eq!(check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::default()), Ok(()));
+        let plugin = check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::NONE).unwrap_err();
+        assert_eq!((plugin.import.as_str(), plugin.grant), ("assay:plugin/log@0.1.0", Some("log")));
+        let agent = check_imports(&engine, &stock, ComponentRole::Agent, &Grants::NONE).unwrap_err();
+        assert_eq!(agent.grant, None);
+        assert_eq!(agent.to_string(), "it imports `assay:plugin/log@0.1.0`, which assay does not provide to agents");
+    }
 }

@@ -1,11 +1,11 @@
 //! The `log` interface: lines from a plugin, kept per call under a line and
-//! byte cap, with overflow counted rather than kept. What a guest writes to
-//! WASI stdout and stderr lands here too, line by line (`stdio.rs`), so
-//! that a Python plugin's `print` and tracebacks reach its author.
+//! byte cap, with overflow counted rather than kept (`LogState`). What a
+//! guest writes to WASI stdout and stderr lands here too, line by line
+//! (`stdio.rs`), so that a Python plugin's `print` and tracebacks reach its
+//! author.
 
-use crate::plugin::bindings::matcher::assay::plugin::log::{Host, Level};
-use crate::plugin::sandbox::SandboxState;
-use std::sync::{Arc, Mutex};
+use crate::sandbox::bindings::matcher::assay::plugin::log::{Host, Level};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The longest single log line kept, in bytes.
 const MAX_LINE_BYTES: usize = 1024;
@@ -54,10 +54,6 @@ impl Stream {
 impl LogBuffer {
     pub(crate) fn new(max_lines: usize, max_bytes: usize) -> Self {
         LogBuffer { lines: Vec::new(), bytes: 0, dropped: 0, max_lines, max_bytes, partial: [Vec::new(), Vec::new()] }
-    }
-
-    pub(crate) fn shared(max_lines: usize, max_bytes: usize) -> SharedLog {
-        Arc::new(Mutex::new(LogBuffer::new(max_lines, max_bytes)))
     }
 
     pub(crate) fn clear(&mut self) {
@@ -139,7 +135,32 @@ pub(crate) fn truncate_at_char(text: &mut String, max: usize) -> bool {
     true
 }
 
-impl Host for SandboxState {
+/// One store's log: what the `log` interface and the guest's standard
+/// streams write during a call, and what the host takes after it.
+#[derive(Debug)]
+pub(crate) struct LogState {
+    shared: SharedLog,
+}
+
+impl LogState {
+    /// An empty log keeping at most `max_lines` lines and `max_bytes` bytes
+    /// per call.
+    pub(crate) fn new(max_lines: usize, max_bytes: usize) -> Self {
+        LogState { shared: Arc::new(Mutex::new(LogBuffer::new(max_lines, max_bytes))) }
+    }
+
+    /// The buffer, shared with the guest's standard streams.
+    pub(crate) fn shared(&self) -> &SharedLog {
+        &self.shared
+    }
+
+    /// The buffer, locked.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, LogBuffer> {
+        self.shared.lock().expect("the log is never poisoned")
+    }
+}
+
+impl Host for LogState {
     fn emit(&mut self, level: Level, message: String) {
         let level = match level {
             Level::Trace => "trace",
@@ -148,7 +169,7 @@ impl Host for SandboxState {
             Level::Warn => "warn",
             Level::Error => "error",
         };
-        self.log.lock().expect("the log is never poisoned").push(level, message);
+        self.lock().push(level, message);
     }
 }
 
@@ -190,6 +211,19 @@ mod tests {
         assert_eq!(dropped, 0);
         // Nothing is left over for the next call.
         assert_eq!(log.take().0, []);
+    }
+
+    #[test]
+    fn the_log_interface_and_the_standard_streams_share_one_capped_log() {
+        let mut state = LogState::new(3, 1 << 20);
+        state.emit(Level::Warn, "careful".into());
+        state.lock().write(Stream::Stdout, b"printed\n");
+        state.emit(Level::Trace, "one".into());
+        state.emit(Level::Error, "two".into());
+        let (lines, dropped) = state.lock().take();
+        let seen: Vec<(&str, &str)> = lines.iter().map(|l| (l.level, l.message.as_str())).collect();
+        assert_eq!(seen, [("warn", "careful"), ("stdout", "printed"), ("trace", "one")]);
+        assert_eq!(dropped, 1);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! that prints (as every wasi-libc, componentize-py or TinyGo guest does on
 //! `print`) runs exactly as one that does not.
 
-use crate::plugin::host::log::{SharedLog, Stream};
+use crate::sandbox::host::log::{SharedLog, Stream};
 use bytes::Bytes;
 use std::io;
 use std::pin::Pin;

@@ -4,9 +4,9 @@
 //! stand still and timers that fire at once, so that the same inputs give
 //! the same verdict in the same time however the machine is loaded.
 
-use crate::plugin::sandbox::SandboxState;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::clocks::monotonic_clock;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 
@@ -83,10 +83,9 @@ impl wasmtime_wasi::HostMonotonicClock for Fixed {
 /// Replaces `wasi:clocks/monotonic-clock` for a deterministic plugin: the
 /// clock stands at zero, and every timer is ready at once (a sleep takes no
 /// time), so a plugin that sleeps is as deterministic as one that does not.
-pub(crate) fn link_virtual_timers(linker: &mut Linker<SandboxState>) -> wasmtime::Result<()> {
+pub(crate) fn link_virtual_timers<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let linked =
-        monotonic_clock::add_to_linker::<SandboxState, VirtualTimers>(linker, |state| VirtualClock(&mut state.table));
+    let linked = monotonic_clock::add_to_linker::<T, VirtualTimers>(linker, |state| VirtualClock(state.ctx().table));
     linker.allow_shadowing(false);
     linked
 }

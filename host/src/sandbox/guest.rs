@@ -5,7 +5,7 @@
 //! thread, so the public API stays blocking (call it from a blocking thread,
 //! as before) while a guest that waits inside WASI — a sleep, a `poll`, a
 //! blocked stream — can be stopped. Two things enforce the deadline:
-//! - the epoch callback (`sandbox.rs`) traps a guest that computes past it;
+//! - the epoch callback (`state.rs`) traps a guest that computes past it;
 //! - a watchdog here cancels a guest parked in an async host call when its
 //!   time is spent, by dropping the call (wasmtime then unwinds the guest).
 //!
@@ -14,7 +14,10 @@
 //! each call. Nothing here uses `Handle::block_on`, so a call can run inside
 //! another runtime's `block_on` (the runner's in-process cases do).
 
-use crate::plugin::sandbox::{CallBudget, CallClock, Fault, SandboxState, arm, classify};
+use crate::errors::Fault;
+use crate::sandbox::call_clock::CallClock;
+use crate::sandbox::limits::CallBudget;
+use crate::sandbox::state::{SandboxState, arm};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, OnceLock};
@@ -32,7 +35,7 @@ pub(crate) fn call<T>(
 ) -> Result<T, Fault> {
     match call_raw(store, budget, call) {
         Ok(value) => Ok(value),
-        Err(Some(error)) => Err(classify(&error, store.data(), budget.deadline, budget.fuel)),
+        Err(Some(error)) => Err(store.data().fault(&error, &budget)),
         Err(None) => Err(Fault::Deadline(budget.deadline)),
     }
 }

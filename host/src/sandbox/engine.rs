@@ -6,7 +6,8 @@
 //! on-demand engine, created only when the pool has no slot left for an
 //! instance.
 
-use crate::plugin::cache::{CacheStatus, CompileCache};
+use crate::sandbox::cache::{self, CacheStatus, CompileCache};
+use crate::sandbox::limits::Limits;
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
@@ -120,7 +121,7 @@ impl Runtime {
     /// Compiles a component for `engine`, one of this runtime's, through
     /// the compile cache if there is one.
     pub(crate) fn compile_for(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
-        crate::plugin::cache::compile(engine, self.inner.cache.as_ref(), bytes)
+        cache::compile(engine, self.inner.cache.as_ref(), bytes)
     }
 
     /// The compile cache, if any.
@@ -137,7 +138,7 @@ impl Runtime {
 impl Default for Runtime {
     /// A runtime for plugins with the default limits.
     fn default() -> Self {
-        Runtime::new(crate::plugin::Limits::default().memory_bytes)
+        Runtime::new(Limits::default().memory_bytes)
     }
 }
 

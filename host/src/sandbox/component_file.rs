@@ -1,10 +1,32 @@
-//! Reading component files (matcher plugins and agents) from disk, within a
-//! size cap: a file's size is checked before anything is read, and the read
-//! itself stops past the cap, since the file can grow in between.
+//! Component files (matcher plugins and agents): where a component comes
+//! from ([`ComponentSource`]), reading one from disk within a size cap (a
+//! file's size is checked before anything is read, and the read itself
+//! stops past the cap, since the file can grow in between), its sha256, and
+//! making a component of a core module that embeds its component type.
 
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where a component came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ComponentSource {
+    /// Embedded in the assay binary.
+    Builtin(&'static str),
+    /// Loaded from a file.
+    File(PathBuf),
+}
+
+impl fmt::Display for ComponentSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ComponentSource::Builtin(name) => write!(f, "built-in `{name}`"),
+            ComponentSource::File(path) => write!(f, "`{}`", path.display()),
+        }
+    }
+}
 
 /// The largest component file assay reads: 64 MiB. The first-party plugins
 /// are well under 1 MiB; a Python plugin with its interpreter is about 40.
@@ -62,6 +84,32 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ComponentFileError> {
         return Err(ComponentFileError::TooLarge(bytes.len() as u64));
     }
     Ok(bytes)
+}
+
+/// The sha256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The component in `bytes`: the bytes themselves, or, for a core module
+/// with an embedded component type (what `cargo build` makes of a plugin
+/// crate), the component `wit-component` makes of it.
+pub(crate) fn as_component(bytes: &[u8]) -> Result<Cow<'_, [u8]>, String> {
+    const CORE_MODULE_VERSION: [u8; 4] = [1, 0, 0, 0];
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err("it does not start with the WebAssembly magic bytes".into());
+    }
+    if bytes[4..8] != CORE_MODULE_VERSION {
+        return Ok(Cow::Borrowed(bytes));
+    }
+    let encoder = wit_component::ComponentEncoder::default()
+        .module(bytes)
+        .map_err(|e| format!("it is a core module without an embedded component type ({e:#}); build it with the plugin SDK, or make it a component with `wasm-tools component new`"))?;
+    encoder
+        .validate(true)
+        .encode()
+        .map(Cow::Owned)
+        .map_err(|e| format!("it is a core module that cannot be made a component: {e:#}"))
 }
 
 #[cfg(test)]

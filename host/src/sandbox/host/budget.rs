@@ -1,0 +1,127 @@
+//! [`CapabilityBudget`]: the judge and embeddings calls the current guest
+//! call may still make (they share one count), and the call's clock, which
+//! hears how long each waited on the network; and [`CapabilityView`], what
+//! each of those two interfaces sees of a store: its backend and the budget.
+
+use crate::sandbox::call_clock::CallClock;
+use crate::sandbox::host::answered::Answered;
+use std::marker::PhantomData;
+use wasmtime::component::HasData;
+
+/// The capability calls left to the current guest call, and its clock.
+#[derive(Debug)]
+pub(crate) struct CapabilityBudget {
+    calls_left: u32,
+    clock: CallClock,
+}
+
+impl CapabilityBudget {
+    /// A budget allowing no call, for a store between calls.
+    pub(crate) fn new(clock: CallClock) -> Self {
+        CapabilityBudget { calls_left: 0, clock }
+    }
+
+    /// Starts a call that may make `calls` capability calls, timed by `clock`.
+    pub(crate) fn arm(&mut self, calls: u32, clock: CallClock) {
+        self.calls_left = calls;
+        self.clock = clock;
+    }
+
+    /// The current call's clock.
+    pub(crate) fn clock(&self) -> &CallClock {
+        &self.clock
+    }
+
+    /// Takes one call of `capability` (`judge`, `embeddings`) from the
+    /// budget, or explains to the guest that it is spent.
+    pub(crate) fn take(&mut self, capability: &str) -> Result<(), String> {
+        match self.calls_left.checked_sub(1) {
+            Some(left) => {
+                self.calls_left = left;
+                Ok(())
+            }
+            None => Err(format!(
+                "this evaluate call has used every {capability} call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused"
+            )),
+        }
+    }
+}
+
+/// What a capability interface of one store sees: the backend `B` (a judge,
+/// an embeddings backend), if the guest has one, and the current call's
+/// budget.
+pub(crate) struct CapabilityView<'a, B: ?Sized> {
+    /// The backend.
+    pub backend: Option<&'a B>,
+    /// The calls left, and the clock that hears how long each waited.
+    pub budget: &'a mut CapabilityBudget,
+}
+
+impl<B: ?Sized> CapabilityView<'_, B> {
+    /// Asks the backend with `ask`, taking one call of `capability` from the
+    /// budget; `missing` is what the guest hears when there is no backend.
+    /// Only the time the backend says it waited on the network is kept off
+    /// the call's deadline.
+    pub(crate) fn ask<T>(
+        &mut self,
+        capability: &str,
+        missing: &str,
+        ask: impl FnOnce(&B) -> Answered<T>,
+    ) -> Result<T, String> {
+        let Some(backend) = self.backend else { return Err(missing.to_owned()) };
+        self.budget.take(capability)?;
+        let answered = ask(backend);
+        self.budget.clock.waited(answered.waited);
+        answered.answer
+    }
+}
+
+/// Links a capability interface to [`CapabilityView`]s of a store's state.
+pub(crate) struct CapabilityHost<B: ?Sized + 'static>(PhantomData<B>);
+
+impl<B: ?Sized + 'static> HasData for CapabilityHost<B> {
+    type Data<'a> = CapabilityView<'a, B>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn judge_and_embeddings_calls_share_one_count() {
+        let mut budget = CapabilityBudget::new(CallClock::new(Duration::from_secs(1)));
+        assert!(budget.take("judge").is_err(), "a store between calls may make none");
+        budget.arm(2, CallClock::new(Duration::from_secs(1)));
+        assert_eq!(budget.take("judge"), Ok(()));
+        assert_eq!(budget.take("embeddings"), Ok(()));
+        let refused = budget.take("judge").unwrap_err();
+        assert!(refused.starts_with("this evaluate call has used every judge call it may make"), "{refused}");
+        budget.arm(1, CallClock::new(Duration::from_secs(1)));
+        assert_eq!(budget.take("embeddings"), Ok(()));
+    }
+
+    #[test]
+    fn a_backends_wait_on_the_network_is_kept_off_the_deadline() {
+        let clock = CallClock::new(Duration::from_millis(50));
+        let mut budget = CapabilityBudget::new(clock.clone());
+        budget.arm(2, clock.clone());
+        let backend = "a backend";
+        let mut view = CapabilityView { backend: Some(backend), budget: &mut budget };
+        // The backend takes longer than the whole deadline, all of it (and
+        // more, so that a slow machine cannot fail this) on the network.
+        let answer = view.ask("judge", "none", |backend: &str| {
+            std::thread::sleep(Duration::from_millis(80));
+            Answered { answer: Ok(backend.len()), waited: Duration::from_secs(10) }
+        });
+        assert_eq!(answer, Ok(9));
+        assert!(clock.remaining().is_some(), "the wait on the network was taken from the deadline");
+        // A cached answer, or a refusal, costs the guest's own time.
+        let refused = view.ask("judge", "none", |_| Answered::<()>::at_once(Err("refused".into())));
+        assert_eq!(refused, Err("refused".into()));
+        let spent = view.ask("judge", "none", |_| Answered::at_once(Ok(())));
+        assert!(spent.unwrap_err().contains("has used every judge call it may make"));
+        let mut none = CapabilityView::<str> { backend: None, budget: &mut budget };
+        assert_eq!(none.ask("judge", "no backend", |_| Answered::at_once(Ok(()))), Err("no backend".into()));
+    }
+}

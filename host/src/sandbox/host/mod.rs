@@ -1,0 +1,27 @@
+//! Host implementations of the interfaces a guest may import, each owning
+//! its own state or view of the store: `log` (granted by default, capped
+//! per call: `LogState`), `judge` and `embeddings` (granted explicitly; the
+//! backends in [`Capabilities`] are supplied by the embedder, e.g. the
+//! remote ones in `crate::backend`, and both take their calls from one
+//! `CapabilityBudget` per guest call), `types` (nothing to call), and WASI,
+//! linked with nothing granted (`WasiState`): its standard streams go into
+//! the log (`stdio.rs`) and its clocks are coarse or, for deterministic
+//! guests, fixed (`clocks.rs`).
+//!
+//! None of these knows the store state that composes them
+//! (`sandbox/state.rs`): it hands each interface its view in the linker
+//! (`sandbox/worlds.rs`).
+
+mod answered;
+pub(crate) mod budget;
+mod capabilities;
+pub mod clocks;
+pub mod embeddings;
+pub mod judge;
+pub mod log;
+pub(crate) mod stdio;
+pub(crate) mod types;
+pub(crate) mod wasi;
+
+pub use answered::Answered;
+pub use capabilities::Capabilities;

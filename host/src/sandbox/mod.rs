@@ -1,0 +1,50 @@
+//! The sandbox every component runs in, whatever it is: a matcher plugin or
+//! an agent.
+//!
+//! The main type is the [`Runtime`]: the process's wasmtime engines and
+//! its [`CompileCache`]. On it, the component host (`component_host.rs`)
+//! loads one component — checks its pin, compiles it, checks its imports
+//! against its [`Grants`], links and pre-instantiates it — and keeps a pool
+//! of its instances; each call runs under the component's [`Limits`] and
+//! ends in an answer or a [`Fault`](crate::errors::Fault). `plugin/` and
+//! `agent/` load their components through it ([`ComponentOptions`],
+//! [`ComponentSource`]) and never touch a wasmtime store or linker.
+//!
+//! Files, from the ground up: `limits.rs`, `limiter.rs` and `call_clock.rs`
+//! (the bounds of an instance and of one call), `policy.rs` (the imports a
+//! component's grants allow), `cache.rs` (the compile cache),
+//! `component_file.rs` (reading a component, its source and sha256),
+//! `engine.rs` (the [`Runtime`]), `bindings.rs` (the only `bindgen!`),
+//! `host/` (the host side of every imported interface: log, judge,
+//! embeddings, WASI's standard streams and clocks, each with its own
+//! state), `state.rs` (the store's data, composed of those states),
+//! `guest.rs` (how one call runs to its deadline), `component_host.rs` and
+//! `worlds.rs` (the host, and the two worlds it hosts).
+//!
+//! The WIT contracts live in `wit/plugin/plugin.wit` (package
+//! `assay:plugin@0.1.0`) and `wit/agent/agent.wit` (`assay:agent@0.1.0`).
+
+pub mod bindings;
+mod cache;
+mod call_clock;
+mod component_file;
+mod component_host;
+mod engine;
+mod guest;
+pub mod host;
+mod limiter;
+mod limits;
+mod policy;
+mod state;
+mod worlds;
+
+pub use cache::{CacheStatus, CompileCache};
+pub use component_file::{ComponentFileError, ComponentSource, MAX_COMPONENT_BYTES, read_component_file, sha256_hex};
+pub use component_host::ComponentOptions;
+pub(crate) use component_host::{ComponentHost, Logged};
+pub use engine::{EPOCH_TICK, Runtime};
+pub use host::clocks::FIXED_WALL_CLOCK_SECS;
+pub use host::log::LogLine;
+pub use host::{Answered, Capabilities};
+pub use limits::Limits;
+pub use policy::Grants;
