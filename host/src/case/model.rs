@@ -67,6 +67,9 @@ pub enum Connection {
     /// test files use it, so it is read; running over it is an error verdict
     /// that suggests `http` instead.
     Grpc,
+    /// No agent: each turn's recorded answer is replayed (the mock
+    /// responses of `assay validate`). Not a name a test case file can use.
+    Replay,
 }
 
 impl Connection {
@@ -80,7 +83,14 @@ impl Connection {
             Connection::Http => "http",
             Connection::Https => "https",
             Connection::Grpc => "grpc",
+            Connection::Replay => "replay",
         }
+    }
+
+    /// Whether a request over it is answered in this process (an agent
+    /// component, a replayed answer): CPU work, no network.
+    pub fn is_in_process(self) -> bool {
+        matches!(self, Connection::Direct | Connection::Replay)
     }
 }
 

@@ -6,10 +6,10 @@ use super::CliError;
 use super::args::AssessArgs;
 use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::{Context, Result};
-use assay::case::{SuccessRatio, TestCase};
+use assay::case::SuccessRatio;
 use assay::eval::{assess, classify_with_judge};
 use assay::report::{ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::{CaseAdjustment, CaseFilter, CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunOptions};
+use assay::run::{CaseAdjustment, CaseFilter, CaseResult, CaseStatus, EventKind, Job, Reporter, RunEvent, RunOptions};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -27,13 +27,13 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections)?;
     let samples = args.samples;
-    let adjust: CaseAdjustment = Arc::new(move |case: &mut TestCase| {
+    let adjust: CaseAdjustment = Arc::new(move |job: &mut Job| {
         if !connections.is_empty() {
-            case.connections = connections.clone();
+            job.connections = connections.clone();
         }
         if let Some(n) = samples {
-            let ratio = case.success_ratio;
-            case.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
+            let ratio = job.success_ratio;
+            job.success_ratio = SuccessRatio { required: ratio.required.min(n), samples: n };
         }
     });
     let cases = project.cases(files, Some(adjust))?;

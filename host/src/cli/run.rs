@@ -4,9 +4,8 @@
 use super::args::RunArgs;
 use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
-use assay::case::TestCase;
 use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
-use assay::run::{CaseAdjustment, CaseFilter, LoadedCase, RunOptions, load_cases};
+use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, RunOptions, load_cases};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -17,12 +16,12 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
-        .then(|| Arc::new(move |case: &mut TestCase| case.connections = connections.clone()) as CaseAdjustment);
+        .then(|| Arc::new(move |job: &mut Job| job.connections = connections.clone()) as CaseAdjustment);
     if args.list {
         let mut cases = load_cases(&files, project.registry()?.as_ref(), project.case_env(), None);
         for case in &mut cases {
-            if let (LoadedCase::Ready(ready), Some(adjust)) = (case, &adjust) {
-                adjust(&mut ready.0);
+            if let (LoadedCase::Ready(job), Some(adjust)) = (case, &adjust) {
+                adjust(job);
             }
         }
         return list(&cases, &redactor);
@@ -66,16 +65,15 @@ fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
     let mut broken = 0;
     for case in cases {
         match case {
-            LoadedCase::Ready(ready) => {
-                let (case, plan) = (&ready.0, &ready.1);
-                let connections: Vec<&str> = case.connections.iter().map(|c| c.name()).collect();
+            LoadedCase::Ready(job) => {
+                let connections: Vec<&str> = job.connections.iter().map(|c| c.name()).collect();
                 let line = format!(
                     "{}  agent {}  connections {}  success_ratio {}  ({})",
-                    escape::one_line(&case.id),
-                    escape::one_line(&case.agent),
+                    escape::one_line(&job.id),
+                    escape::one_line(&job.agent),
                     connections.join(","),
-                    case.success_ratio,
-                    assay::plural::count(plan.check_count(), "check")
+                    job.success_ratio,
+                    assay::plural::count(job.check_count(), "check")
                 );
                 writeln!(out, "{}", redactor.redact(&line))?;
             }

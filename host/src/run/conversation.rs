@@ -1,13 +1,14 @@
-//! One conversation: a case's interactions in order over one connection,
-//! from a fresh start. Owns the conversation state (chat_context, sly_data
+//! One conversation: a job's turns in order over one connection, from a
+//! fresh start. Owns the conversation state (chat_context, sly_data
 //! carry-forward) and the deadlines that cancel requests.
 
 use crate::agent::{AgentResponse, Agents, ChatRequest};
-use crate::case::{ChatFilter, Connection, TestCase};
-use crate::check::{self, Check, ResponseView};
+use crate::case::{ChatFilter, Connection};
+use crate::check::{self, ResponseView};
 use crate::errors::AgentErrorKind;
 use crate::errors::Fault;
 use crate::plugin::Registry;
+use crate::run::job::{Job, Turn};
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -38,13 +39,12 @@ pub enum Work {
     Inline,
 }
 
-/// Runs every interaction of `case` over `connection` for sample `sample`.
-/// `sample_deadline` is when the case's per-sample timeout fires, if it has
+/// Runs every turn of `job` over `connection` for sample `sample`.
+/// `sample_deadline` is when the job's per-sample timeout fires, if it has
 /// one.
 pub async fn converse(
     context: &Context,
-    case: &TestCase,
-    plan: &Arc<Vec<Vec<Check>>>,
+    job: &Arc<Job>,
     connection: Connection,
     sample: u32,
     sample_deadline: Option<(Instant, Duration)>,
@@ -53,10 +53,10 @@ pub async fn converse(
     let mut interactions = Vec::new();
     let mut chat_context: Option<Value> = None;
     let mut carried_sly_data: Map<String, Value> = Map::new();
-    let mut metadata = case.metadata.clone();
+    let mut metadata = job.metadata.clone();
     metadata.push(("x-assay-sample".to_owned(), sample.to_string()));
 
-    for (index, interaction) in case.interactions.iter().enumerate() {
+    for (index, interaction) in job.turns.iter().enumerate() {
         let started = Instant::now();
         if !interaction.continue_conversation {
             chat_context = None;
@@ -67,8 +67,8 @@ pub async fn converse(
             sly_data.extend(sent.clone());
         }
         let request = ChatRequest {
-            agent: case.agent.clone(),
-            text: interaction.text.clone().unwrap_or_default(),
+            agent: job.agent.clone(),
+            text: interaction.text.clone(),
             sly_data: (!sly_data.is_empty()).then(|| sly_data.clone()),
             chat_context: chat_context.clone(),
             chat_filter: interaction.chat_filter,
@@ -84,7 +84,9 @@ pub async fn converse(
             (None, None) => None,
         };
         let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
-        let answer = if work == Work::Inline && connection == Connection::Direct {
+        let answer = if connection == Connection::Replay {
+            Ok(Ok(replayed(interaction)))
+        } else if work == Work::Inline && connection == Connection::Direct {
             // The sandbox's deadline stops the call; say which limit it was.
             match (context.agents.chat_direct_blocking(&request, direct_deadline), deadline) {
                 (Err(e), Some(((_, length), limit))) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
@@ -113,7 +115,7 @@ pub async fn converse(
                 break;
             }
         };
-        if continues(case, index) {
+        if continues(job, index) {
             if let Some(returned) = &response.chat_context {
                 chat_context = Some(returned.clone());
             }
@@ -122,23 +124,23 @@ pub async fn converse(
                 carried_sly_data.extend(returned.clone());
             }
         }
-        let evaluate = move |plan: &[Vec<Check>], registry: &Registry, response: AgentResponse| {
+        let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
             let view = ResponseView {
                 text: response.text.as_deref(),
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
             };
-            let (results, logs) = check::evaluate(&plan[index], &view, registry);
+            let (results, logs) = check::evaluate(&job.turns[index].checks, &view, registry);
             (results, logs, response)
         };
         let (checks, logs, response) = match work {
-            Work::Inline => evaluate(plan, &context.registry, response),
+            Work::Inline => evaluate(job, &context.registry, response),
             Work::Offloaded => {
-                let (plan, registry) = (plan.clone(), context.registry.clone());
+                let (job, registry) = (job.clone(), context.registry.clone());
                 // A panic here (a bug, or an embedder's capability with one)
                 // goes on up: the runner reports the case as an internal
                 // error.
-                tokio::task::spawn_blocking(move || evaluate(&plan, &registry, response))
+                tokio::task::spawn_blocking(move || evaluate(&job, &registry, response))
                     .await
                     .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
             }
@@ -154,14 +156,19 @@ pub async fn converse(
             duration_ms: millis(started.elapsed()),
         });
     }
-    let passed = interactions.len() == case.interactions.len() && interactions.iter().all(|i| i.passed);
+    let passed = interactions.len() == job.turns.len() && interactions.iter().all(|i| i.passed);
     ConnectionRun { connection, passed, interactions }
 }
 
-/// Whether the state after interaction `index` is worth keeping: the next
-/// one continues the conversation.
-fn continues(case: &TestCase, index: usize) -> bool {
-    case.interactions.get(index + 1).is_some_and(|next| next.continue_conversation)
+/// Whether the state after turn `index` is worth keeping: the next one
+/// continues the conversation.
+fn continues(job: &Job, index: usize) -> bool {
+    job.turns.get(index + 1).is_some_and(|next| next.continue_conversation)
+}
+
+/// The answer a replayed turn gives: its recorded text, as it is.
+fn replayed(turn: &Turn) -> AgentResponse {
+    AgentResponse { text: Some(turn.replay.clone().unwrap_or_default()), ..AgentResponse::default() }
 }
 
 /// Which timeout fired.

@@ -7,10 +7,11 @@
 //! ahead of the runner, so that the first case runs while the last is still
 //! on disk and memory stays flat however many cases there are.
 
-use crate::case::{CaseEnv, CaseFile, TestCase, read_case_file};
-use crate::check::{CasePlan, KeySet, plan_case};
+use crate::case::{CaseEnv, CaseFile, read_case_file};
+use crate::check::{KeySet, plan_case};
 use crate::errors::CaseError;
 use crate::plugin::Registry;
+use crate::run::job::Job;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
@@ -18,8 +19,8 @@ use tokio::sync::mpsc;
 /// A case ready to run, or the reason it cannot.
 #[derive(Debug)]
 pub enum LoadedCase {
-    /// Read and planned.
-    Ready(Box<(TestCase, CasePlan)>),
+    /// Read and planned: a job for the scheduler.
+    Ready(Box<Job>),
     /// Unreadable or unplannable.
     Broken {
         /// The case's id (from its path).
@@ -33,7 +34,7 @@ impl LoadedCase {
     /// The case's id.
     pub fn id(&self) -> &str {
         match self {
-            LoadedCase::Ready(ready) => &ready.0.id,
+            LoadedCase::Ready(job) => &job.id,
             LoadedCase::Broken { id, .. } => id,
         }
     }
@@ -86,14 +87,14 @@ pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCas
         Ok((case, plan))
     });
     match planned {
-        Ok(ready) => LoadedCase::Ready(Box::new(ready)),
+        Ok((case, plan)) => LoadedCase::Ready(Box::new(Job::from_case(case, plan))),
         Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
     }
 }
 
 /// A change made to every case before it runs (`--connection`,
 /// `--samples`).
-pub type CaseAdjustment = Arc<dyn Fn(&mut TestCase) + Send + Sync>;
+pub type CaseAdjustment = Arc<dyn Fn(&mut Job) + Send + Sync>;
 
 /// The cases of a run, in the order they become ready.
 #[derive(Debug)]
@@ -138,8 +139,8 @@ impl CaseSource {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { return };
                     let mut case = load_case(file, keys.as_ref(), &env);
-                    if let (LoadedCase::Ready(ready), Some(adjust)) = (&mut case, &adjust) {
-                        adjust(&mut ready.0);
+                    if let (LoadedCase::Ready(job), Some(adjust)) = (&mut case, &adjust) {
+                        adjust(job);
                     }
                     if sender.blocking_send(case).is_err() {
                         return;

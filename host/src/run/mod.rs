@@ -42,17 +42,18 @@
 
 mod conversation;
 mod event;
+mod job;
 mod load;
 mod result;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
+pub use job::{Job, Turn};
 pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
 use crate::agent::Agents;
-use crate::case::{Connection, TestCase};
-use crate::check::Check;
+use crate::case::Connection;
 use crate::plugin::Registry;
 use conversation::{Context, Work, converse, millis};
 use slow::SlowWatch;
@@ -296,7 +297,7 @@ async fn admit(
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
         let in_process = match &case {
-            LoadedCase::Ready(ready) => ready.0.connections.iter().all(|&c| c == Connection::Direct),
+            LoadedCase::Ready(job) => job.is_in_process(),
             LoadedCase::Broken { .. } => false,
         };
         let slot = match in_process {
@@ -307,27 +308,26 @@ async fn admit(
             break;
         }
         let _ = results.send(Admission::Started { seq, id: case.id().to_owned() });
-        let (case, plan) = match case {
+        let job = match case {
             LoadedCase::Broken { id, error } => {
                 let _ = results.send(Admission::Finished { seq, result: broken(id, error), place: permit });
                 continue;
             }
-            LoadedCase::Ready(ready) => *ready,
+            LoadedCase::Ready(job) => *job,
         };
-        if case.connections.contains(&Connection::Direct) && prepared.insert(case.agent.clone()) {
-            context.agents.prepare([case.agent.clone()]).await;
+        if job.connections.contains(&Connection::Direct) && prepared.insert(job.agent.clone()) {
+            context.agents.prepare([job.agent.clone()]).await;
         }
         let task = CaseTask {
             context: context.clone(),
-            case: Arc::new(case),
-            plan: Arc::new(plan.interactions),
+            job: Arc::new(job),
             semaphore: samples.clone(),
             sample_timeout: options.sample_timeout,
             exhaustive: options.exhaustive,
             events: results.clone(),
         };
         let results = results.clone();
-        let identity = Identity::of(&task.case);
+        let identity = Identity::of(&task.job);
         let handle = match slot {
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
@@ -357,13 +357,13 @@ struct Identity {
 }
 
 impl Identity {
-    fn of(case: &TestCase) -> Identity {
+    fn of(job: &Job) -> Identity {
         Identity {
-            id: case.id.clone(),
-            file: case.file.clone(),
-            agent: case.agent.clone(),
-            connections: case.connections.clone(),
-            success_ratio: case.success_ratio,
+            id: job.id.clone(),
+            file: job.file.clone(),
+            agent: job.agent.clone(),
+            connections: job.connections.clone(),
+            success_ratio: job.success_ratio,
         }
     }
 
@@ -406,8 +406,7 @@ fn broken(id: String, error: crate::errors::CaseError) -> CaseResult {
 /// One case: its samples, started as needed.
 struct CaseTask {
     context: Context,
-    case: Arc<TestCase>,
-    plan: Arc<Vec<Vec<Check>>>,
+    job: Arc<Job>,
     semaphore: Arc<Semaphore>,
     sample_timeout: Option<Duration>,
     exhaustive: bool,
@@ -422,7 +421,7 @@ impl CaseTask {
     /// it starts all `n` and waits for every one.
     async fn run(self) -> CaseResult {
         let started = Instant::now();
-        let ratio = self.case.success_ratio;
+        let ratio = self.job.success_ratio;
         let exhaustive = self.exhaustive;
         let task = Arc::new(self);
         let mut running = JoinSet::new();
@@ -464,7 +463,7 @@ impl CaseTask {
     /// runs the same samples.
     fn run_in_process(self, runtime: &tokio::runtime::Handle) -> CaseResult {
         let started = Instant::now();
-        let ratio = self.case.success_ratio;
+        let ratio = self.job.success_ratio;
         let mut samples: Vec<SampleResult> = Vec::new();
         for index in 0..ratio.samples {
             let sample = runtime.block_on(self.conversations(index, Work::Inline));
@@ -481,7 +480,7 @@ impl CaseTask {
     /// Tells the run that `sample` is decided.
     fn announce(&self, sample: &SampleResult) {
         let _ = self.events.send(Admission::Sample {
-            case: self.case.id.clone(),
+            case: self.job.id.clone(),
             index: sample.index,
             passed: sample.passed,
             duration: Duration::from_secs_f64(sample.duration_ms / 1e3),
@@ -491,13 +490,13 @@ impl CaseTask {
     /// The case's result from the samples that ran.
     fn result(&self, mut samples: Vec<SampleResult>, started: Instant) -> CaseResult {
         samples.sort_by_key(|s| s.index);
-        let case = &self.case;
-        let ratio = case.success_ratio;
+        let job = &self.job;
+        let ratio = job.success_ratio;
         CaseResult {
-            id: case.id.clone(),
-            file: case.file.clone(),
-            agent: case.agent.clone(),
-            connections: case.connections.clone(),
+            id: job.id.clone(),
+            file: job.file.clone(),
+            agent: job.agent.clone(),
+            connections: job.connections.clone(),
             success_ratio: ratio,
             status: CaseResult::status_of(ratio.required, &samples),
             samples,
@@ -515,10 +514,10 @@ impl CaseTask {
 
     async fn conversations(&self, index: u32, work: Work) -> SampleResult {
         let started = Instant::now();
-        let deadline = self.sample_timeout.or(self.case.timeout).map(|t| (started + t, t));
+        let deadline = self.sample_timeout.or(self.job.timeout).map(|t| (started + t, t));
         let mut runs = Vec::new();
-        for &connection in &self.case.connections {
-            runs.push(converse(&self.context, &self.case, &self.plan, connection, index, deadline, work).await);
+        for &connection in &self.job.connections {
+            runs.push(converse(&self.context, &self.job, connection, index, deadline, work).await);
         }
         let passed = runs.iter().all(|r| r.passed);
         SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }
