@@ -454,6 +454,12 @@ impl CaseError {
 /// nests them, e.g. `interactions[0].response.text.keywords`.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum CaseErrorKind {
+    /// A scenario names no agent, and the run gives none (`--to`).
+    #[error("scenario `{scenario}` names no agent\n\nConsider `agent: NAME` in the file, or `--to NAME`")]
+    NoAgent {
+        /// The scenario's id.
+        scenario: String,
+    },
     /// The file cannot be read.
     #[error("cannot read it: {0}")]
     Io(String),

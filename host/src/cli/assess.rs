@@ -7,9 +7,9 @@ use super::args::AssessArgs;
 use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::{Context, Result};
 use assay::case::SuccessRatio;
-use assay::eval::{assess, classify_with_judge};
+use assay::eval::{FailureModes, classify_with_judge};
 use assay::report::{ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::{CaseAdjustment, CaseFilter, CaseResult, CaseStatus, EventKind, Job, Reporter, RunEvent, RunOptions};
+use assay::run::{CaseAdjustment, CaseFilter, CaseStatus, Job, RunOptions};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -45,15 +45,13 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
-    let mut collected = Collect::default();
+    let mut modes = FailureModes::default();
     let mut reporters =
-        ReporterSet::builder().results_dir(results).reporter(&mut collected).redactor(redactor.clone()).build();
+        ReporterSet::builder().results_dir(results).reporter(&mut modes).redactor(redactor.clone()).build();
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters);
     drop(reporters);
 
-    let mut case_results = collected.0;
-    case_results.sort_by(|a, b| a.id.cmp(&b.id));
-    let mut assessments: Vec<_> = case_results.iter().map(assess).collect();
+    let mut assessments = modes.into_assessments();
     if let Some(judge) = &judge {
         for assessment in &mut assessments {
             classify_with_judge(assessment, judge.as_ref());
@@ -72,17 +70,4 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
     let complete = summary.reporter_errors.is_empty() && summary.not_run == 0 && summary.internal_errors.is_empty();
     Ok(if met && complete { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
-}
-
-/// Keeps every case result for the assessment.
-#[derive(Default)]
-struct Collect(Vec<CaseResult>);
-
-impl Reporter for Collect {
-    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-        if let EventKind::CaseFinished(case) = event.kind {
-            self.0.push((*case).clone());
-        }
-        Ok(())
-    }
 }

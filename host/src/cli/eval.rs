@@ -4,11 +4,11 @@
 
 use super::CliError;
 use super::args::EvalArgs;
-use super::options::{default_results_dir, fraction, parse_connection, seconds};
+use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds};
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::{EvalOptions, Evaluator};
-use assay::report::{write_eval, write_json_report};
+use assay::report::{ResultsDir, write_eval, write_json_report};
 use std::io::Write;
 
 pub fn run(args: EvalArgs) -> Result<u8> {
@@ -41,12 +41,15 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
+    // Every scenario is a case of the run: its results go where a run's do.
+    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let mut results =
+        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
     let evaluator = Evaluator::new(project.registry()?, project.agents()?, options);
-    let report = evaluator.run_blocking(scenarios);
+    let report = evaluator.run_blocking(scenarios, &mut results);
 
     let mut out = std::io::stdout().lock();
     write_eval(&mut out, &report, &redactor)?;
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
     let path =
         write_json_report(&results_dir, "eval.json", &report, &redactor).context("failed to write the scores")?;
     writeln!(out, "Scores in {}", path.display())?;

@@ -5,11 +5,11 @@
 
 use super::CliError;
 use super::args::ValidateArgs;
-use super::options::{default_results_dir, fraction};
+use super::options::{default_results_dir, fraction, results_error};
 use anyhow::{Context, Result};
 use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::Validator;
-use assay::report::{write_json_report, write_validation};
+use assay::report::{ResultsDir, write_json_report, write_validation};
 use std::io::Write;
 
 pub fn run(args: ValidateArgs) -> Result<u8> {
@@ -32,11 +32,16 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
         return Err(CliError::NoValidationFiles.into());
     }
     let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
-    let report = Validator::new(project.registry()?, args.key, jobs).run_blocking(validations);
+    // Every mock response is a case of the run: its results go where a
+    // run's do.
+    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let mut results =
+        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
+    let validator = Validator::new(project.registry()?, project.agents()?, args.key, jobs);
+    let report = validator.run_blocking(validations, &mut results);
 
     let mut out = std::io::stdout().lock();
     write_validation(&mut out, &report, &redactor)?;
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
     let path = write_json_report(&results_dir, "validate.json", &report, &redactor)
         .context("failed to write the agreement")?;
     writeln!(out, "Agreement in {}", path.display())?;

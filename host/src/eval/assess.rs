@@ -119,6 +119,30 @@ pub struct Failure {
     pub llm_error: Option<String>,
 }
 
+/// The Assessor as a reporter of the run's events: each case's failure
+/// modes as it finishes (an aggregating reporter, as eval's scores are).
+#[derive(Debug, Default)]
+pub struct FailureModes {
+    assessments: Vec<Assessment>,
+}
+
+impl FailureModes {
+    /// Every case's assessment, by case id.
+    pub fn into_assessments(mut self) -> Vec<Assessment> {
+        self.assessments.sort_by(|a, b| a.case_id.cmp(&b.case_id));
+        self.assessments
+    }
+}
+
+impl crate::run::Reporter for FailureModes {
+    fn report(&mut self, event: &crate::run::RunEvent<'_>) -> std::io::Result<()> {
+        if let crate::run::EventKind::CaseFinished(case) = event.kind {
+            self.assessments.push(assess(case));
+        }
+        Ok(())
+    }
+}
+
 /// Assesses a case from its result (run with every sample: see
 /// `RunOptions::exhaustive`).
 pub fn assess(case: &CaseResult) -> Assessment {

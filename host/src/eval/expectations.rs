@@ -1,11 +1,11 @@
 //! Expectations as checks: each expectation of a scenario planned into
-//! checks on a response's text, and a text judged against all of them with
-//! one batched dispatch (so a judge plugin sees them in one call).
+//! checks on a response's text (the scheduler then evaluates all of them in
+//! one batch, so a judge plugin sees them in one call), and the results
+//! grouped back into expectations.
 
 use crate::case::Scenario;
-use crate::check::{self, Check, CheckResult, KeySet, Outcome, PluginLog, ResponseView, Target, plan_entry};
+use crate::check::{Check, CheckResult, KeySet, Outcome, Target, plan_entry};
 use crate::errors::CaseErrorKind;
-use crate::plugin::Registry;
 use serde_json::Value;
 
 /// The checks of each expectation of a scenario, in order.
@@ -32,7 +32,7 @@ pub(crate) fn plan_expectations(
         .collect()
 }
 
-/// How a text fared against one expectation.
+/// How an answer fared against one expectation.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Judged {
     /// Pass when every check of the expectation passed; error when one
@@ -47,7 +47,12 @@ pub(crate) struct Judged {
 impl Judged {
     /// Whether it matched, or `None` when it could not be judged.
     pub fn matched(&self) -> Option<bool> {
-        match self.outcome {
+        Judged::matched_of(self.outcome)
+    }
+
+    /// Whether `outcome` is a match, or `None` when it is an error.
+    pub fn matched_of(outcome: Outcome) -> Option<bool> {
+        match outcome {
             Outcome::Pass => Some(true),
             Outcome::Fail => Some(false),
             Outcome::Error => None,
@@ -55,20 +60,14 @@ impl Judged {
     }
 }
 
-/// Judges `text` against every planned expectation.
-pub(crate) fn judge_text(
-    text: &str,
-    planned: &PlannedExpectations,
-    registry: &Registry,
-) -> (Vec<Judged>, Vec<PluginLog>) {
-    let flat: Vec<Check> = planned.iter().flatten().cloned().collect();
-    let view = ResponseView { text: Some(text), ..ResponseView::default() };
-    let (results, logs) = check::evaluate(&flat, &view, registry);
-    let mut results = results.into_iter();
-    let judged = planned
+/// The results of an answer's checks, in expectation order, grouped back
+/// into the expectations they were planned from (`sizes[i]` checks each).
+pub(crate) fn judged(checks: &[CheckResult], sizes: &[usize]) -> Vec<Judged> {
+    let mut checks = checks.iter();
+    sizes
         .iter()
-        .map(|checks| {
-            let checks: Vec<CheckResult> = results.by_ref().take(checks.len()).collect();
+        .map(|&size| {
+            let checks: Vec<CheckResult> = checks.by_ref().take(size).cloned().collect();
             let outcome = if checks.iter().any(|c| c.verdict.outcome == Outcome::Error) {
                 Outcome::Error
             } else if checks.iter().all(|c| c.verdict.passed()) {
@@ -79,6 +78,5 @@ pub(crate) fn judge_text(
             let message = checks.iter().map(|c| c.verdict.message.as_str()).collect::<Vec<_>>().join("; ");
             Judged { outcome, message, checks }
         })
-        .collect();
-    (judged, logs)
+        .collect()
 }

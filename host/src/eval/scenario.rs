@@ -2,24 +2,31 @@
 //! sample), every expectation is judged on the answer, and the weighted
 //! scores are reported per scenario, per category and overall.
 //!
+//! A scenario compiles into a job for the one scheduler (one turn: the
+//! problem, checked by every expectation's checks in one batch), and the
+//! scores are an aggregating reporter of the run's events
+//! ([`ScenarioScores`]): any other reporter sees the same cases.
+//!
 //! A scenario's score is the weight of its matched expectations over the
 //! weight of the expectations judged, summed over its samples; a category's
 //! score is the same over every expectation in it. An expectation that
 //! could not be judged (judge down, agent error) is an error: counted and
 //! reported, and in neither the numerator nor the denominator.
 
-use crate::agent::{Agents, ChatRequest};
-use crate::case::{Connection, Scenario};
-use crate::errors::CaseError;
-use crate::eval::expectations::{PlannedExpectations, judge_text, plan_expectations};
+use crate::agent::Agents;
+use crate::case::{Connection, Scenario, SuccessRatio};
+use crate::errors::{CaseError, CaseErrorKind};
+use crate::eval::expectations::{Judged, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
-use crate::run::{RunError, panic_message};
+use crate::run::{
+    CaseResult, CaseSource, EventKind, Job, LoadedCase, Reporter, RunError, RunEvent, RunOptions, Runner, Turn,
+};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
 /// How scenarios are evaluated.
 #[derive(Clone, Debug)]
@@ -122,7 +129,7 @@ pub struct ExpectationResult {
     pub categories: Vec<String>,
 }
 
-/// Evaluates scenarios against agents.
+/// Evaluates scenarios against agents, on the one scheduler.
 pub struct Evaluator {
     registry: Arc<Registry>,
     agents: Agents,
@@ -135,31 +142,136 @@ impl Evaluator {
         Evaluator { registry, agents, options }
     }
 
-    /// Evaluates every scenario (or reports why it cannot be).
-    pub async fn run(&self, scenarios: Vec<Result<Scenario, CaseError>>) -> EvalReport {
-        let semaphore = Arc::new(Semaphore::new(self.options.jobs.max(1)));
-        let mut pending = Vec::new();
-        for scenario in scenarios {
-            let planned = scenario.and_then(|s| {
-                let plan = plan_expectations(&s, self.options.key.as_deref(), self.registry.as_ref())
-                    .map_err(|kind| CaseError::new(&s.file, kind))?;
-                Ok((s, plan))
-            });
-            pending.push(match planned {
-                Err(error) => Err(error),
-                Ok((scenario, plan)) => Ok(self.start(Arc::new(scenario), Arc::new(plan), &semaphore)),
-            });
+    /// Evaluates every scenario (or reports why it cannot be); `reporter`
+    /// sees the run's events (each scenario is a case whose samples hold
+    /// every expectation's checks).
+    pub async fn run(&self, scenarios: Vec<Result<Scenario, CaseError>>, reporter: &mut dyn Reporter) -> EvalReport {
+        let (jobs, mut scores) = scenario_jobs(scenarios, &self.options, self.registry.as_ref());
+        let options = RunOptions { jobs: self.options.jobs, exhaustive: true, ..RunOptions::default() };
+        let runner = Runner::new(self.registry.clone(), self.agents.clone(), options);
+        runner.run(CaseSource::loaded(jobs), &mut (&mut scores, reporter)).await;
+        scores.into_report()
+    }
+
+    /// [`Evaluator::run`] on a runtime of its own.
+    pub fn run_blocking(&self, scenarios: Vec<Result<Scenario, CaseError>>, reporter: &mut dyn Reporter) -> EvalReport {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+        runtime.block_on(self.run(scenarios, reporter))
+    }
+}
+
+/// Compiles scenarios into jobs for the scheduler (a scenario that cannot
+/// run, into one reported as an error), and the reporter that scores them.
+pub fn scenario_jobs(
+    scenarios: Vec<Result<Scenario, CaseError>>,
+    options: &EvalOptions,
+    registry: &Registry,
+) -> (Vec<LoadedCase>, ScenarioScores) {
+    let mut scores = ScenarioScores { key: options.key.clone(), entries: Vec::new(), by_id: HashMap::new() };
+    let mut jobs = Vec::new();
+    for scenario in scenarios {
+        let planned = scenario.and_then(|scenario| {
+            let plan = plan_expectations(&scenario, options.key.as_deref(), registry)
+                .map_err(|kind| CaseError::new(&scenario.file, kind))?;
+            let agent = options.agent.clone().or_else(|| scenario.agent.clone()).ok_or_else(|| {
+                CaseError::new(&scenario.file, CaseErrorKind::NoAgent { scenario: scenario.id.clone() })
+            })?;
+            Ok((scenario, plan, agent))
+        });
+        match planned {
+            Ok((scenario, plan, agent)) => {
+                let id = scores.claim(&scenario.id, &scenario.file);
+                let checks = plan.iter().flatten().cloned().collect();
+                let turn = Turn { timeout: options.timeout, ..Turn::new(scenario.problem.clone(), checks) };
+                let samples = options.samples.max(1);
+                jobs.push(LoadedCase::Ready(Box::new(Job {
+                    id: id.clone(),
+                    file: scenario.file.clone(),
+                    agent,
+                    connections: vec![options.connection],
+                    success_ratio: SuccessRatio { required: samples, samples },
+                    timeout: None,
+                    metadata: Vec::new(),
+                    turns: vec![turn],
+                })));
+                scores.expect(id, Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario });
+            }
+            Err(error) => {
+                let stem = error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let id = scores.claim(&stem, &error.file);
+                scores.expect(id.clone(), Pending::Broken { scenario_id: stem });
+                jobs.push(LoadedCase::Broken { id, error });
+            }
         }
+    }
+    (jobs, scores)
+}
+
+/// The scores of `assay eval`, from the run's events: each scenario's
+/// result as its case finishes, and the totals at the end.
+pub struct ScenarioScores {
+    key: Option<String>,
+    /// One per scenario, in the order given.
+    entries: Vec<(String, Entry)>,
+    by_id: HashMap<String, usize>,
+}
+
+/// What a scenario is waiting for, or has.
+enum Entry {
+    Pending(Pending),
+    Done(ScenarioResult),
+}
+
+/// A scenario not yet finished.
+enum Pending {
+    /// A scenario run as a job; `sizes` are how many checks each
+    /// expectation has, in order.
+    Scenario { scenario: Scenario, sizes: Vec<usize> },
+    /// A scenario that cannot run: its case reports why.
+    Broken { scenario_id: String },
+}
+
+impl ScenarioScores {
+    /// A case id for `id`, unique in the run (another file's scenario of
+    /// the same id gets its file in the case id).
+    fn claim(&mut self, id: &str, file: &std::path::Path) -> String {
+        let mut case_id = id.to_owned();
+        if self.by_id.contains_key(&case_id) {
+            case_id = format!("{id} ({})", file.display());
+        }
+        while self.by_id.contains_key(&case_id) {
+            case_id.push('\'');
+        }
+        self.by_id.insert(case_id.clone(), self.entries.len());
+        case_id
+    }
+
+    fn expect(&mut self, id: String, pending: Pending) {
+        self.entries.push((id, Entry::Pending(pending)));
+    }
+
+    /// Every scenario's result, in the order given, and the totals. A
+    /// scenario the run did not get to (it was cancelled) is an error.
+    pub fn into_report(self) -> EvalReport {
         let mut report = EvalReport::default();
-        for entry in pending {
+        for (id, entry) in self.entries {
             let result = match entry {
-                Err(error) => broken(error),
-                Ok((scenario, agent, samples)) => {
-                    let mut collected = Vec::new();
-                    for sample in samples {
-                        collected.push(sample.await.expect("a scenario sample does not panic"));
+                Entry::Done(result) => result,
+                Entry::Pending(pending) => {
+                    let (scenario_id, file) = match pending {
+                        Pending::Scenario { scenario, .. } => (scenario.id, scenario.file),
+                        Pending::Broken { scenario_id } => (scenario_id, PathBuf::new()),
+                    };
+                    let message = format!("scenario `{id}` was not run: the run was cancelled");
+                    ScenarioResult {
+                        scenario_id,
+                        file,
+                        agent: String::new(),
+                        score: Tally::default(),
+                        categories: CategoryTallies::new(),
+                        samples: Vec::new(),
+                        error: Some(RunError { kind: "not-run".into(), message }),
                     }
-                    tally(&scenario, agent, collected, self.options.key.as_deref())
                 }
             };
             report.overall.merge(&result.score);
@@ -169,151 +281,62 @@ impl Evaluator {
         report
     }
 
-    /// Starts every sample of one scenario.
-    fn start(
-        &self,
-        scenario: Arc<Scenario>,
-        plan: Arc<PlannedExpectations>,
-        semaphore: &Arc<Semaphore>,
-    ) -> (Arc<Scenario>, Result<String, RunError>, Vec<tokio::task::JoinHandle<SampleRun>>) {
-        let Some(agent) = self.options.agent.clone().or_else(|| scenario.agent.clone()) else {
-            let error = RunError {
-                kind: "no-agent".into(),
-                message: format!(
-                    "scenario `{}` names no agent\n\nConsider `agent: NAME` in {}, or `--to NAME`",
-                    scenario.id,
-                    scenario.file.display()
-                ),
+    fn finished(&mut self, case: &CaseResult) {
+        let Some(&index) = self.by_id.get(&case.id) else { return };
+        let entry = &mut self.entries[index].1;
+        if let Entry::Pending(pending) = entry {
+            let result = match pending {
+                Pending::Scenario { scenario, sizes } => tally(scenario, sizes, case, self.key.as_deref()),
+                Pending::Broken { scenario_id } => ScenarioResult {
+                    scenario_id: scenario_id.clone(),
+                    file: case.file.clone(),
+                    agent: String::new(),
+                    score: Tally::default(),
+                    categories: CategoryTallies::new(),
+                    samples: Vec::new(),
+                    error: case.error.clone(),
+                },
             };
-            return (scenario, Err(error), Vec::new());
-        };
-        let samples = (0..self.options.samples.max(1))
-            .map(|index| {
-                let task = SampleTask {
-                    agents: self.agents.clone(),
-                    registry: self.registry.clone(),
-                    scenario: scenario.clone(),
-                    plan: plan.clone(),
-                    agent: agent.clone(),
-                    connection: self.options.connection,
-                    timeout: self.options.timeout,
-                    index,
-                };
-                let semaphore = semaphore.clone();
-                tokio::spawn(async move {
-                    let _permit = semaphore.acquire_owned().await.expect("the semaphore is never closed");
-                    task.run().await
-                })
-            })
-            .collect();
-        (scenario, Ok(agent), samples)
-    }
-
-    /// [`Evaluator::run`] on a runtime of its own.
-    pub fn run_blocking(&self, scenarios: Vec<Result<Scenario, CaseError>>) -> EvalReport {
-        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
-        runtime.block_on(self.run(scenarios))
-    }
-}
-
-/// One sample's raw outcome: the answer, or why there is none, and the
-/// judgments.
-struct SampleRun {
-    index: u32,
-    response: Result<String, RunError>,
-    judged: Vec<crate::eval::expectations::Judged>,
-}
-
-struct SampleTask {
-    agents: Agents,
-    registry: Arc<Registry>,
-    scenario: Arc<Scenario>,
-    plan: Arc<PlannedExpectations>,
-    agent: String,
-    connection: Connection,
-    timeout: Option<Duration>,
-    index: u32,
-}
-
-impl SampleTask {
-    async fn run(self) -> SampleRun {
-        let request = ChatRequest {
-            agent: self.agent.clone(),
-            text: self.scenario.problem.clone(),
-            metadata: vec![("x-assay-sample".to_owned(), self.index.to_string())],
-            ..ChatRequest::default()
-        };
-        let call = self.agents.chat(self.connection, request, self.timeout);
-        let answer = match self.timeout {
-            None => call.await,
-            Some(limit) => match tokio::time::timeout(limit, call).await {
-                Ok(answer) => answer,
-                Err(_) => {
-                    let message = format!("the agent did not answer within {} s", limit.as_secs_f64());
-                    return SampleRun {
-                        index: self.index,
-                        response: Err(RunError { kind: "interaction-timeout".into(), message }),
-                        judged: Vec::new(),
-                    };
-                }
-            },
-        };
-        let text = match answer {
-            Ok(response) => response.text.unwrap_or_default(),
-            Err(error) => {
-                let error = RunError { kind: error.kind.kind().to_owned(), message: error.to_string() };
-                return SampleRun { index: self.index, response: Err(error), judged: Vec::new() };
-            }
-        };
-        let (registry, plan) = (self.registry.clone(), self.plan.clone());
-        let judging = tokio::task::spawn_blocking(move || {
-            let (judged, _logs) = judge_text(&text, &plan, &registry);
-            (judged, text)
-        });
-        match judging.await {
-            Ok((judged, text)) => SampleRun { index: self.index, response: Ok(text), judged },
-            // A bug (or an embedder's capability with one) is reported, not
-            // lost.
-            Err(error) => {
-                let message = format!(
-                    "internal error: judging the answer stopped ({}); this is a bug in assay, please report it",
-                    panic_message(error)
-                );
-                SampleRun {
-                    index: self.index,
-                    response: Err(RunError { kind: "internal".into(), message }),
-                    judged: Vec::new(),
-                }
-            }
+            *entry = Entry::Done(result);
         }
     }
 }
 
-/// Scores one scenario's samples.
-fn tally(
-    scenario: &Scenario,
-    agent: Result<String, RunError>,
-    runs: Vec<SampleRun>,
-    key: Option<&str>,
-) -> ScenarioResult {
+impl Reporter for ScenarioScores {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        if let EventKind::CaseFinished(case) = event.kind {
+            self.finished(case);
+        }
+        Ok(())
+    }
+}
+
+/// Scores one scenario's case: every sample's answer against every
+/// expectation (an expectation is its checks together).
+fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&str>) -> ScenarioResult {
     let mut result = ScenarioResult {
         scenario_id: scenario.id.clone(),
         file: scenario.file.clone(),
-        agent: agent.as_ref().cloned().unwrap_or_default(),
+        agent: case.agent.clone(),
         score: Tally::default(),
         categories: CategoryTallies::new(),
         samples: Vec::new(),
-        error: agent.err(),
+        error: case.error.clone(),
     };
-    for run in runs {
-        let (response, error) = match run.response {
-            Ok(text) => (Some(text), None),
-            Err(error) => (None, Some(error)),
+    for sample in &case.samples {
+        let interaction = sample.runs.first().and_then(|run| run.interactions.first());
+        let (response, error, judged) = match interaction {
+            Some(interaction) if interaction.error.is_none() => {
+                let text = interaction.response.as_ref().and_then(|r| r.text.clone()).unwrap_or_default();
+                (Some(text), None, judged(&interaction.checks, sizes))
+            }
+            Some(interaction) => (None, interaction.error.clone(), Vec::new()),
+            None => (None, None, Vec::new()),
         };
         let mut expectations = Vec::new();
         for (i, expectation) in scenario.expectations.iter().enumerate() {
-            let (matched, message) = match run.judged.get(i) {
-                Some(judged) => (judged.matched(), judged.message.clone()),
+            let (matched, message) = match judged.get(i) {
+                Some(Judged { outcome, message, .. }) => (Judged::matched_of(*outcome), message.clone()),
                 None => (None, "not judged: the agent gave no answer".to_owned()),
             };
             result.score.add(expectation.weight, matched);
@@ -327,19 +350,7 @@ fn tally(
                 categories: expectation.categories.clone(),
             });
         }
-        result.samples.push(ScenarioSample { index: run.index, response, error, expectations });
+        result.samples.push(ScenarioSample { index: sample.index, response, error, expectations });
     }
     result
-}
-
-fn broken(error: CaseError) -> ScenarioResult {
-    ScenarioResult {
-        scenario_id: error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-        file: error.file.clone(),
-        agent: String::new(),
-        score: Tally::default(),
-        categories: CategoryTallies::new(),
-        samples: Vec::new(),
-        error: Some(RunError { kind: "bad-file".into(), message: error.to_string() }),
-    }
 }

@@ -4,17 +4,26 @@
 //! `--key` swaps in another), and the judge's decisions are compared with
 //! the wanted ones: weighted agreement per mock response, per category and
 //! overall, and a confusion matrix.
+//!
+//! Each mock response compiles into a job for the one scheduler that asks
+//! no agent: its one turn replays the mock response's text
+//! ([`Connection::Replay`]) and checks it with the expectations its wanted
+//! results name. The agreement is an aggregating reporter of the run's
+//! events ([`Agreement`]).
 
-use crate::case::Validation;
+use crate::agent::Agents;
+use crate::case::{Connection, Validation};
 use crate::errors::CaseError;
-use crate::eval::expectations::{PlannedExpectations, judge_text, plan_expectations};
+use crate::eval::expectations::{PlannedExpectations, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
-use crate::run::{RunError, panic_message};
+use crate::run::{
+    CaseResult, CaseSource, EventKind, Job, LoadedCase, Reporter, RunError, RunEvent, RunOptions, Runner, Turn,
+};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 
 /// The outcome of `assay validate`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -123,9 +132,10 @@ impl Confusion {
     }
 }
 
-/// Validates judges against validation files.
+/// Validates judges against validation files, on the one scheduler.
 pub struct Validator {
     registry: Arc<Registry>,
+    agents: Agents,
     key: Option<String>,
     jobs: usize,
 }
@@ -133,82 +143,153 @@ pub struct Validator {
 impl Validator {
     /// A validator judging with `registry`'s matchers; `key` (from `--key`)
     /// judges every expectation instead of its own matcher; `jobs` mock
-    /// responses are judged at once.
-    pub fn new(registry: Arc<Registry>, key: Option<String>, jobs: usize) -> Validator {
-        Validator { registry, key, jobs }
+    /// responses are judged at once. `agents` is the run's (a validation
+    /// asks none: its answers are replayed).
+    pub fn new(registry: Arc<Registry>, agents: Agents, key: Option<String>, jobs: usize) -> Validator {
+        Validator { registry, agents, key, jobs }
     }
 
-    /// Validates every file (or reports why it cannot be).
-    pub async fn run(&self, validations: Vec<Result<Validation, CaseError>>) -> ValidateReport {
-        let semaphore = Arc::new(Semaphore::new(self.jobs.max(1)));
-        let mut pending = Vec::new();
-        for validation in validations {
-            let planned = validation.and_then(|v| {
-                let plan = plan_expectations(&v.scenario, self.key.as_deref(), self.registry.as_ref())
-                    .map_err(|kind| CaseError::new(&v.scenario.file, kind))?;
-                Ok((v, plan))
-            });
-            pending.push(planned.map(|(validation, plan)| {
-                let (validation, plan) = (Arc::new(validation), Arc::new(plan));
-                let tasks: Vec<_> = (0..validation.mock_responses.len())
-                    .map(|index| {
-                        let (validation, plan, registry) = (validation.clone(), plan.clone(), self.registry.clone());
-                        let semaphore = semaphore.clone();
-                        tokio::spawn(async move {
-                            let _permit = semaphore.acquire_owned().await.expect("the semaphore is never closed");
-                            tokio::task::spawn_blocking(move || judge_mock(&validation, &plan, index, &registry))
-                                .await
-                                .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
-                        })
-                    })
-                    .collect();
-                (validation, tasks)
-            }));
-        }
-        let mut report = ValidateReport::default();
-        for entry in pending {
-            let result = match entry {
-                Err(error) => broken(error),
-                Ok((validation, tasks)) => {
-                    let mut result = ValidationResult {
-                        scenario_id: validation.scenario.id.clone(),
+    /// Validates every file (or reports why it cannot be); `reporter` sees
+    /// the run's events (each mock response is a case).
+    pub async fn run(
+        &self,
+        validations: Vec<Result<Validation, CaseError>>,
+        reporter: &mut dyn Reporter,
+    ) -> ValidateReport {
+        let (jobs, mut agreement) = validation_jobs(validations, self.key.as_deref(), self.registry.as_ref());
+        let options = RunOptions { jobs: self.jobs, ..RunOptions::default() };
+        let runner = Runner::new(self.registry.clone(), self.agents.clone(), options);
+        runner.run(CaseSource::loaded(jobs), &mut (&mut agreement, reporter)).await;
+        agreement.into_report()
+    }
+
+    /// [`Validator::run`] on a runtime of its own.
+    pub fn run_blocking(
+        &self,
+        validations: Vec<Result<Validation, CaseError>>,
+        reporter: &mut dyn Reporter,
+    ) -> ValidateReport {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+        runtime.block_on(self.run(validations, reporter))
+    }
+}
+
+/// Compiles validation files into jobs for the scheduler, one per mock
+/// response (a file that cannot run, into one job reported as an error),
+/// and the reporter that measures the agreement.
+pub fn validation_jobs(
+    validations: Vec<Result<Validation, CaseError>>,
+    key: Option<&str>,
+    registry: &Registry,
+) -> (Vec<LoadedCase>, Agreement) {
+    let mut agreement = Agreement { files: Vec::new(), by_id: HashMap::new() };
+    let mut jobs = Vec::new();
+    for validation in validations {
+        let planned = validation.and_then(|v| {
+            let plan =
+                plan_expectations(&v.scenario, key, registry).map_err(|kind| CaseError::new(&v.scenario.file, kind))?;
+            Ok((v, plan))
+        });
+        let file = agreement.files.len();
+        match planned {
+            Ok((validation, plan)) => {
+                let stem = validation.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let mut mocks = Vec::new();
+                for (mock, response) in validation.mock_responses.iter().enumerate() {
+                    let id = agreement.claim(format!("{stem}/{}", response.id), (file, mock));
+                    let positions = positions(&validation, mock);
+                    let checks = positions.iter().flat_map(|&p| plan[p].iter().cloned()).collect();
+                    let turn = Turn { replay: Some(response.content.clone()), ..Turn::new("", checks) };
+                    jobs.push(LoadedCase::Ready(Box::new(Job {
+                        id,
                         file: validation.file.clone(),
-                        agreement: Tally::default(),
-                        categories: CategoryTallies::new(),
-                        confusion: Confusion::default(),
-                        mock_responses: Vec::new(),
-                        error: None,
-                    };
-                    for (index, task) in tasks.into_iter().enumerate() {
-                        // A judging task that panicked (a bug, or an
-                        // embedder's capability with one) is reported, not
-                        // lost.
-                        let mock = match task.await {
-                            Ok(mock) => mock,
-                            Err(error) => {
-                                let message = format!(
-                                    "internal error: judging mock response {} stopped ({}); this is a bug in assay, please report it",
-                                    validation.mock_responses[index].id,
-                                    panic_message(error)
-                                );
-                                result.error = Some(RunError { kind: "internal".into(), message });
-                                continue;
-                            }
-                        };
-                        for judgment in &mock.judgments {
-                            result.agreement.add(judgment.weight, judgment.agrees);
-                            add_to_categories(
-                                &mut result.categories,
-                                &judgment.categories,
-                                judgment.weight,
-                                judgment.agrees,
-                            );
-                            result.confusion.add(judgment.wanted_result, judgment.actual_result);
-                        }
-                        result.mock_responses.push(mock);
-                    }
-                    result
+                        agent: String::new(),
+                        connections: vec![Connection::Replay],
+                        success_ratio: Default::default(),
+                        timeout: None,
+                        metadata: Vec::new(),
+                        turns: vec![turn],
+                    })));
+                    mocks.push(None);
                 }
+                agreement.files.push(FileEntry::Planned { validation, plan, mocks });
+            }
+            Err(error) => {
+                let stem = error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let id = agreement.claim(stem, (file, 0));
+                agreement.files.push(FileEntry::Broken { file: error.file.clone(), error: None });
+                jobs.push(LoadedCase::Broken { id, error });
+            }
+        }
+    }
+    (jobs, agreement)
+}
+
+/// The positions (in the scenario) of the expectations mock response
+/// `mock` has wanted results for.
+fn positions(validation: &Validation, mock: usize) -> Vec<usize> {
+    let expectations = &validation.scenario.expectations;
+    validation.mock_responses[mock]
+        .wanted
+        .iter()
+        .map(|w| expectations.iter().position(|e| e.id == w.expectation_id).expect("checked when read"))
+        .collect()
+}
+
+/// The agreement of `assay validate`, from the run's events: each mock
+/// response's judgments as its case finishes, the totals at the end.
+pub struct Agreement {
+    /// One per validation file, in the order given.
+    files: Vec<FileEntry>,
+    /// Case id → (file, mock response).
+    by_id: HashMap<String, (usize, usize)>,
+}
+
+/// A validation file and what is known of it so far.
+enum FileEntry {
+    /// Planned: each mock response's result once its case finished.
+    Planned { validation: Validation, plan: PlannedExpectations, mocks: Vec<Option<Result<MockResult, RunError>>> },
+    /// It cannot run: its case says why.
+    Broken { file: PathBuf, error: Option<RunError> },
+}
+
+impl Agreement {
+    /// A case id for `id`, unique in the run.
+    fn claim(&mut self, mut id: String, place: (usize, usize)) -> String {
+        while self.by_id.contains_key(&id) {
+            id.push('\'');
+        }
+        self.by_id.insert(id.clone(), place);
+        id
+    }
+
+    fn finished(&mut self, case: &CaseResult) {
+        let Some(&(file, mock)) = self.by_id.get(&case.id) else { return };
+        match &mut self.files[file] {
+            FileEntry::Planned { validation, plan, mocks } => {
+                mocks[mock] = Some(judge_mock(validation, plan, mock, case));
+            }
+            FileEntry::Broken { error, .. } => *error = case.error.clone(),
+        }
+    }
+
+    /// Every file's agreement, in the order given, and the totals. A mock
+    /// response the run did not get to (it was cancelled) is an error of its
+    /// file.
+    pub fn into_report(self) -> ValidateReport {
+        let mut report = ValidateReport::default();
+        for entry in self.files {
+            let result = match entry {
+                FileEntry::Broken { file, error } => ValidationResult {
+                    scenario_id: String::new(),
+                    file,
+                    agreement: Tally::default(),
+                    categories: CategoryTallies::new(),
+                    confusion: Confusion::default(),
+                    mock_responses: Vec::new(),
+                    error: Some(error.unwrap_or_else(not_run)),
+                },
+                FileEntry::Planned { validation, mocks, .. } => file_result(&validation, mocks),
             };
             report.agreement.merge(&result.agreement);
             merge_categories(&mut report.categories, &result.categories);
@@ -217,32 +298,73 @@ impl Validator {
         }
         report
     }
+}
 
-    /// [`Validator::run`] on a runtime of its own.
-    pub fn run_blocking(&self, validations: Vec<Result<Validation, CaseError>>) -> ValidateReport {
-        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
-        runtime.block_on(self.run(validations))
+impl Reporter for Agreement {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        if let EventKind::CaseFinished(case) = event.kind {
+            self.finished(case);
+        }
+        Ok(())
     }
 }
 
-/// Judges mock response `index` against the expectations it names.
-fn judge_mock(validation: &Validation, plan: &PlannedExpectations, index: usize, registry: &Registry) -> MockResult {
+fn not_run() -> RunError {
+    RunError { kind: "not-run".into(), message: "it was not run: the run was cancelled".into() }
+}
+
+/// A file's agreement from its mock responses' results.
+fn file_result(validation: &Validation, mocks: Vec<Option<Result<MockResult, RunError>>>) -> ValidationResult {
+    let mut result = ValidationResult {
+        scenario_id: validation.scenario.id.clone(),
+        file: validation.file.clone(),
+        agreement: Tally::default(),
+        categories: CategoryTallies::new(),
+        confusion: Confusion::default(),
+        mock_responses: Vec::new(),
+        error: None,
+    };
+    for mock in mocks {
+        match mock {
+            Some(Ok(mock)) => {
+                for judgment in &mock.judgments {
+                    result.agreement.add(judgment.weight, judgment.agrees);
+                    add_to_categories(&mut result.categories, &judgment.categories, judgment.weight, judgment.agrees);
+                    result.confusion.add(judgment.wanted_result, judgment.actual_result);
+                }
+                result.mock_responses.push(mock);
+            }
+            Some(Err(error)) => result.error = Some(error),
+            None => result.error = Some(not_run()),
+        }
+    }
+    result
+}
+
+/// Mock response `index`'s judgments from its case: the checks of each
+/// expectation it names, against the wanted result.
+fn judge_mock(
+    validation: &Validation,
+    plan: &PlannedExpectations,
+    index: usize,
+    case: &CaseResult,
+) -> Result<MockResult, RunError> {
     let mock = &validation.mock_responses[index];
     let expectations = &validation.scenario.expectations;
-    // Only the expectations this response has wanted results for.
-    let positions: Vec<usize> = mock
-        .wanted
-        .iter()
-        .map(|w| expectations.iter().position(|e| e.id == w.expectation_id).expect("checked when read"))
-        .collect();
-    let subset: PlannedExpectations = positions.iter().map(|&p| plan[p].clone()).collect();
-    let (judged, _logs) = judge_text(&mock.content, &subset, registry);
+    let interaction = case.samples.first().and_then(|s| s.runs.first()).and_then(|r| r.interactions.first());
+    let checks = match (interaction, &case.error) {
+        (_, Some(error)) => return Err(error.clone()),
+        (Some(interaction), None) => &interaction.checks,
+        (None, None) => return Err(RunError { kind: "internal".into(), message: "no answer was judged".into() }),
+    };
+    let positions = positions(validation, index);
+    let sizes: Vec<usize> = positions.iter().map(|&p| plan[p].len()).collect();
     let mut agreement = Tally::default();
     let judgments = mock
         .wanted
         .iter()
         .zip(positions)
-        .zip(judged)
+        .zip(judged(checks, &sizes))
         .map(|((wanted, position), judged)| {
             let expectation = &expectations[position];
             let actual = judged.matched();
@@ -261,17 +383,5 @@ fn judge_mock(validation: &Validation, plan: &PlannedExpectations, index: usize,
             }
         })
         .collect();
-    MockResult { mock_response_id: mock.id.clone(), agreement, judgments }
-}
-
-fn broken(error: CaseError) -> ValidationResult {
-    ValidationResult {
-        scenario_id: String::new(),
-        file: error.file.clone(),
-        agreement: Tally::default(),
-        categories: CategoryTallies::new(),
-        confusion: Confusion::default(),
-        mock_responses: Vec::new(),
-        error: Some(RunError { kind: "bad-file".into(), message: error.to_string() }),
-    }
+    Ok(MockResult { mock_response_id: mock.id.clone(), agreement, judgments })
 }

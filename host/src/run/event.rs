@@ -73,6 +73,16 @@ pub trait Reporter: Send {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()>;
 }
 
+/// Two reporters, one after the other: each sees every event; an error of
+/// either is the pair's (the first one's, when both fail).
+impl<A: Reporter, B: Reporter> Reporter for (A, B) {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        let first = self.0.report(event);
+        let second = self.1.report(event);
+        first.and(second)
+    }
+}
+
 /// A borrowed reporter reports as the one it borrows.
 impl<R: Reporter + ?Sized> Reporter for &mut R {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {

@@ -398,8 +398,17 @@ fn broken(id: String, error: crate::errors::CaseError) -> CaseResult {
         success_ratio: Default::default(),
         status: CaseStatus::Error,
         samples: Vec::new(),
-        error: Some(RunError { kind: "bad-file".into(), message: error.to_string() }),
+        error: Some(RunError { kind: broken_kind(&error.kind).into(), message: error.to_string() }),
         duration_ms: 0.0,
+    }
+}
+
+/// The error kind of a case that cannot run: its file is bad, or (for a
+/// scenario) no agent was named.
+fn broken_kind(kind: &crate::errors::CaseErrorKind) -> &'static str {
+    match kind {
+        crate::errors::CaseErrorKind::NoAgent { .. } => "no-agent",
+        _ => "bad-file",
     }
 }
 

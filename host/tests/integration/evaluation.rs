@@ -402,3 +402,71 @@ fn validate_skips_scenario_files_and_needs_a_validation() {
     assert!(stderr(&output).contains("no validation files found"), "{}", stderr(&output));
     assert!(stderr(&output).contains("Consider `assay eval` for scenario files"), "{}", stderr(&output));
 }
+
+/// What a reporter subscribed to `assay eval` saw.
+#[derive(Default)]
+struct Watcher {
+    events: Vec<String>,
+    /// (case id, key of each check of each sample).
+    checks: Vec<(String, Vec<String>)>,
+}
+
+impl assay::run::Reporter for Watcher {
+    fn report(&mut self, event: &assay::run::RunEvent<'_>) -> std::io::Result<()> {
+        use assay::run::EventKind;
+        let name = match event.kind {
+            EventKind::RunStarted { cases } => format!("run started ({cases})"),
+            EventKind::CaseStarted { id } => format!("started {id}"),
+            EventKind::SampleFinished { case, index, .. } => format!("sample {index} of {case}"),
+            EventKind::CaseSlow { id, .. } => format!("slow {id}"),
+            EventKind::CaseFinished(case) => {
+                for sample in &case.samples {
+                    let keys = sample.runs[0].interactions[0].checks.iter().map(|c| c.key.clone()).collect();
+                    self.checks.push((case.id.clone(), keys));
+                }
+                format!("finished {}", case.id)
+            }
+            EventKind::RunFinished(_) => "run finished".to_owned(),
+        };
+        self.events.push(name);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_reporter_subscribed_to_eval_sees_every_expectation_of_every_sample() {
+    use assay::case::{ScenarioFile, read_scenario_file};
+    use assay::eval::{EvalOptions, Evaluator};
+    let scenario = "scenario_id: band\nproblem: The Beatles were from Liverpool\nagent: echo\nexpectations:\n  \
+        - {expectation_id: band, statement: names the band, key: keywords, expected: Beatles}\n  \
+        - {expectation_id: city, statement: names the city, key: keywords, expected: [Liverpool, The]}\n  \
+        - {expectation_id: year, statement: names the year, key: not_keywords, expected: \"1960\"}\n";
+    let project = Project::new(&[("band.yaml", scenario)]);
+    let ScenarioFile::Scenario(scenario) =
+        read_scenario_file(Path::new(&project.path("band.yaml")), &Default::default()).unwrap()
+    else {
+        panic!("a scenario")
+    };
+    let runtime = crate::util::runtime();
+    let registry = std::sync::Arc::new(assay::plugin::Registry::with_builtins(runtime).unwrap());
+    let catalog = assay::agent::AgentCatalog::with_demo_agents(runtime.clone(), assay::sandbox::Limits::default());
+    let agents = assay::agent::Agents::new(catalog, assay::agent::HttpAgents::new(Default::default()).unwrap());
+    let options = EvalOptions { samples: 2, ..EvalOptions::default() };
+    let mut watcher = Watcher::default();
+    let report = Evaluator::new(registry, agents, options).run_blocking(vec![Ok(scenario)], &mut watcher);
+
+    // The run's own events, in order: the scenario is one case of two
+    // samples.
+    assert_eq!(watcher.events.first().map(String::as_str), Some("run started (1)"));
+    assert_eq!(watcher.events[1], "started band");
+    let samples: Vec<&String> = watcher.events.iter().filter(|e| e.starts_with("sample")).collect();
+    assert_eq!(samples.len(), 2);
+    assert_eq!(&watcher.events[watcher.events.len() - 2..], ["finished band", "run finished"]);
+    // Every expectation's checks, in every sample (a list of expected
+    // values is one check each).
+    let every = ["keywords", "keywords", "keywords", "not_keywords"].map(String::from).to_vec();
+    assert_eq!(watcher.checks, [("band".to_owned(), every.clone()), ("band".to_owned(), every)]);
+    // And the scores the same run gave.
+    assert_eq!(report.overall.matched, 6);
+    assert_eq!(report.overall.total, 6);
+}

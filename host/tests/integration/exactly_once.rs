@@ -126,10 +126,13 @@ fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
     let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
     let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
     let evaluator = Evaluator::new(panicking_registry(), agents, EvalOptions::default());
-    let report = tokio::runtime::Runtime::new().unwrap().block_on(evaluator.run(scenarios));
+    // Scenarios run on the one scheduler: its guarantee holds for them too.
+    let mut collect = Collect::default();
+    let report = evaluator.run_blocking(scenarios, &mut collect);
     let ids: Vec<&str> = report.scenarios.iter().map(|s| s.scenario_id.as_str()).collect();
     assert_eq!(ids, ["judged", "plain"]);
-    let error = report.scenarios[0].samples[0].error.as_ref().unwrap();
+    assert_eq!(collect.0.len(), 2, "each scenario is reported once as a case");
+    let error = report.scenarios[0].error.as_ref().unwrap();
     assert_eq!(error.kind, "internal");
     assert!(error.message.contains("it panicked: the embedder's judge has a bug"), "{}", error.message);
     assert_eq!(report.scenarios[1].samples[0].expectations[0].matched, Some(true));
@@ -151,13 +154,17 @@ fn a_mock_response_whose_judging_panics_is_an_internal_error_and_validate_goes_o
         ScenarioFile::Validation(validation) => validation,
         ScenarioFile::Scenario(_) => unreachable!(),
     };
-    let validator = Validator::new(panicking_registry(), None, 2);
-    let report = tokio::runtime::Runtime::new().unwrap().block_on(validator.run(vec![Ok(validation)]));
+    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
+    let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
+    let validator = Validator::new(panicking_registry(), agents, None, 2);
+    let mut collect = Collect::default();
+    let report = validator.run_blocking(vec![Ok(validation)], &mut collect);
+    assert_eq!(collect.0.len(), 1, "the mock response is reported once as a case");
     let error = report.files[0].error.as_ref().unwrap();
     assert_eq!(error.kind, "internal");
     assert!(
         error.message.starts_with(
-            "internal error: judging mock response m stopped (it panicked: the embedder's judge has a bug)"
+            "internal error: the case's task stopped before deciding it (it panicked: the embedder's judge has a bug)"
         ),
         "{}",
         error.message
