@@ -1,5 +1,23 @@
 //! assay: an assertion engine for testing AI agents and LLM applications.
 //!
+//! The front door is [`Project`]: it reads `assay.toml` and the
+//! environment once, as `assay run` does, and hands out the case files of a
+//! run and a runner. A folder of test cases, run:
+//!
+//! ```
+//! use assay::{Project, ProjectOptions, report::{Terminal, Verbosity}, run::RunOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let project = Project::open(ProjectOptions::default())?; // ./assay.toml, the environment
+//! let files = project.discover(&["../fixtures/cases".into()], None)?;
+//! let runner = project.runner(RunOptions::default())?;
+//! let summary = runner.run_blocking(project.cases(files, None)?, &mut Terminal::stdio(Verbosity::Quiet));
+//! assert!(summary.success(false)); // flaky passes, unless it must not
+//! # Ok(()) }
+//! ```
+//!
+//! A reporter of your own implements [`run::Reporter`]: it gets every event
+//! of the run (`host/examples/embed.rs` is a small tool that does so).
+//!
 //! A test case travels through one module per stage:
 //!
 //! - [`case`]: test case files (neuro-san HOCON) → a typed [`case::TestCase`];
@@ -25,9 +43,8 @@
 //! reads `assay.toml`; [`errors`] holds every error type. The compile
 //! cache and the answer cache authenticate their files with a per-user key
 //! (`cache_key`), and everything assay keeps for the user is written
-//! private (`private_files`). The `assay` binary (`src/cli/`) is a thin
-//! layer over this library; the [`run`] module shows a whole run driven
-//! from Rust.
+//! private (`private_files`). The `assay` binary (`src/cli/`) parses flags
+//! into [`ProjectOptions`] and prints; everything else is this library.
 #![warn(missing_docs)]
 
 pub mod agent;
