@@ -172,19 +172,19 @@ pub enum Fault {
 
 impl Fault {
     /// A short name for reports and results files: `deadline`, `memory`, ...
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Fault::Deadline(_) => "deadline",
-            Fault::Memory { .. } => "memory",
-            Fault::Table { .. } => "table",
-            Fault::Exit(_) => "exit",
-            Fault::Resources(_) => "resources",
-            Fault::Fuel(_) => "fuel",
-            Fault::StackOverflow => "stack-overflow",
-            Fault::Panic(_) => "panic",
-            Fault::Trap(_) => "trap",
-            Fault::BadAnswer(_) => "bad-answer",
-            Fault::Disabled(_) => "disabled",
+            Fault::Deadline(_) => ErrorKind::Deadline,
+            Fault::Memory { .. } => ErrorKind::Memory,
+            Fault::Table { .. } => ErrorKind::Table,
+            Fault::Exit(_) => ErrorKind::Exit,
+            Fault::Resources(_) => ErrorKind::Resources,
+            Fault::Fuel(_) => ErrorKind::Fuel,
+            Fault::StackOverflow => ErrorKind::StackOverflow,
+            Fault::Panic(_) => ErrorKind::Panic,
+            Fault::Trap(_) => ErrorKind::Trap,
+            Fault::BadAnswer(_) => ErrorKind::BadAnswer,
+            Fault::Disabled(_) => ErrorKind::Disabled,
         }
     }
 }
@@ -248,6 +248,128 @@ pub struct ConfigError {
     pub file: std::path::PathBuf,
     /// What is wrong, with the line when known.
     pub message: String,
+}
+
+/// Why a case, a request or a check ended in an error, as results name it
+/// (serialized kebab-case: `bad-file`, `interaction-timeout`, `deadline`,
+/// …). One enum for every stage, so that a report can group by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// The case's file cannot be read or planned.
+    BadFile,
+    /// A scenario names no agent and the run gives none.
+    NoAgent,
+    /// The case's task stopped before deciding it: a bug in assay.
+    Internal,
+    /// The run was cancelled before it got to the case.
+    NotRun,
+    /// A sample did not complete all its turns.
+    Incomplete,
+    /// A turn's `timeout_in_seconds` fired.
+    InteractionTimeout,
+    /// The case's (per-sample) `timeout_in_seconds` fired.
+    CaseTimeout,
+    /// The agent's server could not be reached.
+    Unreachable,
+    /// TLS failed.
+    Tls,
+    /// The server has no such agent (HTTP 404).
+    NotFound,
+    /// The server answered with another error status.
+    HttpStatus,
+    /// A line of the answer is not what the protocol says.
+    Malformed,
+    /// The answer stopped in the middle of a line.
+    Truncated,
+    /// The server went silent past the idle timeout.
+    Stalled,
+    /// The answer is over the size cap.
+    TooLarge,
+    /// The request could not be built.
+    BadRequest,
+    /// No in-process agent has that name.
+    UnknownAgent,
+    /// An agent component could not be loaded.
+    Load,
+    /// The agent answered with an error of its own.
+    Refused,
+    /// The connection is not one assay speaks.
+    Unsupported,
+    /// A component ran past its deadline.
+    Deadline,
+    /// A component asked for more memory than its limit.
+    Memory,
+    /// A component asked for more table elements than its limit.
+    Table,
+    /// A component called `exit`.
+    Exit,
+    /// A component asked for more instances, memories or tables than a
+    /// store may have.
+    Resources,
+    /// A component ran out of fuel.
+    Fuel,
+    /// A component overflowed its stack.
+    StackOverflow,
+    /// A component panicked.
+    Panic,
+    /// A component trapped.
+    Trap,
+    /// A component's answer was malformed.
+    BadAnswer,
+    /// A plugin is disabled after faulting repeatedly.
+    Disabled,
+    /// A plugin said it cannot evaluate the check.
+    Rejected,
+    /// No loaded plugin provides the check's key.
+    UnknownKey,
+}
+
+impl ErrorKind {
+    /// The name results use, e.g. `interaction-timeout`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::BadFile => "bad-file",
+            ErrorKind::NoAgent => "no-agent",
+            ErrorKind::Internal => "internal",
+            ErrorKind::NotRun => "not-run",
+            ErrorKind::Incomplete => "incomplete",
+            ErrorKind::InteractionTimeout => "interaction-timeout",
+            ErrorKind::CaseTimeout => "case-timeout",
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::Tls => "tls",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::HttpStatus => "http-status",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Stalled => "stalled",
+            ErrorKind::TooLarge => "too-large",
+            ErrorKind::BadRequest => "bad-request",
+            ErrorKind::UnknownAgent => "unknown-agent",
+            ErrorKind::Load => "load",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Deadline => "deadline",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Table => "table",
+            ErrorKind::Exit => "exit",
+            ErrorKind::Resources => "resources",
+            ErrorKind::Fuel => "fuel",
+            ErrorKind::StackOverflow => "stack-overflow",
+            ErrorKind::Panic => "panic",
+            ErrorKind::Trap => "trap",
+            ErrorKind::BadAnswer => "bad-answer",
+            ErrorKind::Disabled => "disabled",
+            ErrorKind::Rejected => "rejected",
+            ErrorKind::UnknownKey => "unknown-key",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A project could not be opened, or what a run needs from it could not be
@@ -409,22 +531,22 @@ pub enum AgentErrorKind {
 
 impl AgentErrorKind {
     /// A short name for reports and results files.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            AgentErrorKind::Unreachable(_) => "unreachable",
-            AgentErrorKind::Tls(_) => "tls",
-            AgentErrorKind::NotFound(_) => "not-found",
-            AgentErrorKind::Status { .. } => "http-status",
-            AgentErrorKind::Malformed { .. } => "malformed",
-            AgentErrorKind::Truncated(_) => "truncated",
-            AgentErrorKind::Stalled(_) => "stalled",
-            AgentErrorKind::TooLarge(_) => "too-large",
-            AgentErrorKind::BadRequest(_) => "bad-request",
-            AgentErrorKind::UnknownAgent(_) => "unknown-agent",
-            AgentErrorKind::Load(_) => "load",
+            AgentErrorKind::Unreachable(_) => ErrorKind::Unreachable,
+            AgentErrorKind::Tls(_) => ErrorKind::Tls,
+            AgentErrorKind::NotFound(_) => ErrorKind::NotFound,
+            AgentErrorKind::Status { .. } => ErrorKind::HttpStatus,
+            AgentErrorKind::Malformed { .. } => ErrorKind::Malformed,
+            AgentErrorKind::Truncated(_) => ErrorKind::Truncated,
+            AgentErrorKind::Stalled(_) => ErrorKind::Stalled,
+            AgentErrorKind::TooLarge(_) => ErrorKind::TooLarge,
+            AgentErrorKind::BadRequest(_) => ErrorKind::BadRequest,
+            AgentErrorKind::UnknownAgent(_) => ErrorKind::UnknownAgent,
+            AgentErrorKind::Load(_) => ErrorKind::Load,
             AgentErrorKind::Fault(fault) => fault.kind(),
-            AgentErrorKind::Refused(_) => "refused",
-            AgentErrorKind::Unsupported(_) => "unsupported",
+            AgentErrorKind::Refused(_) => ErrorKind::Refused,
+            AgentErrorKind::Unsupported(_) => ErrorKind::Unsupported,
         }
     }
 }
@@ -698,7 +820,7 @@ mod tests {
 
     #[test]
     fn exits_and_resource_refusals_say_what_happened() {
-        assert_eq!(Fault::Exit(1).kind(), "exit");
+        assert_eq!(Fault::Exit(1).kind(), ErrorKind::Exit);
         assert_eq!(
             Fault::Exit(1).to_string(),
             "called exit (with a failure status) instead of answering, and was stopped"

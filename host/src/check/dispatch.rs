@@ -97,7 +97,10 @@ pub fn evaluate(
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: None,
-                verdict: Verdict::error("unknown-key", format!("no loaded plugin provides the key `{}`", check.key)),
+                verdict: Verdict::error(
+                    crate::errors::ErrorKind::UnknownKey,
+                    format!("no loaded plugin provides the key `{}`", check.key),
+                ),
             });
             continue;
         };

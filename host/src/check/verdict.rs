@@ -1,6 +1,7 @@
 //! The [`Verdict`] of one check: a plugin's evaluation with the host's rules
 //! applied (negation for `not_<key>`, rejections and faults as errors).
 
+use crate::errors::ErrorKind;
 use crate::plugin::{Evaluation, EvaluationError};
 use serde::Serialize;
 
@@ -30,10 +31,10 @@ pub struct Verdict {
     /// The plugin's machine-readable detail, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extras: Option<serde_json::Value>,
-    /// A short name for an error's cause (`deadline`, `memory`, `rejected`,
-    /// `missing`, ...), for error verdicts.
+    /// An error's cause (`deadline`, `memory`, `rejected`, ...), for error
+    /// verdicts.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<ErrorKind>,
     /// Whether a host cap cut the plugin's output.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -54,7 +55,7 @@ impl Verdict {
             },
             Err(error) => {
                 let kind = match &error {
-                    EvaluationError::Rejected(_) => "rejected",
+                    EvaluationError::Rejected(_) => ErrorKind::Rejected,
                     EvaluationError::Fault { fault, .. } => fault.kind(),
                 };
                 Verdict::error(kind, error.to_string())
@@ -63,7 +64,7 @@ impl Verdict {
     }
 
     /// An error verdict.
-    pub fn error(kind: &'static str, message: impl Into<String>) -> Verdict {
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Verdict {
         Verdict {
             outcome: Outcome::Error,
             score: None,
@@ -111,12 +112,12 @@ mod tests {
         let rejected = Verdict::from_plugin(Err(EvaluationError::Rejected("bad".into())), true);
         assert_eq!(
             (rejected.outcome, rejected.error_kind, rejected.message.as_str()),
-            (Outcome::Error, Some("rejected"), "bad")
+            (Outcome::Error, Some(ErrorKind::Rejected), "bad")
         );
         let fault = EvaluationError::Fault { plugin: "p".into(), fault: Fault::Deadline(Duration::from_secs(2)) };
         let faulted = Verdict::from_plugin(Err(fault), true);
         assert_eq!(faulted.outcome, Outcome::Error);
-        assert_eq!(faulted.error_kind, Some("deadline"));
+        assert_eq!(faulted.error_kind, Some(ErrorKind::Deadline));
         assert_eq!(faulted.message, "plugin `p` exceeded its deadline of 2000 ms and was stopped");
     }
 }

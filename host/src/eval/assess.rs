@@ -175,7 +175,8 @@ pub fn assess(case: &CaseResult) -> Assessment {
         }
         if failures.len() == before {
             // A failed sample always shows up in some mode.
-            let error = RunError { kind: "incomplete".into(), message: "the sample did not complete".into() };
+            let error =
+                RunError { kind: crate::errors::ErrorKind::Incomplete, message: "the sample did not complete".into() };
             let connection = case.connections.first().copied().unwrap_or(Connection::Direct);
             failures.push(failure(sample.index, connection, "sample".into(), "run", Value::Null, &error));
         }

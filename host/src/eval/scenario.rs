@@ -15,7 +15,7 @@
 
 use crate::agent::Agents;
 use crate::case::{Connection, Scenario, SuccessRatio};
-use crate::errors::{CaseError, CaseErrorKind};
+use crate::errors::{CaseError, CaseErrorKind, ErrorKind};
 use crate::eval::expectations::{Judged, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
@@ -270,7 +270,7 @@ impl ScenarioScores {
                         score: Tally::default(),
                         categories: CategoryTallies::new(),
                         samples: Vec::new(),
-                        error: Some(RunError { kind: "not-run".into(), message }),
+                        error: Some(RunError { kind: ErrorKind::NotRun, message }),
                     }
                 }
             };

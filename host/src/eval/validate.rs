@@ -13,7 +13,7 @@
 
 use crate::agent::Agents;
 use crate::case::{Connection, Validation};
-use crate::errors::CaseError;
+use crate::errors::{CaseError, ErrorKind};
 use crate::eval::expectations::{PlannedExpectations, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
@@ -310,7 +310,7 @@ impl Reporter for Agreement {
 }
 
 fn not_run() -> RunError {
-    RunError { kind: "not-run".into(), message: "it was not run: the run was cancelled".into() }
+    RunError { kind: ErrorKind::NotRun, message: "it was not run: the run was cancelled".into() }
 }
 
 /// A file's agreement from its mock responses' results.
@@ -355,7 +355,7 @@ fn judge_mock(
     let checks = match (interaction, &case.error) {
         (_, Some(error)) => return Err(error.clone()),
         (Some(interaction), None) => &interaction.checks,
-        (None, None) => return Err(RunError { kind: "internal".into(), message: "no answer was judged".into() }),
+        (None, None) => return Err(RunError { kind: ErrorKind::Internal, message: "no answer was judged".into() }),
     };
     let positions = positions(validation, index);
     let sizes: Vec<usize> = positions.iter().map(|&p| plan[p].len()).collect();

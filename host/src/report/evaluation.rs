@@ -315,7 +315,7 @@ mod tests {
                             index: 1,
                             response: None,
                             error: Some(RunError {
-                                kind: "unreachable".into(),
+                                kind: crate::errors::ErrorKind::Unreachable,
                                 message: "agent `chef` is down".into(),
                             }),
                             expectations: Vec::new(),
@@ -328,7 +328,10 @@ mod tests {
                     "bad\u{1b}[31m",
                     Vec::new(),
                     Tally::default(),
-                    Some(RunError { kind: "bad-file".into(), message: "no `problem` in the file\n\nAdd one.".into() }),
+                    Some(RunError {
+                        kind: crate::errors::ErrorKind::BadFile,
+                        message: "no `problem` in the file\n\nAdd one.".into(),
+                    }),
                 ),
             ],
             categories: [("problem_finding".to_owned(), tally(3, 4, 1)), ("x".to_owned(), tally(0, 0, 0))].into(),
@@ -377,7 +380,10 @@ mod tests {
                     categories: Default::default(),
                     confusion: Confusion::default(),
                     mock_responses: Vec::new(),
-                    error: Some(RunError { kind: "bad-file".into(), message: "no `scenario`\nin the file".into() }),
+                    error: Some(RunError {
+                        kind: crate::errors::ErrorKind::BadFile,
+                        message: "no `scenario`\nin the file".into(),
+                    }),
                 },
             ],
             agreement: tally(1, 2, 1),

@@ -94,7 +94,7 @@ pub(crate) fn cases() -> Vec<CaseResult> {
     interaction.passed = false;
     interaction.response = None;
     interaction.error = Some(RunError {
-        kind: "unreachable".into(),
+        kind: crate::errors::ErrorKind::Unreachable,
         message: "agent `echo` at http://127.0.0.1:9 is unreachable: connection refused".into(),
     });
     unreachable.samples[0].runs[0].passed = false;
@@ -110,7 +110,7 @@ pub(crate) fn cases() -> Vec<CaseResult> {
         status: CaseStatus::Error,
         samples: Vec::new(),
         error: Some(RunError {
-            kind: "bad-file".into(),
+            kind: crate::errors::ErrorKind::BadFile,
             message: "unknown test `valeu` in `cases/broken/bad.hocon` at response.text\n\nConsider `value`.".into(),
         }),
         duration_ms: 0.0,
@@ -144,7 +144,7 @@ pub(crate) fn cases() -> Vec<CaseResult> {
         "value",
         json!("a\u{1b}[31mred"),
         Some("x\u{1b}[2K\r  PASS [   0.001s] forged"),
-        Verdict::error("rejected", "the plugin said:\nline two\u{7}"),
+        Verdict::error(crate::errors::ErrorKind::Rejected, "the plugin said:\nline two\u{7}"),
     );
     let escaped = case(
         "escape/\u{1b}[2Kforged <&>",

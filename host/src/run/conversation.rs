@@ -5,8 +5,8 @@
 use crate::agent::{AgentResponse, Agents, ChatRequest};
 use crate::case::{ChatFilter, Connection};
 use crate::check::{self, ResponseView};
-use crate::errors::AgentErrorKind;
 use crate::errors::Fault;
+use crate::errors::{AgentErrorKind, ErrorKind};
 use crate::plugin::Registry;
 use crate::run::job::{Job, Turn};
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
@@ -106,7 +106,7 @@ pub async fn converse(
         let response = match answer {
             Ok(Ok(response)) => response,
             Ok(Err(agent_error)) => {
-                let error = RunError { kind: agent_error.kind.kind().to_owned(), message: agent_error.to_string() };
+                let error = RunError { kind: agent_error.kind.kind(), message: agent_error.to_string() };
                 interactions.push(failed(index, error, started));
                 break;
             }
@@ -183,14 +183,14 @@ impl Limit {
         let seconds = length.as_secs_f64();
         match self {
             Limit::Interaction => RunError {
-                kind: "interaction-timeout".into(),
+                kind: ErrorKind::InteractionTimeout,
                 message: format!(
                     "interaction {} exceeded its timeout_in_seconds of {seconds} s; the request was cancelled",
                     index + 1
                 ),
             },
             Limit::Sample => RunError {
-                kind: "case-timeout".into(),
+                kind: ErrorKind::CaseTimeout,
                 message: format!(
                     "the case's timeout_in_seconds of {seconds} s fired during interaction {}; the request was cancelled",
                     index + 1

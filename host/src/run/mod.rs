@@ -54,6 +54,7 @@ pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, Respo
 
 use crate::agent::Agents;
 use crate::case::Connection;
+use crate::errors::{CaseErrorKind, ErrorKind};
 use crate::plugin::Registry;
 use conversation::{Context, Work, converse, millis};
 use slow::SlowWatch;
@@ -378,7 +379,7 @@ impl Identity {
             status: CaseStatus::Error,
             samples: Vec::new(),
             error: Some(RunError {
-                kind: "internal".into(),
+                kind: ErrorKind::Internal,
                 message: format!(
                     "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
                     panic_message(error)
@@ -398,17 +399,17 @@ fn broken(id: String, error: crate::errors::CaseError) -> CaseResult {
         success_ratio: Default::default(),
         status: CaseStatus::Error,
         samples: Vec::new(),
-        error: Some(RunError { kind: broken_kind(&error.kind).into(), message: error.to_string() }),
+        error: Some(RunError { kind: broken_kind(&error.kind), message: error.to_string() }),
         duration_ms: 0.0,
     }
 }
 
 /// The error kind of a case that cannot run: its file is bad, or (for a
 /// scenario) no agent was named.
-fn broken_kind(kind: &crate::errors::CaseErrorKind) -> &'static str {
+fn broken_kind(kind: &CaseErrorKind) -> ErrorKind {
     match kind {
-        crate::errors::CaseErrorKind::NoAgent { .. } => "no-agent",
-        _ => "bad-file",
+        CaseErrorKind::NoAgent { .. } => ErrorKind::NoAgent,
+        _ => ErrorKind::BadFile,
     }
 }
 

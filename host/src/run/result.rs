@@ -40,8 +40,8 @@ impl CaseStatus {
 /// failed, a timeout.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunError {
-    /// A short name: `bad-file`, `unreachable`, `interaction-timeout`, ...
-    pub kind: String,
+    /// Why: `bad-file`, `unreachable`, `interaction-timeout`, ...
+    pub kind: crate::errors::ErrorKind,
     /// What happened, naming the file, agent, URL or limit.
     pub message: String,
 }

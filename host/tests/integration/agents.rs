@@ -218,7 +218,7 @@ fn an_unknown_direct_agent_lists_the_known_ones() {
         chat(&agents("http://127.0.0.1:9"), Connection::Direct, request("math_gal", "hi", json!({}))).unwrap_err();
     let message = error.to_string();
     assert!(message.contains("`math_guy`") && message.contains("`echo`"), "{message}");
-    assert_eq!(error.kind.kind(), "unknown-agent");
+    assert_eq!(error.kind.kind(), assay::errors::ErrorKind::UnknownAgent);
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn an_agent_that_cannot_load_is_reported_as_an_agent_not_a_plugin() {
     catalog.add_file("empty", &empty).unwrap();
     let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
     let error = chat(&agents, Connection::Direct, request("empty", "hi", json!({}))).unwrap_err();
-    assert_eq!(error.kind.kind(), "load");
+    assert_eq!(error.kind.kind(), assay::errors::ErrorKind::Load);
     assert!(error.to_string().contains(&expected), "{error}");
 }
 

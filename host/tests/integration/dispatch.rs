@@ -103,7 +103,7 @@ fn checks_of_several_plugins_keep_their_order_and_a_fault_stays_in_its_plugin() 
     // The hostile batch (count, panic) faults as a whole; the stock batch is unharmed.
     assert_eq!(outcomes, [Outcome::Pass, Outcome::Error, Outcome::Pass, Outcome::Error, Outcome::Pass]);
     assert!(results[1].verdict.message.starts_with("plugin `hostile` panicked: at "), "{}", results[1].verdict.message);
-    assert_eq!(results[3].verdict.error_kind, Some("panic"));
+    assert_eq!(results[3].verdict.error_kind, Some(assay::errors::ErrorKind::Panic));
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn assert_reported_once_each(results: &[CaseResult], summary: &assay::run::RunSu
     let died = status("asks_the_judge");
     assert_eq!(died.status.name(), "error");
     let error = died.error.as_ref().unwrap();
-    assert_eq!(error.kind, "internal");
+    assert_eq!(error.kind, assay::errors::ErrorKind::Internal);
     assert!(
         error.message.starts_with(
             "internal error: the case's task stopped before deciding it (it panicked: the embedder's judge has a bug)"
@@ -133,7 +133,7 @@ fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
     assert_eq!(ids, ["judged", "plain"]);
     assert_eq!(collect.0.len(), 2, "each scenario is reported once as a case");
     let error = report.scenarios[0].error.as_ref().unwrap();
-    assert_eq!(error.kind, "internal");
+    assert_eq!(error.kind, assay::errors::ErrorKind::Internal);
     assert!(error.message.contains("it panicked: the embedder's judge has a bug"), "{}", error.message);
     assert_eq!(report.scenarios[1].samples[0].expectations[0].matched, Some(true));
     assert!(report.has_errors());
@@ -161,7 +161,7 @@ fn a_mock_response_whose_judging_panics_is_an_internal_error_and_validate_goes_o
     let report = validator.run_blocking(vec![Ok(validation)], &mut collect);
     assert_eq!(collect.0.len(), 1, "the mock response is reported once as a case");
     let error = report.files[0].error.as_ref().unwrap();
-    assert_eq!(error.kind, "internal");
+    assert_eq!(error.kind, assay::errors::ErrorKind::Internal);
     assert!(
         error.message.starts_with(
             "internal error: the case's task stopped before deciding it (it panicked: the embedder's judge has a bug)"
