@@ -1,14 +1,12 @@
-//! From a response block to verdicts.
+//! Checks: what a response block asks, planned before anything runs.
 //!
 //! The planner ([`plan_case`]) turns each `response` block of a test case
-//! into a flat list of [`Check`]s; [`evaluate`] runs the checks on one agent
-//! response through the plugins, one batched call per plugin, and returns a
-//! [`CheckResult`] with a [`Verdict`] for each.
+//! into a flat list of [`Check`]s; a check's [`Verdict`] and the
+//! [`CheckResult`] reports show are defined here too. Running the checks on
+//! an answer is the plugins' part (`crate::plugin::evaluate`).
 
-mod dispatch;
 mod plan;
 mod verdict;
 
-pub use dispatch::{CheckResult, PluginLog, ResponseView, evaluate};
 pub use plan::{CasePlan, Check, KeySet, Target, plan_case, plan_entry, plan_response};
-pub use verdict::{Outcome, Verdict};
+pub use verdict::{CheckResult, Outcome, Verdict};

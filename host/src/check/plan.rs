@@ -25,15 +25,10 @@ pub trait KeySet {
     fn has_key(&self, key: &str) -> bool;
     /// The known key or `not_` form closest to a mistyped one.
     fn suggest(&self, key: &str) -> Option<String>;
-}
-
-impl KeySet for crate::plugin::Registry {
-    fn has_key(&self, key: &str) -> bool {
-        crate::plugin::Registry::has_key(self, key)
-    }
-
-    fn suggest(&self, key: &str) -> Option<String> {
-        crate::plugin::Registry::suggest(self, key)
+    /// The `[plugins.NAME]` entry of `assay.toml` that would provide `key`,
+    /// when a first-party plugin does (default: none known).
+    fn provider_entry(&self, _key: &str) -> Option<String> {
+        None
     }
 }
 
@@ -192,7 +187,7 @@ fn unknown_matcher(path: String, key: &str, keys: &dyn KeySet) -> CaseErrorKind 
         path,
         key: key.to_owned(),
         suggestion: keys.suggest(key),
-        first_party: crate::plugin::first_party_for(key).map(|plugin| plugin.config_entry()),
+        first_party: keys.provider_entry(key),
     }
 }
 

@@ -1,9 +1,10 @@
 //! The [`Verdict`] of one check: a plugin's evaluation with the host's rules
-//! applied (negation for `not_<key>`, rejections and faults as errors).
+//! applied (negation for `not_<key>`, rejections and faults as errors; see
+//! `plugin::verdict_of`), and the [`CheckResult`] a report shows.
 
 use crate::errors::ErrorKind;
-use crate::plugin::{Evaluation, EvaluationError};
 use serde::Serialize;
+use serde_json::Value;
 
 /// Whether a check passed, failed, or could not be evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,29 +41,25 @@ pub struct Verdict {
     pub truncated: bool,
 }
 
-impl Verdict {
-    /// Applies the host's rules to a plugin's answer: `negated` inverts a
-    /// pass or fail; a rejection or fault is an error either way.
-    pub fn from_plugin(answer: Result<Evaluation, EvaluationError>, negated: bool) -> Verdict {
-        match answer {
-            Ok(evaluation) => Verdict {
-                outcome: if evaluation.pass != negated { Outcome::Pass } else { Outcome::Fail },
-                score: evaluation.score,
-                message: evaluation.message,
-                extras: evaluation.extras,
-                error_kind: None,
-                truncated: evaluation.truncated,
-            },
-            Err(error) => {
-                let kind = match &error {
-                    EvaluationError::Rejected(_) => ErrorKind::Rejected,
-                    EvaluationError::Fault { fault, .. } => fault.kind(),
-                };
-                Verdict::error(kind, error.to_string())
-            }
-        }
-    }
+/// One evaluated check.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// What it looked at, e.g. `structure.answer`.
+    pub target: String,
+    /// The key as written, with `not_` if negated.
+    pub key: String,
+    /// The expected value.
+    pub expected: Value,
+    /// The actual value, cut to a preview; absent when the target was
+    /// missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
 
+impl Verdict {
     /// An error verdict.
     pub fn error(kind: ErrorKind, message: impl Into<String>) -> Verdict {
         Verdict {
@@ -90,34 +87,5 @@ impl Verdict {
     /// Whether the check passed.
     pub fn passed(&self) -> bool {
         self.outcome == Outcome::Pass
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::errors::Fault;
-    use std::time::Duration;
-
-    fn evaluation(pass: bool) -> Evaluation {
-        Evaluation { pass, score: Some(0.25), message: "m".into(), extras: None, truncated: false }
-    }
-
-    #[test]
-    fn negation_inverts_pass_and_fail_only() {
-        assert_eq!(Verdict::from_plugin(Ok(evaluation(true)), false).outcome, Outcome::Pass);
-        assert_eq!(Verdict::from_plugin(Ok(evaluation(true)), true).outcome, Outcome::Fail);
-        assert_eq!(Verdict::from_plugin(Ok(evaluation(false)), true).outcome, Outcome::Pass);
-        assert_eq!(Verdict::from_plugin(Ok(evaluation(false)), true).score, Some(0.25));
-        let rejected = Verdict::from_plugin(Err(EvaluationError::Rejected("bad".into())), true);
-        assert_eq!(
-            (rejected.outcome, rejected.error_kind, rejected.message.as_str()),
-            (Outcome::Error, Some(ErrorKind::Rejected), "bad")
-        );
-        let fault = EvaluationError::Fault { plugin: "p".into(), fault: Fault::Deadline(Duration::from_secs(2)) };
-        let faulted = Verdict::from_plugin(Err(fault), true);
-        assert_eq!(faulted.outcome, Outcome::Error);
-        assert_eq!(faulted.error_kind, Some(ErrorKind::Deadline));
-        assert_eq!(faulted.message, "plugin `p` exceeded its deadline of 2000 ms and was stopped");
     }
 }

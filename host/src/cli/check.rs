@@ -4,8 +4,8 @@
 use super::CliError;
 use super::args::CheckArgs;
 use anyhow::Result;
-use assay::check::{Outcome, Verdict};
-use assay::plugin::{ActualValue, CheckInput};
+use assay::check::Outcome;
+use assay::plugin::{ActualValue, CheckInput, verdict_of};
 use std::io::Write;
 
 pub fn run(args: CheckArgs) -> Result<u8> {
@@ -29,7 +29,7 @@ pub fn run(args: CheckArgs) -> Result<u8> {
     let expected_json = expected.to_string();
     let check = CheckInput { key: base, actual: 0, expected: &expected_json };
     let mut output = plugin.evaluate(&[actual_value], &[check]);
-    let verdict = Verdict::from_plugin(output.results.remove(0), negated);
+    let verdict = verdict_of(output.results.remove(0), negated);
 
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -5,17 +5,20 @@
 //! `assay:plugin/capable-matcher-plugin` world hosted by the sandbox
 //! ([`crate::sandbox`]: runtime, limits, grants, compile cache); this
 //! module keeps what is particular to matchers: `matcher.rs` (describe,
-//! batched evaluation, output caps, score validation), `registry.rs`
+//! batched evaluation, output caps, score validation), `dispatch.rs` (the
+//! planned checks on one response, one batch per plugin), `registry.rs`
 //! (keys, labels, `[keys]` preferences), `builtin.rs` (the plugins embedded
 //! in the binary) and `first_party.rs` (the metric plugins that ship beside
 //! it).
 
 mod builtin;
+mod dispatch;
 mod first_party;
 mod matcher;
 mod registry;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
+pub use dispatch::{PluginLog, ResponseView, evaluate, verdict_of};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};
 pub use registry::Registry;

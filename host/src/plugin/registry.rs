@@ -175,3 +175,19 @@ impl From<ComponentLoadError> for RegistryError {
         RegistryError::Load(error)
     }
 }
+
+/// The planner asks the registry which keys exist, and which first-party
+/// plugin would provide a key that does not.
+impl crate::check::KeySet for Registry {
+    fn has_key(&self, key: &str) -> bool {
+        Registry::has_key(self, key)
+    }
+
+    fn suggest(&self, key: &str) -> Option<String> {
+        Registry::suggest(self, key)
+    }
+
+    fn provider_entry(&self, key: &str) -> Option<String> {
+        crate::plugin::first_party_for(key).map(|plugin| plugin.config_entry())
+    }
+}

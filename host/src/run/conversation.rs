@@ -4,10 +4,9 @@
 
 use crate::agent::{AgentResponse, Agents, ChatRequest};
 use crate::case::{ChatFilter, Connection};
-use crate::check::{self, ResponseView};
 use crate::errors::Fault;
 use crate::errors::{AgentErrorKind, ErrorKind};
-use crate::plugin::Registry;
+use crate::plugin::{self, Registry, ResponseView};
 use crate::run::job::{Job, Turn};
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};
@@ -130,7 +129,7 @@ pub async fn converse(
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
             };
-            let (results, logs) = check::evaluate(&job.turns[index].checks, &view, registry);
+            let (results, logs) = plugin::evaluate(&job.turns[index].checks, &view, registry);
             (results, logs, response)
         };
         let (checks, logs, response) = match work {

@@ -4,7 +4,8 @@
 
 use crate::agent::ChatMessage;
 use crate::case::{Connection, SuccessRatio};
-use crate::check::{CheckResult, Outcome, PluginLog};
+use crate::check::{CheckResult, Outcome};
+use crate::plugin::PluginLog;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::PathBuf;

@@ -2,8 +2,9 @@
 //! plugins: targets, missing targets, negation, batching across plugins.
 
 use crate::util::{load, quick_limits, runtime};
-use assay::check::{CheckResult, Outcome, ResponseView, evaluate, plan_response};
+use assay::check::{CheckResult, Outcome, plan_response};
 use assay::plugin::Registry;
+use assay::plugin::{ResponseView, evaluate};
 use assay::sandbox::ComponentOptions;
 use serde_json::{Map, Value, json};
 

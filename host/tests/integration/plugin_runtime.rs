@@ -43,7 +43,7 @@ fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
         CheckInput { key: "less", actual: 0, expected: "5" },
     ];
     let output = stock.evaluate(&actuals, &checks);
-    let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| Verdict::from_plugin(r, false)).collect();
+    let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| assay::plugin::verdict_of(r, false)).collect();
     let outcomes: Vec<Outcome> = verdicts.iter().map(|v| v.outcome).collect();
     assert_eq!(outcomes, [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Fail, Outcome::Error]);
     assert_eq!(verdicts[0].message, "found \"Beatles\" in a 31-character string");

@@ -1,11 +1,12 @@
 //! Dispatch: the checks on one response, evaluated with one batched call per
 //! plugin. Targets are resolved here (a missing one fails without calling a
 //! plugin), each distinct actual value is handed over once however many
-//! checks read it, and negation is applied to the answers.
+//! checks read it, and negation is applied to the answers ([`verdict_of`]).
 
-use crate::check::plan::{Check, Target};
-use crate::check::verdict::Verdict;
-use crate::plugin::{ActualValue, CheckInput, Registry};
+use crate::check::{Check, CheckResult, Outcome, Target, Verdict};
+use crate::errors::ErrorKind;
+use crate::plugin::matcher::{ActualValue, CheckInput, Evaluation, EvaluationError};
+use crate::plugin::registry::Registry;
 use crate::sandbox::LogLine;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -23,24 +24,6 @@ pub struct ResponseView<'a> {
     pub sly_data: Option<&'a Map<String, Value>>,
     /// The answer's structure.
     pub structure: Option<&'a Map<String, Value>>,
-}
-
-/// One evaluated check.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CheckResult {
-    /// What it looked at, e.g. `structure.answer`.
-    pub target: String,
-    /// The key as written, with `not_` if negated.
-    pub key: String,
-    /// The expected value.
-    pub expected: Value,
-    /// The actual value, cut to a preview; absent when the target was
-    /// missing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub actual: Option<String>,
-    /// The verdict.
-    #[serde(flatten)]
-    pub verdict: Verdict,
 }
 
 /// Lines a plugin logged while evaluating.
@@ -152,11 +135,34 @@ pub fn evaluate(
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: Some(preview(actuals[global])),
-                verdict: Verdict::from_plugin(answer, check.negated),
+                verdict: verdict_of(answer, check.negated),
             });
         }
     }
     (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
+}
+
+/// The verdict of a plugin's answer with the host's rules applied:
+/// `negated` inverts a pass or fail; a rejection or fault is an error
+/// either way.
+pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) -> Verdict {
+    match answer {
+        Ok(evaluation) => Verdict {
+            outcome: if evaluation.pass != negated { Outcome::Pass } else { Outcome::Fail },
+            score: evaluation.score,
+            message: evaluation.message,
+            extras: evaluation.extras,
+            error_kind: None,
+            truncated: evaluation.truncated,
+        },
+        Err(error) => {
+            let kind = match &error {
+                EvaluationError::Rejected(_) => ErrorKind::Rejected,
+                EvaluationError::Fault { fault, .. } => fault.kind(),
+            };
+            Verdict::error(kind, error.to_string())
+        }
+    }
 }
 
 /// A resolved target: the response text, or a value inside sly_data or
@@ -225,4 +231,33 @@ fn preview(found: Found<'_>) -> String {
     let mut cut: String = text.chars().take(ACTUAL_PREVIEW_CHARS).collect();
     cut.push('…');
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::Fault;
+    use std::time::Duration;
+
+    fn evaluation(pass: bool) -> Evaluation {
+        Evaluation { pass, score: Some(0.25), message: "m".into(), extras: None, truncated: false }
+    }
+
+    #[test]
+    fn negation_inverts_pass_and_fail_only() {
+        assert_eq!(verdict_of(Ok(evaluation(true)), false).outcome, Outcome::Pass);
+        assert_eq!(verdict_of(Ok(evaluation(true)), true).outcome, Outcome::Fail);
+        assert_eq!(verdict_of(Ok(evaluation(false)), true).outcome, Outcome::Pass);
+        assert_eq!(verdict_of(Ok(evaluation(false)), true).score, Some(0.25));
+        let rejected = verdict_of(Err(EvaluationError::Rejected("bad".into())), true);
+        assert_eq!(
+            (rejected.outcome, rejected.error_kind, rejected.message.as_str()),
+            (Outcome::Error, Some(ErrorKind::Rejected), "bad")
+        );
+        let fault = EvaluationError::Fault { plugin: "p".into(), fault: Fault::Deadline(Duration::from_secs(2)) };
+        let faulted = verdict_of(Err(fault), true);
+        assert_eq!(faulted.outcome, Outcome::Error);
+        assert_eq!(faulted.error_kind, Some(ErrorKind::Deadline));
+        assert_eq!(faulted.message, "plugin `p` exceeded its deadline of 2000 ms and was stopped");
+    }
 }
