@@ -222,7 +222,8 @@ impl<W: World> ComponentHost<W> {
 
     fn instantiate(&self, pre: &W::Pre) -> Result<Guest<W>, InstantiateError> {
         let options = &self.options;
-        let mut store = new_store(W::engine(pre), &options.limits, options.capabilities.clone(), options.deterministic);
+        let capabilities = options.capabilities.clone();
+        let mut store = new_store(W::engine(pre), &options.limits, capabilities, options.grants, options.deterministic);
         let budget = CallBudget {
             deadline: options.limits.instantiation_deadline,
             fuel: options.limits.fuel,
