@@ -34,7 +34,8 @@ pub(crate) trait World: Sized + Send + 'static {
     /// What a component of this world is loaded as.
     const ROLE: ComponentRole;
 
-    /// The interface it must export, e.g. `assay:plugin/matcher@0.1.0`.
+    /// The interface it must export, e.g. `assay:agent/chat@0.1.0` (a
+    /// world of several versions names each).
     const EXPORTS: &'static str;
 
     /// The pre-instantiated form (`*Pre`).
