@@ -1,7 +1,9 @@
 //! Text embeddings from the backend the user configured (needs the
-//! `embeddings` grant). Natively, tests install their own backend with
-//! [`set_native`].
+//! `embeddings` grant). A call fails with a [`CapabilityError`]: decide by
+//! its variant (`NotConfigured` when the user set up no backend). Natively,
+//! tests install their own backend with [`set_native`].
 
+use crate::CapabilityError;
 #[cfg(not(target_arch = "wasm32"))]
 use std::cell::RefCell;
 
@@ -15,9 +17,9 @@ pub type TokenVectors = Vec<Vec<Vec<f32>>>;
 #[cfg(not(target_arch = "wasm32"))]
 pub trait NativeEmbeddings {
     /// Sentence vectors.
-    fn embed(&self, texts: &[String]) -> Result<Vectors, String>;
+    fn embed(&self, texts: &[String]) -> Result<Vectors, CapabilityError>;
     /// Token vectors.
-    fn embed_tokens(&self, texts: &[String]) -> Result<TokenVectors, String>;
+    fn embed_tokens(&self, texts: &[String]) -> Result<TokenVectors, CapabilityError>;
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -25,33 +27,38 @@ thread_local! {
     static NATIVE: RefCell<Option<Box<dyn NativeEmbeddings>>> = const { RefCell::new(None) };
 }
 
+/// What native builds answer before a backend is installed.
 #[cfg(not(target_arch = "wasm32"))]
-const NO_BACKEND: &str = "no embeddings backend in native builds: call embeddings::set_native first";
+fn no_backend() -> CapabilityError {
+    CapabilityError::Failed("no embeddings backend in native builds: call embeddings::set_native first".to_owned())
+}
 
 /// One vector per text, in order.
-pub fn embed(texts: &[String]) -> Result<Vectors, String> {
+pub fn embed(texts: &[String]) -> Result<Vectors, CapabilityError> {
     #[cfg(target_arch = "wasm32")]
     {
         crate::bindings::matcher::assay::plugin::embeddings::embed(texts)
+            .map_err(|e| crate::capability::from_wit(crate::Capability::Embeddings, e))
     }
     #[cfg(not(target_arch = "wasm32"))]
     NATIVE.with(|slot| match &*slot.borrow() {
         Some(backend) => backend.embed(texts),
-        None => Err(NO_BACKEND.to_owned()),
+        None => Err(no_backend()),
     })
 }
 
-/// One vector per token of each text, in order; an error when the backend
+/// One vector per token of each text, in order; `Failed` when the backend
 /// only produces sentence vectors.
-pub fn embed_tokens(texts: &[String]) -> Result<TokenVectors, String> {
+pub fn embed_tokens(texts: &[String]) -> Result<TokenVectors, CapabilityError> {
     #[cfg(target_arch = "wasm32")]
     {
         crate::bindings::matcher::assay::plugin::embeddings::embed_tokens(texts)
+            .map_err(|e| crate::capability::from_wit(crate::Capability::Embeddings, e))
     }
     #[cfg(not(target_arch = "wasm32"))]
     NATIVE.with(|slot| match &*slot.borrow() {
         Some(backend) => backend.embed_tokens(texts),
-        None => Err(NO_BACKEND.to_owned()),
+        None => Err(no_backend()),
     })
 }
 

@@ -43,7 +43,13 @@
 //! granted by default; [`judge`] and [`embeddings`] need a grant in the
 //! user's `assay.toml`. A component imports only the capabilities its code
 //! calls, and the host refuses to load one whose imports its grants do not
-//! cover.
+//! cover. A judge or embeddings call that has no answer fails with a
+//! [`CapabilityError`] saying why (no backend configured, or the backend
+//! failed), so that a plugin decides by the kind of failure and never by
+//! the host's wording.
+//!
+//! Plugins built with this SDK implement `assay:plugin@0.2.0`
+//! (`wit/plugin-0.2/plugin.wit`, shipped in this crate).
 //!
 //! [assay]: https://github.com/assay-dev/assay
 
@@ -53,12 +59,14 @@
 extern crate self as assay_plugin_sdk;
 
 pub mod agent;
+mod capability;
 pub mod embeddings;
 pub mod judge;
 pub mod log;
 mod matcher;
 pub mod params;
 
+pub use capability::{Capability, CapabilityError};
 pub use matcher::{Actual, Check, Json, Matcher, PluginInfo, Verdict, evaluate_batch};
 
 /// The tutorial of this crate's `README.md`: its Rust blocks compile as

@@ -2,13 +2,14 @@
 //! (compiled, checked against its grants, pooled), described, and evaluated
 //! in batches, its verdicts held to the output caps. An instance that
 //! faults is discarded, never re-entered; a plugin that faults too often in
-//! a row is disabled.
+//! a row is disabled. A plugin built against `assay:plugin@0.1.0` or
+//! `@0.2.0` is called the same way: the sandbox's `Matcher` calls the
+//! version it exports.
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
-use crate::sandbox::bindings::matcher::CapableMatcherPlugin;
-use crate::sandbox::bindings::matcher::assay::plugin::types as wit;
+use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
-use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Runtime};
+use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -98,7 +99,7 @@ pub struct MatcherPlugin {
     version: String,
     keys: Vec<MatcherKey>,
     source: ComponentSource,
-    host: ComponentHost<CapableMatcherPlugin>,
+    host: ComponentHost<Matcher>,
     consecutive_faults: AtomicU32,
 }
 
@@ -119,11 +120,9 @@ impl MatcherPlugin {
         options: ComponentOptions,
     ) -> Result<MatcherPlugin, ComponentLoadError> {
         let fail = |kind| ComponentLoadError { role: ComponentRole::Plugin, component: source.to_string(), kind };
-        let host = ComponentHost::<CapableMatcherPlugin>::load(runtime, &source, bytes, options)?;
+        let host = ComponentHost::<Matcher>::load(runtime, &source, bytes, options)?;
         let info = host
-            .call(host.limits().deadline, async |bindings, store| {
-                bindings.assay_plugin_matcher().call_describe(store).await
-            })
+            .call(host.limits().deadline, async |bindings, store| bindings.describe(store).await)
             .map_err(|fault| fail(ComponentLoadErrorKind::Describe(fault)))?;
         validate_info(&info).map_err(|e| fail(ComponentLoadErrorKind::BadDescription(e)))?;
         Ok(MatcherPlugin {
@@ -192,7 +191,7 @@ impl MatcherPlugin {
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
         let Logged { answer, log, log_dropped } =
             self.host.call_logged(limits.deadline, calls, async |bindings, store| {
-                let verdicts = bindings.assay_plugin_matcher().call_evaluate(store, &wit_actuals, &wit_checks).await?;
+                let verdicts = bindings.evaluate(store, &wit_actuals, &wit_checks).await?;
                 if verdicts.len() != checks.len() {
                     let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());
                     return Err(wasmtime::Error::new(Fault::BadAnswer(count)));

@@ -2,7 +2,8 @@
 //!
 //! The main type is the [`Registry`], which maps assertion keys to loaded
 //! [`MatcherPlugin`]s. A plugin is a component of the
-//! `assay:plugin/capable-matcher-plugin` world hosted by the sandbox
+//! `assay:plugin/capable-matcher-plugin` world (version 0.2.0, or the
+//! frozen 0.1.0, whose capability errors are strings) hosted by the sandbox
 //! ([`crate::sandbox`]: runtime, limits, grants, compile cache); this
 //! module keeps what is particular to matchers: `matcher.rs` (describe,
 //! batched evaluation, output caps, score validation), `dispatch.rs` (the

@@ -34,7 +34,8 @@ pub(crate) trait World: Sized + Send + 'static {
     /// What a component of this world is loaded as.
     const ROLE: ComponentRole;
 
-    /// The interface it must export, e.g. `assay:plugin/matcher@0.1.0`.
+    /// The interface it must export, e.g. `assay:agent/chat@0.1.0` (a
+    /// world of several versions names each).
     const EXPORTS: &'static str;
 
     /// The pre-instantiated form (`*Pre`).
@@ -222,7 +223,8 @@ impl<W: World> ComponentHost<W> {
 
     fn instantiate(&self, pre: &W::Pre) -> Result<Guest<W>, InstantiateError> {
         let options = &self.options;
-        let mut store = new_store(W::engine(pre), &options.limits, options.capabilities.clone(), options.deterministic);
+        let capabilities = options.capabilities.clone();
+        let mut store = new_store(W::engine(pre), &options.limits, capabilities, options.grants, options.deterministic);
         let budget = CallBudget {
             deadline: options.limits.instantiation_deadline,
             fuel: options.limits.fuel,

@@ -14,15 +14,19 @@
 //! (the bounds of an instance and of one call), `policy.rs` (the imports a
 //! component's grants allow), `cache.rs` (the compile cache),
 //! `component_file.rs` (reading a component, its source and sha256),
-//! `engine.rs` (the [`Runtime`]), `bindings.rs` (the only `bindgen!`),
+//! `engine.rs` (the [`Runtime`]), `bindings.rs` (the only `bindgen!`s),
 //! `host/` (the host side of every imported interface: log, judge,
 //! embeddings, WASI's standard streams and clocks, each with its own
 //! state), `state.rs` (the store's data, composed of those states),
 //! `guest.rs` (how one call runs to its deadline), `component_host.rs` and
-//! `worlds.rs` (the host, and the two worlds it hosts).
+//! `worlds.rs` (the host, and the worlds it hosts: matchers of either
+//! contract version, and agents).
 //!
-//! The WIT contracts live in `wit/plugin/plugin.wit` (package
-//! `assay:plugin@0.1.0`) and `wit/agent/agent.wit` (`assay:agent@0.1.0`).
+//! The WIT contracts live in `wit/plugin-0.2/plugin.wit` (package
+//! `assay:plugin@0.2.0`, whose `judge` and `embeddings` fail with a typed
+//! `capability-error`), `wit/plugin/plugin.wit` (`assay:plugin@0.1.0`,
+//! frozen, still linked: its `judge` and `embeddings` fail with a sentence)
+//! and `wit/agent/agent.wit` (`assay:agent@0.1.0`).
 
 pub mod bindings;
 mod cache;
@@ -48,3 +52,4 @@ pub use host::log::LogLine;
 pub use host::{Answered, Capabilities};
 pub use limits::Limits;
 pub use policy::Grants;
+pub(crate) use worlds::Matcher;

@@ -13,6 +13,7 @@ use crate::sandbox::host::log::LogState;
 use crate::sandbox::host::wasi::WasiState;
 use crate::sandbox::limiter::MemoryLimiter;
 use crate::sandbox::limits::{CallBudget, Limits};
+use crate::sandbox::policy::Grants;
 use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtxView, WasiView};
 
@@ -22,23 +23,25 @@ use wasmtime_wasi::{WasiCtxView, WasiView};
 const HOSTCALL_FUEL: usize = 16 << 20;
 
 /// The data of every plugin or agent `Store`: the limiter, the per-call
-/// log, the capability backends it was granted and the budget of calls to
-/// them, and WASI with nothing granted.
+/// log, the capability backends and grants and the budget of calls to them,
+/// and WASI with nothing granted.
 pub(crate) struct SandboxState {
     memory: MemoryLimiter,
     log: LogState,
     capabilities: Capabilities,
+    grants: Grants,
     budget: CapabilityBudget,
     wasi: WasiState,
 }
 
 impl SandboxState {
     /// Fresh state for one instance.
-    fn new(limits: &Limits, capabilities: Capabilities, deterministic: bool) -> Self {
+    fn new(limits: &Limits, capabilities: Capabilities, grants: Grants, deterministic: bool) -> Self {
         SandboxState {
             memory: MemoryLimiter::new(limits.memory_bytes),
             log: LogState::new(limits.max_log_lines, limits.max_log_bytes),
             capabilities,
+            grants,
             budget: CapabilityBudget::new(CallClock::new(limits.deadline)),
             wasi: WasiState::new(deterministic),
         }
@@ -49,14 +52,16 @@ impl SandboxState {
         &mut self.log
     }
 
-    /// What the `judge` interface sees.
+    /// What the `judge` interface sees: the judge, when granted and
+    /// configured.
     pub(crate) fn judge(&mut self) -> CapabilityView<'_, dyn Judge> {
-        CapabilityView { backend: self.capabilities.judge.as_deref(), budget: &mut self.budget }
+        CapabilityView::new(self.grants.judge, self.capabilities.judge.as_deref(), &mut self.budget)
     }
 
-    /// What the `embeddings` interface sees.
+    /// What the `embeddings` interface sees: the embeddings backend, when
+    /// granted and configured.
     pub(crate) fn embeddings(&mut self) -> CapabilityView<'_, dyn Embeddings> {
-        CapabilityView { backend: self.capabilities.embeddings.as_deref(), budget: &mut self.budget }
+        CapabilityView::new(self.grants.embeddings, self.capabilities.embeddings.as_deref(), &mut self.budget)
     }
 
     /// Names the cause of `error`, from a call or an instantiation under
@@ -103,9 +108,10 @@ pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     limits: &Limits,
     capabilities: Capabilities,
+    grants: Grants,
     deterministic: bool,
 ) -> Store<SandboxState> {
-    let mut store = Store::new(engine, SandboxState::new(limits, capabilities, deterministic));
+    let mut store = Store::new(engine, SandboxState::new(limits, capabilities, grants, deterministic));
     store.limiter(|state| &mut state.memory);
     store.set_hostcall_fuel(HOSTCALL_FUEL);
     store.epoch_deadline_callback(|context| match context.data().budget.clock().remaining() {
@@ -138,7 +144,7 @@ mod tests {
 
     #[test]
     fn names_the_cause_of_an_error_and_keeps_a_fault_the_caller_raised() {
-        let state = SandboxState::new(&Limits::default(), Capabilities::default(), false);
+        let state = SandboxState::new(&Limits::default(), Capabilities::default(), Grants::default(), false);
         let budget = CallBudget { deadline: Duration::from_millis(300), fuel: Some(7), capability_calls: 0 };
         let fault = |error: wasmtime::Error| state.fault(&error, &budget);
         let rejected = Fault::BadAnswer("it returned 2 results for 3 checks".into());

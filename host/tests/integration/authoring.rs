@@ -60,6 +60,11 @@ fn a_scaffolded_plugin_tests_builds_and_loads() {
     let sha256 = assay::sandbox::sha256_hex(&std::fs::read(&component).unwrap());
     assert_eq!(lines[1], format!("sha256 {sha256}"));
     assert_eq!(lines[2], "mentions-all 0.1.0 provides: mentions_all");
+    // A new plugin is built against the current contract, assay:plugin@0.2.0.
+    let engine = wasmtime::Engine::default();
+    let built = wasmtime::component::Component::from_file(&engine, &component).unwrap();
+    let exports: Vec<String> = built.component_type().exports(&engine).map(|(name, _)| name.to_owned()).collect();
+    assert_eq!(exports, ["assay:plugin/matcher@0.2.0"]);
 
     let check = |key: &str, expected: &str| {
         assay(&[

@@ -6,9 +6,9 @@
 use crate::util::{eval_one, fixture, load, quick_limits, runtime};
 use assay::errors::{ComponentLoadErrorKind, Fault};
 use assay::plugin::Registry;
-use assay::sandbox::bindings::matcher::CapableMatcherPluginPre;
-use assay::sandbox::bindings::matcher::assay::plugin::log::Level;
-use assay::sandbox::bindings::matcher::assay::plugin::types::{Actual, Check};
+use assay::sandbox::bindings::matcher_0_1::CapableMatcherPluginPre;
+use assay::sandbox::bindings::matcher_0_1::assay::plugin::log::Level;
+use assay::sandbox::bindings::matcher_types::{Actual, Check};
 use assay::sandbox::{ComponentOptions, Grants, Limits};
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable};

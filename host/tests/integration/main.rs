@@ -5,6 +5,7 @@ mod agents;
 mod authoring;
 #[cfg(unix)]
 mod caches;
+mod capability_errors;
 mod case_input;
 mod cli;
 mod conformance;

@@ -276,10 +276,14 @@ fn similarity_and_bertscore_ask_the_embeddings_backend() {
 
 #[test]
 fn similarity_without_a_backend_is_an_error() {
+    // The plugin hears the host's `not-configured` (assay:plugin@0.2.0) and
+    // says how to configure a backend; bertscore does not fall back.
     let project = Project::new(&["similarity"], "");
-    let verdict = project.check("similarity", &json!("a"), &json!("b"));
-    assert_eq!(verdict["outcome"], "error", "{verdict}");
-    assert!(verdict["message"].as_str().unwrap().contains("no embeddings backend is configured"), "{verdict}");
+    for key in ["similarity", "bertscore"] {
+        let verdict = project.check(key, &json!("a"), &json!("b"));
+        assert_eq!(verdict["outcome"], "error", "{verdict}");
+        assert_eq!(verdict["message"], format!("{key} needs an embeddings backend: set [embeddings] in assay.toml"));
+    }
 }
 
 #[test]

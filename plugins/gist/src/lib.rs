@@ -1,13 +1,14 @@
 //! `gist`: a language-model judge decides whether a text meets acceptance
 //! criteria written in plain words (`"gist": "names the Beatles as the
 //! band"`); `not_gist` is the host's negation. It imports the `judge`
-//! capability, which the host grants the built-in gist plugin.
+//! capability, which the host grants the built-in gist plugin. Without a
+//! judge (the host's `not-configured`) it says how to configure one.
 //!
 //! The judge's answer is read the way neuro-san reads it: the check passes
 //! only when the answer says pass and does not say fail. An answer saying
 //! both or neither is an error verdict quoting it, never a guess.
 
-use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher, judge};
+use assay_plugin_sdk::{Actual, CapabilityError, Json, Matcher, PluginInfo, Verdict, export_matcher, judge};
 
 /// The gist matcher.
 pub struct Gist;
@@ -30,12 +31,11 @@ impl Matcher for Gist {
             None => actual.as_json()?.to_string(),
         };
         let prompt = PROMPT.replace("{criteria}", criteria).replace("{text}", &text);
-        let answer = judge::complete(&prompt).map_err(|e| {
-            if e.starts_with("no judge is configured") {
+        let answer = judge::complete(&prompt).map_err(|error| match error {
+            CapabilityError::NotConfigured(_) => {
                 "gist needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL".to_owned()
-            } else {
-                format!("gist could not ask the judge: {e}")
             }
+            other => format!("gist could not ask the judge: {other}"),
         })?;
         decide(&answer, criteria)
     }

@@ -10,11 +10,14 @@
 //!   backend has no token vectors, it falls back to the sentence cosine and
 //!   says so (`"mode": "sentence"` in the extras).
 //!
+//! Without an embeddings backend (the host's `not-configured`) both keys
+//! are errors saying how to configure one; `bertscore` does not fall back.
+//!
 //! Cosines lie in [-1, 1]; the score is the value clamped to [0, 1], and the
 //! raw value is in the extras. See this crate's `README.md`.
 
 use assay_plugin_sdk::params::{Params, show_score};
-use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, embeddings, export_matcher};
+use assay_plugin_sdk::{Actual, CapabilityError, Json, Matcher, PluginInfo, Verdict, embeddings, export_matcher};
 use serde_json::json;
 
 /// The cosine a `similarity` check needs when no `threshold` is given.
@@ -158,11 +161,12 @@ impl Matcher for Similarity {
                 let score = bert_score(&candidate, &reference).map_err(|e| format!("bertscore: {e}"))?;
                 Ok(bertscore_verdict(&score, measure, threshold, candidate.len(), reference.len()))
             }
+            Err(CapabilityError::NotConfigured(_)) => Err(needs_a_backend(key)),
             Err(token_error) => {
                 let cosine = sentence_cosine(key, &texts).map_err(|e| {
                     format!("bertscore has no token vectors ({token_error}) and no sentence vectors either: {e}")
                 })?;
-                Ok(fallback_verdict(cosine, measure, threshold, &token_error))
+                Ok(fallback_verdict(cosine, measure, threshold, &token_error.to_string()))
             }
         }
     }
@@ -180,9 +184,17 @@ fn two<T>(mut items: Vec<T>, what: &str) -> Result<[T; 2], String> {
     Ok([first, second])
 }
 
+/// What `key` says when no embeddings backend is configured.
+fn needs_a_backend(key: &str) -> String {
+    format!("{key} needs an embeddings backend: set [embeddings] in assay.toml")
+}
+
 /// The cosine of the sentence vectors of [response, reference].
 fn sentence_cosine(key: &str, texts: &[String; 2]) -> Result<f64, String> {
-    let vectors = embeddings::embed(texts).map_err(|e| format!("{key} could not get embeddings: {e}"))?;
+    let vectors = embeddings::embed(texts).map_err(|error| match error {
+        CapabilityError::NotConfigured(_) => needs_a_backend(key),
+        other => format!("{key} could not get embeddings: {other}"),
+    })?;
     let [response, reference] = two(vectors, "vectors")?;
     cosine(&response, &reference).map_err(|e| format!("{key}: the response and the reference have {e}"))
 }

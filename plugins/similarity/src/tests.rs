@@ -2,6 +2,7 @@
 //! that every number can be checked by hand.
 
 use super::*;
+use assay_plugin_sdk::Capability;
 use assay_plugin_sdk::embeddings::{NativeEmbeddings, TokenVectors, Vectors, set_native};
 use serde_json::json;
 
@@ -31,7 +32,7 @@ fn tokens(text: &str) -> Vec<Vec<f32>> {
 }
 
 impl NativeEmbeddings for Fake {
-    fn embed(&self, texts: &[String]) -> Result<Vectors, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vectors, CapabilityError> {
         assert_eq!(texts.len(), 2, "one call for the response and the reference");
         Ok(texts
             .iter()
@@ -45,9 +46,9 @@ impl NativeEmbeddings for Fake {
             .collect())
     }
 
-    fn embed_tokens(&self, texts: &[String]) -> Result<TokenVectors, String> {
+    fn embed_tokens(&self, texts: &[String]) -> Result<TokenVectors, CapabilityError> {
         if !self.tokens {
-            return Err("the backend `minilm` produces sentence vectors only".to_owned());
+            return Err(CapabilityError::Failed("the backend `minilm` produces sentence vectors only".to_owned()));
         }
         Ok(texts.iter().map(|t| tokens(t)).collect())
     }
@@ -57,12 +58,28 @@ impl NativeEmbeddings for Fake {
 struct Broken;
 
 impl NativeEmbeddings for Broken {
-    fn embed(&self, _texts: &[String]) -> Result<Vectors, String> {
+    fn embed(&self, _texts: &[String]) -> Result<Vectors, CapabilityError> {
         Ok(vec![vec![1.0]])
     }
 
-    fn embed_tokens(&self, _texts: &[String]) -> Result<TokenVectors, String> {
-        Err("timeout".to_owned())
+    fn embed_tokens(&self, _texts: &[String]) -> Result<TokenVectors, CapabilityError> {
+        Err(CapabilityError::Failed("timeout".to_owned()))
+    }
+}
+
+/// A backend that is not there: the host's `not-configured`, or a failure
+/// worded like it.
+struct Missing {
+    error: CapabilityError,
+}
+
+impl NativeEmbeddings for Missing {
+    fn embed(&self, _texts: &[String]) -> Result<Vectors, CapabilityError> {
+        Err(self.error.clone())
+    }
+
+    fn embed_tokens(&self, _texts: &[String]) -> Result<TokenVectors, CapabilityError> {
+        Err(self.error.clone())
     }
 }
 
@@ -210,6 +227,24 @@ fn backend_failures_are_errors() {
         Similarity::evaluate("bertscore", &Actual::text("a"), &json!("b")).unwrap_err(),
         "bertscore has no token vectors (timeout) and no sentence vectors either: \
          the embeddings backend returned 1 vectors for 2 texts"
+    );
+}
+
+#[test]
+fn without_a_backend_both_keys_say_how_to_configure_one_and_decide_by_the_kind() {
+    set_native(Box::new(Missing { error: CapabilityError::NotConfigured(Capability::Embeddings) }));
+    for key in ["similarity", "bertscore"] {
+        assert_eq!(
+            Similarity::evaluate(key, &Actual::text("a"), &json!("b")).unwrap_err(),
+            format!("{key} needs an embeddings backend: set [embeddings] in assay.toml")
+        );
+    }
+    // A failure worded like a missing backend is a failure.
+    let worded = "no embeddings backend is configured: set [embeddings] in assay.toml";
+    set_native(Box::new(Missing { error: CapabilityError::Failed(worded.into()) }));
+    assert_eq!(
+        Similarity::evaluate("similarity", &Actual::text("a"), &json!("b")).unwrap_err(),
+        format!("similarity could not get embeddings: {worded}")
     );
 }
 

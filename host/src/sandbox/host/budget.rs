@@ -1,10 +1,12 @@
 //! [`CapabilityBudget`]: the judge and embeddings calls the current guest
 //! call may still make (they share one count), and the call's clock, which
 //! hears how long each waited on the network; and [`CapabilityView`], what
-//! each of those two interfaces sees of a store: its backend and the budget.
+//! each of those two interfaces sees of a store: its backend (or why it has
+//! none) and the budget.
 
 use crate::sandbox::call_clock::CallClock;
 use crate::sandbox::host::answered::Answered;
+use crate::sandbox::host::capability_error::CapabilityError;
 use std::marker::PhantomData;
 use wasmtime::component::HasData;
 
@@ -34,45 +36,52 @@ impl CapabilityBudget {
 
     /// Takes one call of `capability` (`judge`, `embeddings`) from the
     /// budget, or explains to the guest that it is spent.
-    pub(crate) fn take(&mut self, capability: &str) -> Result<(), String> {
+    pub(crate) fn take(&mut self, capability: &str) -> Result<(), CapabilityError> {
         match self.calls_left.checked_sub(1) {
             Some(left) => {
                 self.calls_left = left;
                 Ok(())
             }
-            None => Err(format!(
+            None => Err(CapabilityError::Failed(format!(
                 "this evaluate call has used every {capability} call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused"
-            )),
+            ))),
         }
     }
 }
 
 /// What a capability interface of one store sees: the backend `B` (a judge,
-/// an embeddings backend), if the guest has one, and the current call's
+/// an embeddings backend) or why the guest has none, and the current call's
 /// budget.
 pub(crate) struct CapabilityView<'a, B: ?Sized> {
-    /// The backend.
-    pub backend: Option<&'a B>,
-    /// The calls left, and the clock that hears how long each waited.
-    pub budget: &'a mut CapabilityBudget,
+    backend: Result<&'a B, CapabilityError>,
+    budget: &'a mut CapabilityBudget,
 }
 
-impl<B: ?Sized> CapabilityView<'_, B> {
+impl<'a, B: ?Sized> CapabilityView<'a, B> {
+    /// The view of a guest that is `granted` the capability or not, with
+    /// its `backend`, if one is configured.
+    pub(crate) fn new(granted: bool, backend: Option<&'a B>, budget: &'a mut CapabilityBudget) -> Self {
+        let backend = match backend {
+            _ if !granted => Err(CapabilityError::NotGranted),
+            None => Err(CapabilityError::NotConfigured),
+            Some(backend) => Ok(backend),
+        };
+        CapabilityView { backend, budget }
+    }
+
     /// Asks the backend with `ask`, taking one call of `capability` from the
-    /// budget; `missing` is what the guest hears when there is no backend.
-    /// Only the time the backend says it waited on the network is kept off
-    /// the call's deadline.
+    /// budget. Only the time the backend says it waited on the network is
+    /// kept off the call's deadline.
     pub(crate) fn ask<T>(
         &mut self,
         capability: &str,
-        missing: &str,
         ask: impl FnOnce(&B) -> Answered<T>,
-    ) -> Result<T, String> {
-        let Some(backend) = self.backend else { return Err(missing.to_owned()) };
+    ) -> Result<T, CapabilityError> {
+        let backend = self.backend.clone()?;
         self.budget.take(capability)?;
         let answered = ask(backend);
         self.budget.clock.waited(answered.waited);
-        answered.answer
+        answered.answer.map_err(CapabilityError::Failed)
     }
 }
 
@@ -88,6 +97,14 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// The reason of a failed call.
+    fn reason(error: CapabilityError) -> String {
+        match error {
+            CapabilityError::Failed(reason) => reason,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
     #[test]
     fn judge_and_embeddings_calls_share_one_count() {
         let mut budget = CapabilityBudget::new(CallClock::new(Duration::from_secs(1)));
@@ -95,7 +112,7 @@ mod tests {
         budget.arm(2, CallClock::new(Duration::from_secs(1)));
         assert_eq!(budget.take("judge"), Ok(()));
         assert_eq!(budget.take("embeddings"), Ok(()));
-        let refused = budget.take("judge").unwrap_err();
+        let refused = reason(budget.take("judge").unwrap_err());
         assert!(refused.starts_with("this evaluate call has used every judge call it may make"), "{refused}");
         budget.arm(1, CallClock::new(Duration::from_secs(1)));
         assert_eq!(budget.take("embeddings"), Ok(()));
@@ -107,21 +124,34 @@ mod tests {
         let mut budget = CapabilityBudget::new(clock.clone());
         budget.arm(2, clock.clone());
         let backend = "a backend";
-        let mut view = CapabilityView { backend: Some(backend), budget: &mut budget };
+        let mut view = CapabilityView::new(true, Some(backend), &mut budget);
         // The backend takes longer than the whole deadline, all of it (and
         // more, so that a slow machine cannot fail this) on the network.
-        let answer = view.ask("judge", "none", |backend: &str| {
+        let answer = view.ask("judge", |backend: &str| {
             std::thread::sleep(Duration::from_millis(80));
             Answered { answer: Ok(backend.len()), waited: Duration::from_secs(10) }
         });
         assert_eq!(answer, Ok(9));
         assert!(clock.remaining().is_some(), "the wait on the network was taken from the deadline");
         // A cached answer, or a refusal, costs the guest's own time.
-        let refused = view.ask("judge", "none", |_| Answered::<()>::at_once(Err("refused".into())));
-        assert_eq!(refused, Err("refused".into()));
-        let spent = view.ask("judge", "none", |_| Answered::at_once(Ok(())));
-        assert!(spent.unwrap_err().contains("has used every judge call it may make"));
-        let mut none = CapabilityView::<str> { backend: None, budget: &mut budget };
-        assert_eq!(none.ask("judge", "no backend", |_| Answered::at_once(Ok(()))), Err("no backend".into()));
+        let refused = view.ask("judge", |_| Answered::<()>::at_once(Err("refused".into())));
+        assert_eq!(refused, Err(CapabilityError::Failed("refused".into())));
+        let spent = view.ask("judge", |_| Answered::at_once(Ok(())));
+        assert!(reason(spent.unwrap_err()).contains("has used every judge call it may make"));
+    }
+
+    #[test]
+    fn a_backend_is_reached_only_when_granted_and_configured() {
+        let clock = CallClock::new(Duration::from_secs(1));
+        let mut budget = CapabilityBudget::new(clock.clone());
+        budget.arm(3, clock);
+        let asked = |view: &mut CapabilityView<'_, str>| view.ask("judge", |b| Answered::at_once(Ok(b.len())));
+        let ungranted = asked(&mut CapabilityView::new(false, Some("a backend"), &mut budget));
+        assert_eq!(ungranted, Err(CapabilityError::NotGranted));
+        let unconfigured = asked(&mut CapabilityView::new(true, None, &mut budget));
+        assert_eq!(unconfigured, Err(CapabilityError::NotConfigured));
+        assert_eq!(asked(&mut CapabilityView::new(true, Some("a backend"), &mut budget)), Ok(9));
+        // Neither refusal took a call from the budget.
+        assert_eq!(budget.calls_left, 2);
     }
 }

@@ -1,10 +1,13 @@
-//! The `embeddings` interface: forwards a plugin's texts to the embeddings
-//! backend the embedder configured, or explains how to configure one. Each
-//! request takes one call from the guest call's capability budget.
+//! The `embeddings` interface, in both versions: forwards a plugin's texts
+//! to the embeddings backend the embedder configured, or says why it cannot
+//! (0.2.0 with a typed `capability-error`, 0.1.0 with a sentence explaining
+//! how to configure one). Each request takes one call from the guest call's
+//! capability budget.
 
-use crate::sandbox::bindings::matcher::assay::plugin::embeddings::Host;
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
 use crate::sandbox::host::answered::Answered;
 use crate::sandbox::host::budget::CapabilityView;
+use crate::sandbox::host::capability_error::CapabilityError;
 
 /// An embeddings backend. Calls block the calling thread and are bounded by
 /// the implementation's own timeout; each says how long it waited on the
@@ -19,16 +22,29 @@ pub trait Embeddings: Send + Sync {
     fn embed_tokens(&self, texts: &[String]) -> Answered<Vec<Vec<Vec<f32>>>>;
 }
 
-/// What a plugin hears when no embeddings backend is configured.
+/// What a 0.1.0 plugin hears when no embeddings backend is configured (a
+/// 0.2.0 plugin hears `not-configured`).
 pub const NO_EMBEDDINGS: &str = "no embeddings backend is configured: set [embeddings] in assay.toml";
 
-impl Host for CapabilityView<'_, dyn Embeddings> {
+impl matcher_0_2::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Embeddings> {
+    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, matcher_types::CapabilityError> {
+        self.ask("embeddings", |backend| backend.embed(&texts)).map_err(Into::into)
+    }
+
+    fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, matcher_types::CapabilityError> {
+        self.ask("embeddings", |backend| backend.embed_tokens(&texts)).map_err(Into::into)
+    }
+}
+
+impl matcher_0_1::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Embeddings> {
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
-        self.ask("embeddings", NO_EMBEDDINGS, |backend| backend.embed(&texts))
+        let sentence = |e: CapabilityError| e.into_sentence("embeddings", NO_EMBEDDINGS);
+        self.ask("embeddings", |backend| backend.embed(&texts)).map_err(sentence)
     }
 
     fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, String> {
-        self.ask("embeddings", NO_EMBEDDINGS, |backend| backend.embed_tokens(&texts))
+        let sentence = |e: CapabilityError| e.into_sentence("embeddings", NO_EMBEDDINGS);
+        self.ask("embeddings", |backend| backend.embed_tokens(&texts)).map_err(sentence)
     }
 }
 
@@ -52,22 +68,29 @@ mod tests {
         }
     }
 
+    use matcher_0_1::assay::plugin::embeddings::Host as V0_1;
+    use matcher_0_2::assay::plugin::embeddings::Host as V0_2;
+
     #[test]
     fn both_calls_ask_the_backend_and_take_from_the_budget() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(2, clock);
-        let mut view = CapabilityView::<dyn Embeddings> { backend: Some(&Lengths), budget: &mut budget };
-        assert_eq!(view.embed(vec!["abc".into()]), Ok(vec![vec![3.0]]));
-        assert_eq!(view.embed_tokens(vec!["abc".into()]), Err("sentence vectors only".into()));
-        let refused = view.embed(vec!["abc".into()]).unwrap_err();
+        budget.arm(3, clock);
+        let mut view = CapabilityView::<dyn Embeddings>::new(true, Some(&Lengths), &mut budget);
+        assert_eq!(V0_1::embed(&mut view, vec!["abc".into()]), Ok(vec![vec![3.0]]));
+        assert_eq!(V0_1::embed_tokens(&mut view, vec!["abc".into()]), Err("sentence vectors only".into()));
+        let failed = V0_2::embed_tokens(&mut view, vec!["abc".into()]);
+        assert!(matches!(&failed, Err(matcher_types::CapabilityError::Failed(r)) if r == "sentence vectors only"));
+        let refused = V0_1::embed(&mut view, vec!["abc".into()]).unwrap_err();
         assert!(refused.contains("has used every embeddings call it may make"), "{refused}");
     }
 
     #[test]
-    fn without_a_backend_says_how_to_configure_one() {
+    fn without_a_backend_a_0_1_plugin_hears_how_to_configure_one_and_a_0_2_plugin_the_kind() {
         let mut budget = CapabilityBudget::new(CallClock::new(Duration::from_secs(1)));
-        let mut view = CapabilityView::<dyn Embeddings> { backend: None, budget: &mut budget };
-        assert_eq!(view.embed_tokens(vec!["abc".into()]), Err(NO_EMBEDDINGS.to_owned()));
+        let mut view = CapabilityView::<dyn Embeddings>::new(true, None, &mut budget);
+        assert_eq!(V0_1::embed_tokens(&mut view, vec!["abc".into()]), Err(NO_EMBEDDINGS.to_owned()));
+        let typed = V0_2::embed(&mut view, vec!["abc".into()]);
+        assert!(matches!(typed, Err(matcher_types::CapabilityError::NotConfigured)));
     }
 }

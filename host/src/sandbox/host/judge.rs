@@ -1,8 +1,10 @@
-//! The `judge` interface: forwards a plugin's prompt to the judge backend the
-//! embedder configured, or explains how to configure one. Each prompt takes
-//! one call from the guest call's capability budget.
+//! The `judge` interface, in both versions: forwards a plugin's prompt to
+//! the judge backend the embedder configured, or says why it cannot (0.2.0
+//! with a typed `capability-error`, 0.1.0 with a sentence explaining how to
+//! configure one). Each prompt takes one call from the guest call's
+//! capability budget.
 
-use crate::sandbox::bindings::matcher::assay::plugin::judge::Host;
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
 use crate::sandbox::host::answered::Answered;
 use crate::sandbox::host::budget::CapabilityView;
 
@@ -16,12 +18,19 @@ pub trait Judge: Send + Sync {
     fn complete(&self, prompt: &str) -> Answered<String>;
 }
 
-/// What a plugin hears when no judge is configured.
+/// What a 0.1.0 plugin hears when no judge is configured (a 0.2.0 plugin
+/// hears `not-configured`).
 pub const NO_JUDGE: &str = "no judge is configured: set [judge] in assay.toml or ASSAY_JUDGE_URL";
 
-impl Host for CapabilityView<'_, dyn Judge> {
+impl matcher_0_2::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
+    fn complete(&mut self, prompt: String) -> Result<String, matcher_types::CapabilityError> {
+        self.ask("judge", |judge| judge.complete(&prompt)).map_err(Into::into)
+    }
+}
+
+impl matcher_0_1::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
     fn complete(&mut self, prompt: String) -> Result<String, String> {
-        self.ask("judge", NO_JUDGE, |judge| judge.complete(&prompt))
+        self.ask("judge", |judge| judge.complete(&prompt)).map_err(|e| e.into_sentence("judge", NO_JUDGE))
     }
 }
 
@@ -41,16 +50,38 @@ mod tests {
         }
     }
 
+    use matcher_0_1::assay::plugin::judge::Host as V0_1;
+    use matcher_0_2::assay::plugin::judge::Host as V0_2;
+    use matcher_types::CapabilityError;
+
     #[test]
-    fn forwards_the_prompt_or_says_how_to_configure_a_judge() {
+    fn a_0_1_plugin_gets_the_answer_or_a_sentence() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
         budget.arm(1, clock);
-        let mut view = CapabilityView::<dyn Judge> { backend: Some(&Passes), budget: &mut budget };
-        assert_eq!(view.complete("is it?".into()), Ok("pass: is it?".into()));
-        let refused = view.complete("again?".into()).unwrap_err();
+        let mut view = CapabilityView::<dyn Judge>::new(true, Some(&Passes), &mut budget);
+        assert_eq!(V0_1::complete(&mut view, "is it?".into()), Ok("pass: is it?".into()));
+        let refused = V0_1::complete(&mut view, "again?".into()).unwrap_err();
         assert!(refused.contains("has used every judge call it may make"), "{refused}");
-        let mut none = CapabilityView::<dyn Judge> { backend: None, budget: &mut budget };
-        assert_eq!(none.complete("is it?".into()), Err(NO_JUDGE.to_owned()));
+        let mut none = CapabilityView::<dyn Judge>::new(true, None, &mut budget);
+        assert_eq!(V0_1::complete(&mut none, "is it?".into()), Err(NO_JUDGE.to_owned()));
+    }
+
+    #[test]
+    fn a_0_2_plugin_gets_the_answer_or_the_kind_of_failure() {
+        let clock = CallClock::new(Duration::from_secs(1));
+        let mut budget = CapabilityBudget::new(clock.clone());
+        budget.arm(1, clock);
+        let mut view = CapabilityView::<dyn Judge>::new(true, Some(&Passes), &mut budget);
+        assert_eq!(V0_2::complete(&mut view, "is it?".into()).ok(), Some("pass: is it?".into()));
+        let refused = V0_2::complete(&mut view, "again?".into()).unwrap_err();
+        assert!(
+            matches!(&refused, CapabilityError::Failed(r) if r.contains("has used every judge call it may make")),
+            "{refused:?}"
+        );
+        let mut none = CapabilityView::<dyn Judge>::new(true, None, &mut budget);
+        assert!(matches!(V0_2::complete(&mut none, "is it?".into()), Err(CapabilityError::NotConfigured)));
+        let mut ungranted = CapabilityView::<dyn Judge>::new(false, Some(&Passes), &mut budget);
+        assert!(matches!(V0_2::complete(&mut ungranted, "is it?".into()), Err(CapabilityError::NotGranted)));
     }
 }

@@ -4,7 +4,8 @@
 //! (`stdio.rs`), so that a Python plugin's `print` and tracebacks reach its
 //! author.
 
-use crate::sandbox::bindings::matcher::assay::plugin::log::{Host, Level};
+use crate::sandbox::bindings::matcher_0_2::assay::plugin::log::{Host, Level};
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The longest single log line kept, in bytes.
@@ -173,6 +174,21 @@ impl Host for LogState {
     }
 }
 
+/// `log` is the same in 0.1.0 as in 0.2.0: the same five levels.
+impl matcher_0_1::assay::plugin::log::Host for LogState {
+    fn emit(&mut self, level: matcher_0_1::assay::plugin::log::Level, message: String) {
+        use matcher_0_1::assay::plugin::log::Level as V0_1;
+        let level = match level {
+            V0_1::Trace => Level::Trace,
+            V0_1::Debug => Level::Debug,
+            V0_1::Info => Level::Info,
+            V0_1::Warn => Level::Warn,
+            V0_1::Error => Level::Error,
+        };
+        matcher_0_2::assay::plugin::log::Host::emit(self, level, message);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,7 +234,9 @@ mod tests {
         let mut state = LogState::new(3, 1 << 20);
         state.emit(Level::Warn, "careful".into());
         state.lock().write(Stream::Stdout, b"printed\n");
-        state.emit(Level::Trace, "one".into());
+        // A 0.1.0 guest's line lands in the same log.
+        let trace = matcher_0_1::assay::plugin::log::Level::Trace;
+        matcher_0_1::assay::plugin::log::Host::emit(&mut state, trace, "one".into());
         state.emit(Level::Error, "two".into());
         let (lines, dropped) = state.lock().take();
         let seen: Vec<(&str, &str)> = lines.iter().map(|l| (l.level, l.message.as_str())).collect();
