@@ -436,6 +436,16 @@ pub enum ProjectError {
         /// The filter.
         filter: String,
     },
+    /// The paths name no scenario file.
+    #[error(
+        "no scenario files found (YAML, HOCON or JSON files with `scenario_id`, `problem`, `expectations`)\n\nConsider `assay validate` for validation files"
+    )]
+    NoScenarioFiles,
+    /// The paths name no validation file.
+    #[error(
+        "no validation files found (YAML, HOCON or JSON files with `mock_responses`)\n\nConsider `assay eval` for scenario files"
+    )]
+    NoValidationFiles,
 }
 
 impl ProjectError {

@@ -12,9 +12,12 @@
 
 use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
-use crate::case::{CaseEnv, CaseFile, discover};
+use crate::case::{
+    CaseEnv, CaseFile, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover, discover_with,
+    read_scenario_file,
+};
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
-use crate::errors::{ProjectError, RegistryError};
+use crate::errors::{CaseError, ProjectError, RegistryError};
 use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
 use crate::report::Redactor;
 use crate::run::{CaseAdjustment, CaseFilter, CaseSource, RunOptions, Runner};
@@ -335,6 +338,49 @@ impl Project {
             }
         }
         Ok(files)
+    }
+
+    /// The scenarios under `paths` (YAML, HOCON or JSON files), each read
+    /// with the project's case environment, or why it cannot be. Validation
+    /// files among them are skipped (`assay validate` runs them).
+    pub fn scenarios(&self, paths: &[PathBuf]) -> Result<Vec<Result<Scenario, CaseError>>, ProjectError> {
+        let scenarios: Vec<_> = self
+            .scenario_files(paths)?
+            .into_iter()
+            .filter_map(|file| match file {
+                Ok(ScenarioFile::Scenario(scenario)) => Some(Ok(scenario)),
+                Ok(ScenarioFile::Validation(_)) => None,
+                Err(error) => Some(Err(error)),
+            })
+            .collect();
+        if scenarios.is_empty() {
+            return Err(ProjectError::NoScenarioFiles);
+        }
+        Ok(scenarios)
+    }
+
+    /// The validation files under `paths`, or why each cannot be read.
+    /// Scenario files among them are skipped (`assay eval` runs them).
+    pub fn validations(&self, paths: &[PathBuf]) -> Result<Vec<Result<Validation, CaseError>>, ProjectError> {
+        let validations: Vec<_> = self
+            .scenario_files(paths)?
+            .into_iter()
+            .filter_map(|file| match file {
+                Ok(ScenarioFile::Validation(validation)) => Some(Ok(validation)),
+                Ok(ScenarioFile::Scenario(_)) => None,
+                Err(error) => Some(Err(error)),
+            })
+            .collect();
+        if validations.is_empty() {
+            return Err(ProjectError::NoValidationFiles);
+        }
+        Ok(validations)
+    }
+
+    /// Every scenario-format file under `paths`, read.
+    fn scenario_files(&self, paths: &[PathBuf]) -> Result<Vec<Result<ScenarioFile, CaseError>>, ProjectError> {
+        let files = discover_with(paths, SCENARIO_EXTENSIONS)?;
+        Ok(files.iter().map(|file| read_scenario_file(&file.path, &self.case_env)).collect())
     }
 
     /// `files` read and planned as the run goes, each case changed by

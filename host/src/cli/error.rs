@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{DiscoverError, ProjectError};
+use assay::errors::ProjectError;
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -11,9 +11,6 @@ pub enum CliError {
     /// The project could not be opened or set up.
     #[error(transparent)]
     Project(#[from] ProjectError),
-    /// Scenario or validation paths could not be searched.
-    #[error(transparent)]
-    Discover(#[from] DiscoverError),
     /// A flag's value cannot be used.
     #[error("{flag} {message}")]
     Flag {
@@ -23,13 +20,8 @@ pub enum CliError {
         message: String,
     },
     /// `assay check --key` names no loaded plugin's key.
-    #[error("unknown matcher key `{key}`{}", suggestion.as_ref().map(|s| format!(": did you mean `{s}`?")).unwrap_or_default())]
-    UnknownKey {
-        /// The key as given.
-        key: String,
-        /// The nearest known key.
-        suggestion: Option<String>,
-    },
+    #[error(transparent)]
+    UnknownKey(assay::plugin::UnknownKey),
     /// `assay agent serve` was asked for an agent nobody knows.
     #[error(
         "unknown agent `{name}`; the known ones are {}\n\nConsider passing a component file (`path/to/agent.wasm`) or --agent {name}=FILE",
@@ -44,16 +36,6 @@ pub enum CliError {
     /// An agent component could not be added or loaded.
     #[error("{0}")]
     Agent(String),
-    /// The paths name no scenario file.
-    #[error(
-        "no scenario files found (YAML, HOCON or JSON files with `scenario_id`, `problem`, `expectations`)\n\nConsider `assay validate` for validation files"
-    )]
-    NoScenarioFiles,
-    /// The paths name no validation file.
-    #[error(
-        "no validation files found (YAML, HOCON or JSON files with `mock_responses`)\n\nConsider `assay eval` for scenario files"
-    )]
-    NoValidationFiles,
     /// A command needs the judge and none is configured.
     #[error("{what} needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL")]
     NoJudge {

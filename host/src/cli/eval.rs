@@ -2,11 +2,9 @@
 //! weighted expectations, scores per scenario and category. Writes
 //! `eval.json`.
 
-use super::CliError;
 use super::args::EvalArgs;
 use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds};
 use anyhow::{Context, Result};
-use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::{EvalOptions, Evaluator};
 use assay::report::{ResultsDir, write_eval, write_json_report};
 use std::io::Write;
@@ -14,22 +12,8 @@ use std::io::Write;
 pub fn run(args: EvalArgs) -> Result<u8> {
     let min_score = args.min_score.map(|s| fraction(s, "--min-score")).transpose()?;
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
-    let env = project.case_env();
     let redactor = project.redactor();
-    // Validation files may sit next to the scenarios they check: they are
-    // skipped here (`assay validate` runs them).
-    let scenarios: Vec<_> = files
-        .iter()
-        .filter_map(|file| match read_scenario_file(&file.path, env) {
-            Ok(ScenarioFile::Scenario(scenario)) => Some(Ok(scenario)),
-            Ok(ScenarioFile::Validation(_)) => None,
-            Err(error) => Some(Err(error)),
-        })
-        .collect();
-    if scenarios.is_empty() {
-        return Err(CliError::NoScenarioFiles.into());
-    }
+    let scenarios = project.scenarios(&args.paths)?;
     let mut options = EvalOptions {
         agent: args.to,
         connection: parse_connection(&args.connection)?,

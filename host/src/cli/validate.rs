@@ -3,11 +3,9 @@
 //! per category and overall, and a confusion matrix. Writes
 //! `validate.json`.
 
-use super::CliError;
 use super::args::ValidateArgs;
 use super::options::{default_results_dir, fraction, results_error};
 use anyhow::{Context, Result};
-use assay::case::{SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
 use assay::eval::Validator;
 use assay::report::{ResultsDir, write_json_report, write_validation};
 use std::io::Write;
@@ -15,22 +13,8 @@ use std::io::Write;
 pub fn run(args: ValidateArgs) -> Result<u8> {
     let min_agreement = args.min_agreement.map(|s| fraction(s, "--min-agreement")).transpose()?;
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
-    let files = discover_with(&args.paths, SCENARIO_EXTENSIONS).map_err(CliError::Discover)?;
-    let env = project.case_env();
     let redactor = project.redactor();
-    // Scenario files may sit next to the validation files that name them:
-    // they are skipped here (`assay eval` runs them).
-    let validations: Vec<_> = files
-        .iter()
-        .filter_map(|file| match read_scenario_file(&file.path, env) {
-            Ok(ScenarioFile::Validation(validation)) => Some(Ok(validation)),
-            Ok(ScenarioFile::Scenario(_)) => None,
-            Err(error) => Some(Err(error)),
-        })
-        .collect();
-    if validations.is_empty() {
-        return Err(CliError::NoValidationFiles.into());
-    }
+    let validations = project.validations(&args.paths)?;
     let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
     // Every mock response is a case of the run: its results go where a
     // run's do.

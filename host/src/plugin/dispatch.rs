@@ -142,6 +142,40 @@ pub fn evaluate(
     (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
 }
 
+/// One check of `key` (`not_` forms included) on `actual`, exactly as a
+/// test case's would be: through the plugin that owns the key, negated by
+/// the host. `Err` when no loaded plugin provides the key, with the nearest
+/// known key.
+pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &Value) -> Result<Verdict, UnknownKey> {
+    let lowercase = key.to_ascii_lowercase();
+    let (base, negated) = match lowercase.strip_prefix("not_") {
+        Some(base) if registry.has_key(base) => (base, true),
+        _ => (lowercase.as_str(), false),
+    };
+    let Some(plugin) = registry.plugin_for(base) else {
+        return Err(UnknownKey { key: key.to_owned(), suggestion: registry.suggest(&lowercase) });
+    };
+    let actual_json = actual.to_string();
+    let actual_value = match actual {
+        Value::String(text) => ActualValue::Text(text),
+        _ => ActualValue::Json(&actual_json),
+    };
+    let expected_json = expected.to_string();
+    let check = CheckInput { key: base, actual: 0, expected: &expected_json };
+    let mut output = plugin.evaluate(&[actual_value], &[check]);
+    Ok(verdict_of(output.results.remove(0), negated))
+}
+
+/// A key no loaded plugin provides.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown matcher key `{key}`{}", suggestion.as_ref().map(|s| format!(": did you mean `{s}`?")).unwrap_or_default())]
+pub struct UnknownKey {
+    /// The key as given.
+    pub key: String,
+    /// The nearest known key.
+    pub suggestion: Option<String>,
+}
+
 /// The verdict of a plugin's answer with the host's rules applied:
 /// `negated` inverts a pass or fail; a rejection or fault is an error
 /// either way.
