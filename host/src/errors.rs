@@ -421,9 +421,21 @@ pub enum ProjectError {
     /// `[keys]`).
     #[error(transparent)]
     Registry(#[from] RegistryError),
-    /// An agent component could not be added, or the http client made.
+    /// An agent component could not be added or loaded, or the http client
+    /// made.
     #[error("{0}")]
     Agent(String),
+    /// An agent was asked for that nobody knows.
+    #[error(
+        "unknown agent `{name}`; the known ones are {}\n\nConsider passing a component file (`path/to/agent.wasm`) or --agent {name}=FILE",
+        known.join(", ")
+    )]
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The names known.
+        known: Vec<String>,
+    },
     /// The paths of a run could not be searched.
     #[error(transparent)]
     Discover(#[from] DiscoverError),

@@ -10,6 +10,7 @@
 //! Settings come from, lowest to highest: built-in defaults, `assay.toml`,
 //! the environment, the options (the command line's flags).
 
+use crate::agent::serve::ServedAgents;
 use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use crate::case::{
@@ -295,6 +296,41 @@ impl Project {
             catalog.add_file(name, &path).map_err(ProjectError::Agent)?;
         }
         Ok(catalog)
+    }
+
+    /// The agents `assay agent serve NAME|COMPONENT…` serves: each name a
+    /// known agent, each `.wasm` path a component named after its file;
+    /// every known agent when none is named.
+    pub fn served_agents(&self, names: &[String]) -> Result<ServedAgents, ProjectError> {
+        let mut catalog = self.catalog()?;
+        let mut chosen = Vec::new();
+        for agent in names {
+            if agent.ends_with(".wasm") {
+                let path = Path::new(agent);
+                let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or(agent).to_owned();
+                catalog.add_file(&name, path).map_err(ProjectError::Agent)?;
+                chosen.push(name);
+            } else {
+                chosen.push(agent.clone());
+            }
+        }
+        if chosen.is_empty() {
+            chosen = catalog.names().map(str::to_owned).collect();
+        }
+        let mut served = ServedAgents::new();
+        for name in chosen {
+            match catalog.get(&name) {
+                Ok(Some(agent)) => {
+                    served.insert(name, agent);
+                }
+                Ok(None) => {
+                    let known = catalog.names().map(str::to_owned).collect();
+                    return Err(ProjectError::UnknownAgent { name, known });
+                }
+                Err(cause) => return Err(ProjectError::Agent(cause)),
+            }
+        }
+        Ok(served)
     }
 
     /// Every way of reaching an agent: [`Project::catalog`] for `direct`,

@@ -5,7 +5,6 @@ use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
 use crate::cli::options::seconds;
 use assay::agent::serve;
 use std::io::Write;
-use std::path::Path;
 
 /// Runs an `assay agent` command.
 pub fn run(command: AgentCommand) -> anyhow::Result<u8> {
@@ -28,29 +27,7 @@ fn list(args: AgentListArgs) -> anyhow::Result<u8> {
 
 fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
     let project = crate::cli::project::open(&args.project, None, None)?;
-    let mut catalog = project.catalog()?;
-    let mut names = Vec::new();
-    for agent in &args.names {
-        if agent.ends_with(".wasm") {
-            let path = Path::new(agent);
-            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or(agent).to_owned();
-            catalog.add_file(&name, path).map_err(CliError::Agent)?;
-            names.push(name);
-        } else {
-            names.push(agent.clone());
-        }
-    }
-    if names.is_empty() {
-        names = catalog.names().map(str::to_owned).collect();
-    }
-    let mut served = serve::ServedAgents::new();
-    for name in names {
-        let Some(agent) = catalog.get(&name).map_err(anyhow::Error::msg)? else {
-            let known = catalog.names().map(str::to_owned).collect();
-            return Err(CliError::UnknownAgent { name, known }.into());
-        };
-        served.insert(name, agent);
-    }
+    let served = project.served_agents(&args.names)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(serve::tls_acceptor(cert, key).map_err(CliError::Serve)?),
         _ => None,

@@ -22,20 +22,6 @@ pub enum CliError {
     /// `assay check --key` names no loaded plugin's key.
     #[error(transparent)]
     UnknownKey(assay::plugin::UnknownKey),
-    /// `assay agent serve` was asked for an agent nobody knows.
-    #[error(
-        "unknown agent `{name}`; the known ones are {}\n\nConsider passing a component file (`path/to/agent.wasm`) or --agent {name}=FILE",
-        known.join(", ")
-    )]
-    UnknownAgent {
-        /// The name asked for.
-        name: String,
-        /// The names known.
-        known: Vec<String>,
-    },
-    /// An agent component could not be added or loaded.
-    #[error("{0}")]
-    Agent(String),
     /// A command needs the judge and none is configured.
     #[error("{what} needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL")]
     NoJudge {
