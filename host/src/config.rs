@@ -243,7 +243,8 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let fail = |message: String| ConfigError { file: path.to_owned(), message };
         let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-        let mut config: Config = toml::from_str(&text).map_err(|e| fail(e.to_string().trim_end().to_owned()))?;
+        let mut config: Config =
+            toml::from_str(&text).map_err(|e| fail(with_nearest_key(e.message(), &e.to_string())))?;
         config.dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
             _ => PathBuf::from("."),
@@ -267,6 +268,19 @@ impl Config {
     /// A path from the file, made relative to the current directory.
     pub fn resolve(&self, path: &Path) -> PathBuf {
         if path.is_absolute() { path.to_owned() } else { self.dir.join(path) }
+    }
+}
+
+/// The parser's message, with the nearest valid key suggested when it
+/// names an unknown one (`unknown field `urll`, expected one of `url`, …`).
+fn with_nearest_key(message: &str, full: &str) -> String {
+    let full = full.trim_end().to_owned();
+    let Some(rest) = message.strip_prefix("unknown field `") else { return full };
+    let Some((unknown, expected)) = rest.split_once("`, expected one of ") else { return full };
+    let known = expected.split(", ").map(|k| k.trim().trim_matches('`'));
+    match crate::suggest::nearest(unknown, known) {
+        Some(key) => format!("{full}\n\nDid you mean `{key}`?"),
+        None => full,
     }
 }
 
@@ -294,6 +308,12 @@ mod tests {
         assert!(error.contains("assay.toml"), "{error}");
         assert!(error.contains("line 2"), "{error}");
         assert!(error.contains("unknown field `urll`, expected one of `url`, `ca`"), "{error}");
+        assert!(error.ends_with("\n\nDid you mean `url`?"), "{error}");
+        // A section name too, and nothing suggested for what is near nothing.
+        let error = parse("[judeg]\nurl = \"x\"\n").unwrap_err().to_string();
+        assert!(error.ends_with("Did you mean `judge`?"), "{error}");
+        let error = parse("[agent]\nzzzzzzzz = 1\n").unwrap_err().to_string();
+        assert!(!error.contains("Did you mean"), "{error}");
     }
 
     #[test]
