@@ -928,6 +928,68 @@ pub enum ManifestErrorKind {
     NoPackageName,
 }
 
+/// The plugins of a project could not be pinned in its configuration (see
+/// [`crate::project::Project::lock`]).
+#[derive(Debug, Error)]
+pub enum LockError {
+    /// The plugin files could not be listed (two under one label).
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// There is no configuration file, and no component of
+    /// `.assay/plugins/` to pin in a new one.
+    #[error("`{}`: there is no assay.toml to lock", path.display())]
+    NoConfig {
+        /// The configuration file.
+        path: std::path::PathBuf,
+    },
+    /// The configuration file could not be read.
+    #[error("failed to read `{}`: {cause}", path.display())]
+    Read {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// The configuration is not TOML, or its `plugins` is not a table.
+    #[error("`{}`: {message}", path.display())]
+    Invalid {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A plugin file could not be read to hash it.
+    #[error("failed to read plugin `{}`: {cause}", path.display())]
+    ReadPlugin {
+        /// The plugin file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: String,
+    },
+    /// The pinned configuration could not be written.
+    #[error("failed to write `{}`: {cause}", path.display())]
+    Write {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
+
+impl LockError {
+    /// Whether the user asked for something that cannot be (no
+    /// configuration, an invalid one, a bad setting: exit code 2), rather
+    /// than something failing (a file that cannot be read or written, two
+    /// plugins under one label: exit code 1).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            LockError::Project(error) => error.is_usage(),
+            LockError::NoConfig { .. } | LockError::Invalid { .. } => true,
+            LockError::Read { .. } | LockError::ReadPlugin { .. } | LockError::Write { .. } => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{AuthoringError, DiscoverError, ProjectError};
+use assay::errors::{AuthoringError, DiscoverError, LockError, ProjectError};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -71,15 +71,9 @@ pub enum CliError {
     /// A plugin crate could not be scaffolded or built.
     #[error(transparent)]
     Authoring(#[from] AuthoringError),
-    /// A file the command must read or write is not what it should be
-    /// (assay.toml for `--lock`).
-    #[error("`{}`: {message}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
+    /// The project's plugins could not be pinned (`assay plugins --lock`).
+    #[error(transparent)]
+    Lock(#[from] LockError),
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),
@@ -91,6 +85,7 @@ impl CliError {
         match self {
             CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,
         }
     }
@@ -128,6 +123,19 @@ mod tests {
             ),
         ];
         for (error, code) in authoring {
+            let message = error.to_string();
+            assert_eq!(CliError::from(error).exit_code(), code, "{message}");
+        }
+        let lock = [
+            (LockError::NoConfig { path: path.clone() }, USAGE),
+            (LockError::Invalid { path: path.clone(), message: "bad".into() }, USAGE),
+            (LockError::Project(ProjectError::NoCaseFiles), USAGE),
+            (LockError::Read { path: path.clone(), cause: io() }, FAILED),
+            (LockError::ReadPlugin { path: path.clone(), cause: "gone".into() }, FAILED),
+            (LockError::Write { path: path.clone(), cause: io() }, FAILED),
+            (LockError::Project(ProjectError::ReadPlugin { path, configured_as: None, cause: "gone".into() }), FAILED),
+        ];
+        for (error, code) in lock {
             let message = error.to_string();
             assert_eq!(CliError::from(error).exit_code(), code, "{message}");
         }
