@@ -836,6 +836,182 @@ pub enum DiscoverError {
     },
 }
 
+/// A plugin crate could not be scaffolded or built (see
+/// [`crate::authoring`]).
+#[derive(Debug, Error)]
+pub enum AuthoringError {
+    /// The name is not one a plugin (and its key) can have.
+    #[error(
+        "`{0}` cannot name a plugin: use lowercase letters, digits, `_` and `-`, starting with a letter (and not `not_`)"
+    )]
+    BadName(String),
+    /// The scaffold's folder has files in it already.
+    #[error("`{}` already exists and is not empty", .0.display())]
+    NotEmpty(std::path::PathBuf),
+    /// A path given cannot be made absolute (an empty one, or no current
+    /// directory).
+    #[error("failed to make `{}` absolute: {cause}", path.display())]
+    Absolute {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// A folder of the scaffold could not be created.
+    #[error("failed to create `{}`: {cause}", path.display())]
+    CreateDir {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// A file (of the scaffold, or the built component) could not be
+    /// written.
+    #[error("failed to write `{}`: {cause}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// The crate's `Cargo.toml` is not a plugin crate's.
+    #[error("`{}`: {kind}", path.display())]
+    Manifest {
+        /// The manifest.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        kind: ManifestErrorKind,
+    },
+    /// No toolchain here builds `wasm32-unknown-unknown`.
+    #[error(
+        "no Rust toolchain here can build wasm32-unknown-unknown\n\nConsider one of:\n  rustup target add wasm32-unknown-unknown\nor, on Debian/Ubuntu without rustup's wasm target:\n  apt-get update && apt-get install -y rustc-web cargo-web rust-web-src lld-22"
+    )]
+    NoWasmToolchain,
+    /// cargo could not be started.
+    #[error("failed to run cargo: {0}")]
+    Cargo(std::io::Error),
+    /// cargo ran and failed.
+    #[error("the wasm build of `{package}` failed (see cargo's output above)")]
+    BuildFailed {
+        /// The crate's package name.
+        package: String,
+    },
+    /// The module cargo built could not be read.
+    #[error("failed to read the build `{}`: {cause}", path.display())]
+    ReadModule {
+        /// The module.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: String,
+    },
+    /// The module could not be made a component.
+    #[error(
+        "failed to make a component of `{}`: {cause}\n\nConsider exporting the matcher with `export_matcher!` from assay-plugin-sdk",
+        path.display()
+    )]
+    Componentize {
+        /// The module.
+        path: std::path::PathBuf,
+        /// Why, from wit-component.
+        cause: String,
+    },
+    /// The component was built but does not load as a matcher plugin.
+    #[error(transparent)]
+    Load(ComponentLoadError),
+}
+
+impl AuthoringError {
+    /// Whether the user asked for something that cannot be (a bad name, a
+    /// folder with files, a folder that is no plugin crate, no wasm
+    /// toolchain: exit code 2), rather than something failing (the build:
+    /// exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            AuthoringError::BadName(_)
+                | AuthoringError::NotEmpty(_)
+                | AuthoringError::Manifest { .. }
+                | AuthoringError::NoWasmToolchain
+        )
+    }
+}
+
+/// What is wrong with a plugin crate's `Cargo.toml`.
+#[derive(Debug, Error)]
+pub enum ManifestErrorKind {
+    /// It cannot be read (most often: the folder is no crate).
+    #[error("cannot read it: {0}\n\nConsider the folder of a plugin crate, e.g. one `assay plugin new` made")]
+    Read(std::io::Error),
+    /// It is not TOML.
+    #[error("{0}")]
+    Syntax(String),
+    /// It names no package.
+    #[error("it has no [package] name")]
+    NoPackageName,
+}
+
+/// The plugins of a project could not be pinned in its configuration (see
+/// [`crate::project::Project::lock`]).
+#[derive(Debug, Error)]
+pub enum LockError {
+    /// The plugin files could not be listed (two under one label).
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// There is no configuration file, and no component of
+    /// `.assay/plugins/` to pin in a new one.
+    #[error("`{}`: there is no assay.toml to lock", path.display())]
+    NoConfig {
+        /// The configuration file.
+        path: std::path::PathBuf,
+    },
+    /// The configuration file could not be read.
+    #[error("failed to read `{}`: {cause}", path.display())]
+    Read {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// The configuration is not TOML, or its `plugins` is not a table.
+    #[error("`{}`: {message}", path.display())]
+    Invalid {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A plugin file could not be read to hash it.
+    #[error("failed to read plugin `{}`: {cause}", path.display())]
+    ReadPlugin {
+        /// The plugin file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: String,
+    },
+    /// The pinned configuration could not be written.
+    #[error("failed to write `{}`: {cause}", path.display())]
+    Write {
+        /// The configuration file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
+
+impl LockError {
+    /// Whether the user asked for something that cannot be (no
+    /// configuration, an invalid one, a bad setting: exit code 2), rather
+    /// than something failing (a file that cannot be read or written, two
+    /// plugins under one label: exit code 1).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            LockError::Project(error) => error.is_usage(),
+            LockError::NoConfig { .. } | LockError::Invalid { .. } => true,
+            LockError::Read { .. } | LockError::ReadPlugin { .. } | LockError::Write { .. } => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,9 @@
 //! (failure modes of a case's samples), scenario evaluation (weighted
 //! scores) and judge validation (agreement with wanted results).
 //!
+//! [`authoring`] scaffolds a matcher plugin crate and builds it into a
+//! component.
+//!
 //! [`backend`] holds the remote judge a granted plugin may ask; [`config`]
 //! reads `assay.toml`; [`errors`] holds every error type. The compile
 //! cache and the answer cache authenticate their files with a per-user key
@@ -48,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod authoring;
 pub mod backend;
 mod cache_key;
 pub mod case;

@@ -32,6 +32,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+mod lock;
+pub use lock::{Lock, Pin, PinEntry};
+
 /// What a project is opened with: plain data, every field optional. The
 /// command line fills it from flags; an embedder from its own settings.
 #[derive(Clone, Debug, Default)]

@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::ProjectError;
+use assay::errors::{AuthoringError, LockError, ProjectError};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -36,28 +36,12 @@ pub enum CliError {
         /// Why.
         cause: String,
     },
-    /// A file the command must read or write is not what it should be (a
-    /// plugin crate's manifest, assay.toml for `--lock`).
-    #[error("`{}`: {message}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// `assay plugin new` was given a name no plugin can have.
-    #[error(
-        "`{0}` cannot name a plugin: use lowercase letters, digits, `_` and `-`, starting with a letter (and not `not_`)"
-    )]
-    PluginName(String),
-    /// `assay plugin new` would write into a folder that has files.
-    #[error("`{}` already exists and is not empty", .0.display())]
-    NotEmpty(PathBuf),
-    /// No toolchain here builds `wasm32-unknown-unknown`.
-    #[error(
-        "no Rust toolchain here can build wasm32-unknown-unknown\n\nConsider one of:\n  rustup target add wasm32-unknown-unknown\nor, on Debian/Ubuntu without rustup's wasm target:\n  apt-get update && apt-get install -y rustc-web cargo-web rust-web-src lld-22"
-    )]
-    NoWasmToolchain,
+    /// A plugin crate could not be scaffolded or built.
+    #[error(transparent)]
+    Authoring(#[from] AuthoringError),
+    /// The project's plugins could not be pinned (`assay plugins --lock`).
+    #[error(transparent)]
+    Lock(#[from] LockError),
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),
@@ -68,7 +52,60 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use assay::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, ManifestErrorKind};
+    use assay::exit_codes::{FAILED, USAGE};
+
+    fn io() -> std::io::Error {
+        std::io::Error::other("disk on fire")
+    }
+
+    #[test]
+    fn what_the_user_asked_wrongly_is_a_usage_error_and_what_failed_is_not() {
+        let path = PathBuf::from("p");
+        let kind = ComponentLoadErrorKind::BadDescription("no keys".into());
+        let authoring = [
+            (AuthoringError::BadName("X".into()), USAGE),
+            (AuthoringError::NotEmpty(path.clone()), USAGE),
+            (AuthoringError::Manifest { path: path.clone(), kind: ManifestErrorKind::NoPackageName }, USAGE),
+            (AuthoringError::NoWasmToolchain, USAGE),
+            (AuthoringError::Absolute { path: path.clone(), cause: io() }, FAILED),
+            (AuthoringError::CreateDir { path: path.clone(), cause: io() }, FAILED),
+            (AuthoringError::Write { path: path.clone(), cause: io() }, FAILED),
+            (AuthoringError::Cargo(io()), FAILED),
+            (AuthoringError::BuildFailed { package: "x".into() }, FAILED),
+            (AuthoringError::ReadModule { path: path.clone(), cause: "gone".into() }, FAILED),
+            (AuthoringError::Componentize { path: path.clone(), cause: "no".into() }, FAILED),
+            (
+                AuthoringError::Load(ComponentLoadError { role: ComponentRole::Plugin, component: "p".into(), kind }),
+                FAILED,
+            ),
+        ];
+        for (error, code) in authoring {
+            let message = error.to_string();
+            assert_eq!(CliError::from(error).exit_code(), code, "{message}");
+        }
+        let lock = [
+            (LockError::NoConfig { path: path.clone() }, USAGE),
+            (LockError::Invalid { path: path.clone(), message: "bad".into() }, USAGE),
+            (LockError::Project(ProjectError::NoCaseFiles), USAGE),
+            (LockError::Read { path: path.clone(), cause: io() }, FAILED),
+            (LockError::ReadPlugin { path: path.clone(), cause: "gone".into() }, FAILED),
+            (LockError::Write { path: path.clone(), cause: io() }, FAILED),
+            (LockError::Project(ProjectError::ReadPlugin { path, configured_as: None, cause: "gone".into() }), FAILED),
+        ];
+        for (error, code) in lock {
+            let message = error.to_string();
+            assert_eq!(CliError::from(error).exit_code(), code, "{message}");
         }
     }
 }

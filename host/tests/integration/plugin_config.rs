@@ -329,3 +329,24 @@ fn the_registry_refuses_a_second_plugin_under_a_label() {
     assert!(error.starts_with("two plugins are labelled `stock`: built-in `stock` and `stock.wasm`"), "{error}");
     assert_eq!(registry.plugins().len(), 1);
 }
+
+#[test]
+fn lock_without_a_configuration_is_a_usage_error_and_an_unreadable_plugin_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = crate::util::assay_command().args(["plugins", "--lock"]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "error: `assay.toml`: there is no assay.toml to lock\n");
+    assert!(!dir.path().join("assay.toml").exists());
+
+    let config = dir.path().join("assay.toml");
+    std::fs::write(&config, "[plugins.gone]\npath = \"gone.wasm\"\n").unwrap();
+    let output = assay(&["plugins", "--lock", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let gone = dir.path().join("gone.wasm");
+    assert!(
+        stderr(&output).starts_with(&format!("error: failed to read plugin `{}`: ", gone.display())),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[plugins.gone]\npath = \"gone.wasm\"\n");
+}

@@ -1,0 +1,187 @@
+//! A plugin crate built into a component: its manifest read, cargo run for
+//! `wasm32-unknown-unknown` (its output where the caller says), the module
+//! made a component with wit-component, written where the manifest says,
+//! and loaded as assay would load it, with nothing granted.
+
+use super::toolchain::wasm_cargo;
+use crate::errors::{AuthoringError, ManifestErrorKind};
+use crate::plugin::{MatcherKey, MatcherPlugin};
+use crate::sandbox::{ComponentOptions, ComponentSource, Runtime, read_component_file, sha256_hex};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// What to build, and where cargo builds it and prints.
+#[derive(Debug)]
+pub struct BuildOptions {
+    /// The plugin crate's folder.
+    pub dir: PathBuf,
+    /// cargo's target directory (default: the crate's `target/`). The
+    /// command line passes `CARGO_TARGET_DIR` here.
+    pub target_dir: Option<PathBuf>,
+    /// Where cargo's standard output goes (default: inherited).
+    pub cargo_stdout: Stdio,
+    /// Where cargo's standard error, its progress and compiler messages,
+    /// goes (default: inherited).
+    pub cargo_stderr: Stdio,
+}
+
+impl BuildOptions {
+    /// The crate in `dir`, built into its own `target/`, cargo printing to
+    /// this process's standard output and error.
+    pub fn new(dir: impl Into<PathBuf>) -> BuildOptions {
+        BuildOptions {
+            dir: dir.into(),
+            target_dir: None,
+            cargo_stdout: Stdio::inherit(),
+            cargo_stderr: Stdio::inherit(),
+        }
+    }
+}
+
+/// A step of [`build`] that takes long enough to be worth telling the user
+/// about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildStep {
+    /// cargo is building the crate's wasm module.
+    Compiling {
+        /// The crate's package name.
+        package: String,
+    },
+}
+
+impl fmt::Display for BuildStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildStep::Compiling { package } => write!(f, "building {package} for wasm32-unknown-unknown"),
+        }
+    }
+}
+
+/// A component [`build`] made, as assay loads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltPlugin {
+    /// The component file: `[package.metadata.assay] component` of the
+    /// manifest (default `NAME.wasm`), in the crate's folder as given.
+    pub component: PathBuf,
+    /// Its sha256, lowercase hex: what `[plugins.NAME] sha256` pins.
+    pub sha256: String,
+    /// The name the plugin gives itself.
+    pub name: String,
+    /// The version it gives itself.
+    pub version: String,
+    /// The keys it answers.
+    pub keys: Vec<MatcherKey>,
+}
+
+/// Builds the plugin crate in `options.dir` into a component and checks it
+/// by loading it. `progress` is told each step as it starts.
+pub fn build(options: BuildOptions, mut progress: impl FnMut(&BuildStep)) -> Result<BuiltPlugin, AuthoringError> {
+    let dir = &options.dir;
+    let (package, component) = read_manifest(&dir.join("Cargo.toml"))?;
+    // Absolute, because cargo runs in `dir` and would read a relative
+    // target directory from there (`my-check/my-check/target`).
+    let target_dir = options.target_dir.unwrap_or_else(|| dir.join("target"));
+    let target_dir =
+        std::path::absolute(&target_dir).map_err(|cause| AuthoringError::Absolute { path: target_dir, cause })?;
+    let mut cargo = wasm_cargo()?;
+    cargo
+        .current_dir(dir)
+        .args(["build", "--release", "--lib", "--target", "wasm32-unknown-unknown", "--target-dir"])
+        .arg(&target_dir)
+        .stdout(options.cargo_stdout)
+        .stderr(options.cargo_stderr);
+    progress(&BuildStep::Compiling { package: package.clone() });
+    let status = cargo.status().map_err(AuthoringError::Cargo)?;
+    if !status.success() {
+        return Err(AuthoringError::BuildFailed { package });
+    }
+    let module_path =
+        target_dir.join("wasm32-unknown-unknown/release").join(format!("{}.wasm", package.replace('-', "_")));
+    let module = read_component_file(&module_path)
+        .map_err(|cause| AuthoringError::ReadModule { path: module_path.clone(), cause: cause.to_string() })?;
+    let bytes = wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .map_err(|cause| AuthoringError::Componentize { path: module_path, cause: format!("{cause:#}") })?;
+    let output = dir.join(&component);
+    std::fs::write(&output, &bytes).map_err(|cause| AuthoringError::Write { path: output.clone(), cause })?;
+    // Load it as assay will, with nothing granted beyond the default.
+    let plugin = MatcherPlugin::load(
+        &Runtime::default(),
+        ComponentSource::File(output.clone()),
+        &bytes,
+        ComponentOptions::default(),
+    )
+    .map_err(AuthoringError::Load)?;
+    Ok(BuiltPlugin {
+        component: output,
+        sha256: sha256_hex(&bytes),
+        name: plugin.name().to_owned(),
+        version: plugin.version().to_owned(),
+        keys: plugin.keys().to_vec(),
+    })
+}
+
+/// The package name and its `[package.metadata.assay] component` (default
+/// `NAME.wasm`).
+fn read_manifest(manifest: &Path) -> Result<(String, String), AuthoringError> {
+    let fail = |kind| AuthoringError::Manifest { path: manifest.to_owned(), kind };
+    let text = std::fs::read_to_string(manifest).map_err(|e| fail(ManifestErrorKind::Read(e)))?;
+    let value: toml::Table = toml::from_str(&text).map_err(|e| fail(ManifestErrorKind::Syntax(e.to_string())))?;
+    let package = value
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(toml::Value::as_str)
+        .ok_or_else(|| fail(ManifestErrorKind::NoPackageName))?
+        .to_owned();
+    let component = value
+        .get("package")
+        .and_then(|p| p.get("metadata"))
+        .and_then(|m| m.get("assay"))
+        .and_then(|a| a.get("component"))
+        .and_then(toml::Value::as_str)
+        .map_or_else(|| format!("{package}.wasm"), str::to_owned);
+    Ok((package, component))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_that_is_no_plugin_crate_is_refused_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("Cargo.toml");
+        let refused =
+            |progress_told: &mut bool| build(BuildOptions::new(dir.path()), |_| *progress_told = true).unwrap_err();
+        let mut told = false;
+        let error = refused(&mut told);
+        assert!(
+            matches!(&error, AuthoringError::Manifest { path, kind: ManifestErrorKind::Read(_) } if *path == manifest)
+        );
+        assert!(error.is_usage() && !told);
+        assert!(
+            error.to_string().ends_with("\n\nConsider the folder of a plugin crate, e.g. one `assay plugin new` made")
+        );
+
+        std::fs::write(&manifest, "[package\n").unwrap();
+        assert!(matches!(refused(&mut told), AuthoringError::Manifest { kind: ManifestErrorKind::Syntax(_), .. }));
+        std::fs::write(&manifest, "[package]\nversion = \"0.1.0\"\n").unwrap();
+        let error = refused(&mut told);
+        assert_eq!(error.to_string(), format!("`{}`: it has no [package] name", manifest.display()));
+        assert!(!told);
+    }
+
+    #[test]
+    fn the_component_is_named_by_the_manifest_or_after_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("Cargo.toml");
+        std::fs::write(&manifest, "[package]\nname = \"my-check\"\n").unwrap();
+        assert_eq!(read_manifest(&manifest).unwrap(), ("my-check".into(), "my-check.wasm".into()));
+        std::fs::write(&manifest, "[package]\nname = \"x\"\n[package.metadata.assay]\ncomponent = \"out/y.wasm\"\n")
+            .unwrap();
+        assert_eq!(read_manifest(&manifest).unwrap(), ("x".into(), "out/y.wasm".into()));
+    }
+}

@@ -1,0 +1,18 @@
+//! Writing a matcher plugin: [`scaffold`] makes a plugin crate around a
+//! working matcher and its native unit test; [`build`] makes a component of
+//! such a crate with whichever toolchain can build `wasm32-unknown-unknown`
+//! here, and loads it as assay would to check it. The `assay plugin new`
+//! and `assay plugin build` commands are these two functions and printing.
+//!
+//! Files: `scaffold.rs` (the name, the folder, the files written),
+//! `template.rs` (the crate's `Cargo.toml` and `src/lib.rs`), `build.rs`
+//! (cargo, componentizing, the load check), `toolchain.rs` (finding a
+//! toolchain with the wasm target).
+
+mod build;
+mod scaffold;
+mod template;
+mod toolchain;
+
+pub use build::{BuildOptions, BuildStep, BuiltPlugin, build};
+pub use scaffold::{Scaffold, ScaffoldOptions, SdkDependency, scaffold};

@@ -1,0 +1,184 @@
+//! A new plugin crate: the name checked (it is the plugin's name, and with
+//! `-` as `_` its key), an empty folder, and the files of `template.rs`
+//! written into it.
+
+use super::template;
+use crate::errors::AuthoringError;
+use std::path::PathBuf;
+
+/// What to scaffold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaffoldOptions {
+    /// The plugin's name: lowercase letters, digits, `_` and `-`, starting
+    /// with a letter, and not `not_`/`not-` (which would read as a negated
+    /// key).
+    pub name: String,
+    /// The folder to create the crate in (default: `NAME`, relative to the
+    /// current directory). It must not exist, or be empty.
+    pub dir: Option<PathBuf>,
+    /// The SDK the crate depends on.
+    pub sdk: SdkDependency,
+}
+
+impl ScaffoldOptions {
+    /// The plugin `name` in the folder `NAME`, on this assay's SDK release.
+    pub fn new(name: impl Into<String>) -> ScaffoldOptions {
+        ScaffoldOptions { name: name.into(), dir: None, sdk: SdkDependency::default() }
+    }
+}
+
+/// Where the crate gets `assay-plugin-sdk` from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SdkDependency {
+    /// A release from crates.io, e.g. `0.1`.
+    Version(String),
+    /// A local crate (a checkout of assay's `plugin-sdk/`), written as an
+    /// absolute path so that the new crate can move.
+    Path(PathBuf),
+}
+
+impl Default for SdkDependency {
+    /// The SDK release this assay speaks to: its major and minor version
+    /// (`0.1`), which is the host's, since they are released together.
+    fn default() -> SdkDependency {
+        let version = env!("CARGO_PKG_VERSION");
+        let minor_end = version.match_indices('.').nth(1).map_or(version.len(), |(i, _)| i);
+        SdkDependency::Version(version[..minor_end].to_owned())
+    }
+}
+
+impl SdkDependency {
+    /// The dependency as a TOML value.
+    fn to_toml(&self) -> Result<String, AuthoringError> {
+        Ok(match self {
+            SdkDependency::Version(version) => format!("{version:?}"),
+            SdkDependency::Path(path) => {
+                let absolute = std::path::absolute(path)
+                    .map_err(|cause| AuthoringError::Absolute { path: path.clone(), cause })?;
+                format!("{{ path = {:?} }}", absolute.display().to_string())
+            }
+        })
+    }
+}
+
+/// A crate [`scaffold`] made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scaffold {
+    /// The plugin's name (the crate's package name).
+    pub name: String,
+    /// The key its matcher answers: the name with `-` as `_`.
+    pub key: String,
+    /// The crate's folder, as given (or `NAME`).
+    pub dir: PathBuf,
+    /// Every file written, under `dir`.
+    pub files: Vec<PathBuf>,
+}
+
+/// Writes a plugin crate: `Cargo.toml`, `src/lib.rs` (a matcher that
+/// passes when the text mentions every word of the expected phrase, with
+/// its unit tests) and `.gitignore`. It refuses a name no plugin can have,
+/// and a folder that has files in it.
+pub fn scaffold(options: ScaffoldOptions) -> Result<Scaffold, AuthoringError> {
+    let name = options.name.trim();
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if !valid || name.starts_with("not_") || name.starts_with("not-") {
+        return Err(AuthoringError::BadName(name.to_owned()));
+    }
+    let dir = options.dir.unwrap_or_else(|| PathBuf::from(name));
+    // A file, or a folder that cannot be read, counts as taken too.
+    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return Err(AuthoringError::NotEmpty(dir));
+    }
+    let key = name.replace('-', "_");
+    let sdk = options.sdk.to_toml()?;
+    let contents = [
+        ("Cargo.toml", template::cargo_toml(name, &sdk)),
+        ("src/lib.rs", template::lib_rs(name, &key)),
+        (".gitignore", "/target\n".to_owned()),
+    ];
+    let mut files = Vec::new();
+    for (relative, text) in &contents {
+        let path = dir.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file in the crate"))
+            .map_err(|cause| AuthoringError::CreateDir { path: dir.clone(), cause })?;
+        std::fs::write(&path, text).map_err(|cause| AuthoringError::Write { path: path.clone(), cause })?;
+        files.push(path);
+    }
+    Ok(Scaffold { name: name.to_owned(), key, dir, files })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn options(name: &str, dir: &Path) -> ScaffoldOptions {
+        ScaffoldOptions { dir: Some(dir.to_owned()), ..ScaffoldOptions::new(name) }
+    }
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn a_scaffold_writes_a_crate_whose_key_is_the_name_with_underscores() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("crate");
+        let made = scaffold(options(" my-check ", &dir)).unwrap();
+        assert_eq!((made.name.as_str(), made.key.as_str(), made.dir.as_path()), ("my-check", "my_check", &*dir));
+        let names = ["Cargo.toml", "src/lib.rs", ".gitignore"];
+        assert_eq!(made.files, names.map(|name| dir.join(name)));
+        let manifest = read(&dir.join("Cargo.toml"));
+        assert!(manifest.starts_with("[package]\nname = \"my-check\"\n"), "{manifest}");
+        assert!(manifest.contains("\nassay-plugin-sdk = \"0.1\"\n"), "{manifest}");
+        assert!(manifest.contains("\n[package.metadata.assay]\ncomponent = \"my-check.wasm\"\n"), "{manifest}");
+        let lib = read(&dir.join("src/lib.rs"));
+        assert!(lib.contains("PluginInfo::new(\"my-check\", env!(\"CARGO_PKG_VERSION\"))"), "{lib}");
+        assert!(lib.contains(".matcher(\"my_check\", "), "{lib}");
+        assert_eq!(read(&dir.join(".gitignore")), "/target\n");
+    }
+
+    #[test]
+    fn the_sdk_is_a_release_or_an_absolute_path() {
+        assert_eq!(SdkDependency::default(), SdkDependency::Version("0.1".into()));
+        let temp = tempfile::tempdir().unwrap();
+        let sdk = SdkDependency::Path("relative/sdk".into());
+        let made = scaffold(ScaffoldOptions { sdk, ..options("local", &temp.path().join("local")) }).unwrap();
+        let absolute = std::env::current_dir().unwrap().join("relative/sdk");
+        let line = format!("\nassay-plugin-sdk = {{ path = {:?} }}\n", absolute.to_str().unwrap());
+        assert!(read(&made.files[0]).contains(&line), "{}", read(&made.files[0]));
+    }
+
+    #[test]
+    fn a_name_no_plugin_can_have_is_refused_and_nothing_written() {
+        let temp = tempfile::tempdir().unwrap();
+        for name in ["Not-Lower", "9lives", "-dash", "", "two words", "not_value", "not-value", "ünï"] {
+            let error = scaffold(options(name, &temp.path().join("x"))).unwrap_err();
+            assert!(matches!(&error, AuthoringError::BadName(bad) if bad == name.trim()), "{name}: {error}");
+            assert!(error.is_usage());
+        }
+        assert_eq!(
+            AuthoringError::BadName("Not-Lower".into()).to_string(),
+            "`Not-Lower` cannot name a plugin: use lowercase letters, digits, `_` and `-`, starting with a letter (and not `not_`)"
+        );
+        assert!(!temp.path().join("x").exists());
+    }
+
+    #[test]
+    fn a_folder_with_files_or_a_file_is_refused_and_an_empty_folder_is_used() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join("file"), "x").unwrap();
+        for taken in [temp.path().to_owned(), temp.path().join("file")] {
+            let error = scaffold(options("fine", &taken)).unwrap_err();
+            assert!(matches!(&error, AuthoringError::NotEmpty(dir) if *dir == taken), "{error}");
+            assert_eq!(error.to_string(), format!("`{}` already exists and is not empty", taken.display()));
+        }
+        assert_eq!(read(&temp.path().join("file")), "x");
+        assert!(!temp.path().join("Cargo.toml").exists());
+
+        let empty = temp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(scaffold(options("fine", &empty)).unwrap().files.iter().all(|file| file.is_file()));
+    }
+}
