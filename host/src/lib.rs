@@ -68,6 +68,6 @@ pub mod project;
 pub mod report;
 pub mod run;
 pub mod sandbox;
-mod suggest;
+pub mod suggest;
 
 pub use project::{Project, ProjectOptions};

@@ -32,7 +32,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+mod connections;
 mod lock;
+pub use connections::CaseNames;
 pub use lock::{Lock, Pin, PinEntry};
 
 /// What a project is opened with: plain data, every field optional. The
@@ -340,7 +342,7 @@ impl Project {
     /// neuro-san servers as the options and `[agent]` say for http/https.
     pub fn agents(&self) -> Result<Agents, ProjectError> {
         let http = HttpAgents::new(self.http_settings()?).map_err(ProjectError::Agent)?;
-        Ok(Agents::new(self.catalog()?, http))
+        Ok(Agents::new(self.catalog()?, http).with_connections(self.connections()?))
     }
 
     /// How http/https connections reach neuro-san: options over `[agent]`
@@ -425,7 +427,7 @@ impl Project {
     /// `files` read and planned as the run goes, each case changed by
     /// `adjust` (`--connection`, `--samples`).
     pub fn cases(&self, files: Vec<CaseFile>, adjust: Option<CaseAdjustment>) -> Result<CaseSource, ProjectError> {
-        Ok(CaseSource::read(files, self.registry()?, Arc::new(self.case_env.clone()), adjust))
+        Ok(CaseSource::read(files, self.case_names()?, Arc::new(self.case_env.clone()), adjust))
     }
 
     /// A runner with the project's matchers and agents.

@@ -3,6 +3,7 @@
 //! line. Every failure becomes an [`AgentErrorKind`] naming its cause.
 
 use crate::agent::message::{ChatMessage, ChatRequest, StreamLine};
+use crate::agent::reduce::reduce;
 use crate::case::Connection;
 use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
@@ -96,11 +97,18 @@ impl HttpAgents {
 
     /// The streaming_chat URL of `agent` over `connection` (`http` or
     /// `https`).
-    pub fn url(&self, connection: Connection, agent: &str) -> String {
+    pub fn url(&self, connection: &Connection, agent: &str) -> String {
         let mut url = self.base.clone();
         // Both schemes are special, so switching between them cannot fail.
         let _ = url.set_scheme(connection.name());
         let base = url.as_str().trim_end_matches('/');
+        format!("{base}/api/v1/{agent}/streaming_chat")
+    }
+
+    /// The streaming_chat URL of `agent` on the configured server, with its
+    /// own scheme.
+    pub fn agent_url(&self, agent: &str) -> String {
+        let base = self.base.as_str().trim_end_matches('/');
         format!("{base}/api/v1/{agent}/streaming_chat")
     }
 
@@ -244,4 +252,16 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     redact_urls(&text).into_owned()
+}
+
+/// A named connection of type `neuro-san`: a server of its own (its URL,
+/// CA and caps from `[connections.NAME]`), spoken to as `http`/`https` are.
+impl crate::agent::transport::Transport for HttpAgents {
+    fn endpoint(&self, agent: &str) -> String {
+        redact_urls(&self.agent_url(agent)).into_owned()
+    }
+
+    fn chat<'a>(&'a self, request: &'a ChatRequest) -> crate::agent::transport::Reply<'a> {
+        Box::pin(async move { HttpAgents::chat(self, &self.agent_url(&request.agent), request).await.map(reduce) })
+    }
 }

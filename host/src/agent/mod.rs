@@ -4,7 +4,9 @@
 //! the streamed messages to an [`AgentResponse`]:
 //! - `direct`: an agent component from the [`AgentCatalog`], in-process and
 //!   sandboxed (`component.rs`);
-//! - `http`/`https`: a neuro-san server (`http.rs`).
+//! - `http`/`https`: a neuro-san server (`http.rs`);
+//! - a named connection (`[connections.NAME]` of `assay.toml`): its
+//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own.
 //!
 //! `serve.rs` is the other side: any agent component served over neuro-san's
 //! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
@@ -16,16 +18,19 @@ mod http;
 mod message;
 mod reduce;
 pub mod serve;
+mod transport;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
 pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
-pub use reduce::{AgentResponse, reduce};
+pub use reduce::{AgentResponse, Usage, reduce};
+pub use transport::{Reply, Transport};
 
 use crate::case::Connection;
 use crate::errors::{AgentError, AgentErrorKind};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,12 +39,23 @@ use std::time::Duration;
 pub struct Agents {
     catalog: Arc<AgentCatalog>,
     http: HttpAgents,
+    named: Arc<BTreeMap<String, Arc<dyn Transport>>>,
 }
 
 impl Agents {
     /// Agents reached through `catalog` (direct) and `http` (servers).
     pub fn new(catalog: AgentCatalog, http: HttpAgents) -> Agents {
-        Agents { catalog: Arc::new(catalog), http }
+        Agents { catalog: Arc::new(catalog), http, named: Arc::default() }
+    }
+
+    /// The same, with the named connections `named` (`[connections.NAME]`).
+    pub fn with_connections(self, named: BTreeMap<String, Arc<dyn Transport>>) -> Agents {
+        Agents { named: Arc::new(named), ..self }
+    }
+
+    /// The names of the configured connections.
+    pub fn connection_names(&self) -> impl Iterator<Item = &str> {
+        self.named.keys().map(String::as_str)
     }
 
     /// The direct agents.
@@ -70,12 +86,24 @@ impl Agents {
     /// request by dropping this future.
     pub async fn chat(
         &self,
-        connection: Connection,
+        connection: &Connection,
         request: ChatRequest,
         deadline: Option<Duration>,
     ) -> Result<AgentResponse, AgentError> {
         let agent = request.agent.clone();
         let (endpoint, result) = match connection {
+            Connection::Named(name) => match self.named.get(name.as_ref()) {
+                Some(transport) => {
+                    let endpoint = transport.endpoint(&agent);
+                    return transport.chat(&request).await.map_err(|kind| AgentError { agent, endpoint, kind });
+                }
+                None => (
+                    name.to_string(),
+                    Err(AgentErrorKind::Unsupported(format!(
+                        "no connection named `{name}` is configured\n\nConsider [connections.{name}] in assay.toml"
+                    ))),
+                ),
+            },
             Connection::Direct => self.chat_direct(request, deadline).await,
             Connection::Http | Connection::Https => {
                 let url = self.http.url(connection, &agent);

@@ -22,6 +22,26 @@ pub struct AgentResponse {
     pub chat_context: Option<Value>,
     /// Every message, in order.
     pub messages: Vec<ChatMessage>,
+    /// The tokens the answer cost, when the connection reports them
+    /// (OpenAI-compatible endpoints do).
+    pub usage: Option<Usage>,
+}
+
+/// The tokens one answer cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Tokens of the prompt (the conversation sent).
+    pub prompt_tokens: u64,
+    /// Tokens of the answer.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Adds `other` to this.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
 }
 
 /// Reduces a streamed response to what checks look at.
@@ -40,7 +60,7 @@ pub fn reduce(messages: Vec<ChatMessage>) -> AgentResponse {
             (None, None) => (None, None),
         },
     };
-    AgentResponse { text, structure, sly_data, chat_context, messages }
+    AgentResponse { text, structure, sly_data, chat_context, messages, usage: None }
 }
 
 /// Whether a message can be the answer.

@@ -313,16 +313,14 @@ fn read_interaction(value: Value, index: usize) -> Result<Interaction, CaseError
     Ok(Interaction { text, sly_data, timeout, chat_filter, continue_conversation, response })
 }
 
+/// A connection the file names: a built-in one, or a name for one
+/// configured in `assay.toml` (the planner checks that one is).
 fn connection(name: &str, path: &str) -> Result<Connection, CaseErrorKind> {
-    Connection::ALL.into_iter().find(|c| c.name() == name.to_ascii_lowercase()).ok_or_else(|| {
-        let names: Vec<&str> = Connection::ALL.iter().map(|c| c.name()).collect();
-        CaseErrorKind::UnknownKey {
-            path: path.to_owned(),
-            key: name.to_owned(),
-            what: "connection",
-            suggestion: nearest(name, names.iter().copied()),
-            known: names.join(", "),
-        }
+    Connection::from_name(name).ok_or_else(|| CaseErrorKind::Invalid {
+        path: path.to_owned(),
+        message: format!(
+            "{name:?} cannot name a connection: use direct, http, https, or the name of a [connections.NAME] of assay.toml (letters, digits, `_`, `-`)"
+        ),
     })
 }
 

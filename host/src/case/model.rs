@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One test case: a conversation with an agent and the checks on each
@@ -53,9 +54,9 @@ pub struct Interaction {
     pub response: Map<String, Value>,
 }
 
-/// How the test driver reaches the agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How the test driver reaches the agent: a built-in connection, or one
+/// configured by name in `assay.toml` (`[connections.NAME]`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Connection {
     /// In-process: a sandboxed agent component, no server.
     Direct,
@@ -70,26 +71,45 @@ pub enum Connection {
     /// No agent: each turn's recorded answer is replayed (the mock
     /// responses of `assay validate`). Not a name a test case file can use.
     Replay,
+    /// A connection configured in `assay.toml` as `[connections.NAME]`
+    /// (OpenAI-compatible chat, any HTTP API, a local command, a neuro-san
+    /// server), by its name.
+    Named(Arc<str>),
 }
 
 impl Connection {
-    /// Every connection: the seed document's three, then gRPC.
-    pub const ALL: [Connection; 4] = [Connection::Direct, Connection::Http, Connection::Https, Connection::Grpc];
+    /// The built-in connections a case file may name: the seed document's
+    /// three, then gRPC.
+    pub const BUILT_IN: [Connection; 4] = [Connection::Direct, Connection::Http, Connection::Https, Connection::Grpc];
+
+    /// The connection a case file or flag names: a built-in one by its name
+    /// (any case), else the configured one of that name. `None` when the
+    /// text cannot name a connection (empty, or other than letters, digits,
+    /// `_` and `-`).
+    pub fn from_name(name: &str) -> Option<Connection> {
+        let lowercase = name.to_ascii_lowercase();
+        if let Some(built_in) = Connection::BUILT_IN.into_iter().find(|c| c.name() == lowercase) {
+            return Some(built_in);
+        }
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        valid.then(|| Connection::Named(Arc::from(name)))
+    }
 
     /// The name as written in test files.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Connection::Direct => "direct",
             Connection::Http => "http",
             Connection::Https => "https",
             Connection::Grpc => "grpc",
             Connection::Replay => "replay",
+            Connection::Named(name) => name,
         }
     }
 
     /// Whether a request over it is answered in this process (an agent
     /// component, a replayed answer): CPU work, no network.
-    pub fn is_in_process(self) -> bool {
+    pub fn is_in_process(&self) -> bool {
         matches!(self, Connection::Direct | Connection::Replay)
     }
 }
@@ -97,6 +117,12 @@ impl Connection {
 impl fmt::Display for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl Serialize for Connection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 

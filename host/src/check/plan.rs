@@ -13,13 +13,14 @@
 //!   (`sly_data { a { valeu {} } }`, a typo that would otherwise pass in
 //!   silence), is an error naming its path, with the nearest key suggested.
 
-use crate::case::TestCase;
+use crate::case::{Connection, TestCase};
 use crate::errors::{CaseErrorKind, describe_json as describe};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// The keys a planner may treat as matchers.
+/// The names a case may use: the keys a planner may treat as matchers, and
+/// the connections configured beyond the built-in ones.
 pub trait KeySet {
     /// Whether `key` (lowercase, without `not_`) names a matcher.
     fn has_key(&self, key: &str) -> bool;
@@ -29,6 +30,11 @@ pub trait KeySet {
     /// when a first-party plugin does (default: none known).
     fn provider_entry(&self, _key: &str) -> Option<String> {
         None
+    }
+    /// The names of the connections configured as `[connections.NAME]`
+    /// (default: none).
+    fn connection_names(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -104,6 +110,7 @@ impl CasePlan {
 
 /// Plans every interaction of a case.
 pub fn plan_case(case: &TestCase, keys: &dyn KeySet) -> Result<CasePlan, CaseErrorKind> {
+    check_connections(&case.connections, keys)?;
     let interactions = case
         .interactions
         .iter()
@@ -111,6 +118,28 @@ pub fn plan_case(case: &TestCase, keys: &dyn KeySet) -> Result<CasePlan, CaseErr
         .map(|(i, interaction)| plan_response(&interaction.response, &format!("interactions[{i}].response"), keys))
         .collect::<Result<_, _>>()?;
     Ok(CasePlan { interactions })
+}
+
+/// Every connection a case names must be built in or configured.
+fn check_connections(connections: &[Connection], keys: &dyn KeySet) -> Result<(), CaseErrorKind> {
+    let Some((index, unknown)) = connections.iter().enumerate().find_map(|(i, connection)| match connection {
+        Connection::Named(name) if !keys.connection_names().iter().any(|known| known == name.as_ref()) => {
+            Some((i, name))
+        }
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    let configured = keys.connection_names();
+    let known: Vec<&str> =
+        Connection::BUILT_IN.iter().map(Connection::name).chain(configured.iter().map(String::as_str)).collect();
+    Err(CaseErrorKind::UnknownKey {
+        path: if connections.len() == 1 { "connections".into() } else { format!("connections[{index}]") },
+        key: unknown.to_string(),
+        what: "connection",
+        suggestion: crate::suggest::nearest(unknown, known.iter().copied()),
+        known: format!("{} (and any [connections.NAME] of assay.toml)", known.join(", ")),
+    })
 }
 
 /// Plans one `response` block; `path` names it in errors.

@@ -25,7 +25,7 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let filter = args.filter.as_deref().map(CaseFilter::new);
     let files = project.discover(&args.paths, filter.as_ref())?;
     let redactor = project.redactor();
-    let connections = parse_connections(&args.connections)?;
+    let connections = parse_connections(&args.connections, &project)?;
     let samples = args.samples;
     let adjust: CaseAdjustment = Arc::new(move |job: &mut Job| {
         if !connections.is_empty() {

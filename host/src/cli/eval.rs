@@ -16,7 +16,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let scenarios = project.scenarios(&args.paths)?;
     let mut options = EvalOptions {
         agent: args.to,
-        connection: parse_connection(&args.connection)?,
+        connection: parse_connection(&args.connection, &project)?,
         samples: args.samples,
         timeout: args.timeout.map(|t| seconds(t, "--timeout")).transpose()?,
         key: args.key,

@@ -2,6 +2,7 @@
 
 use super::CliError;
 use anyhow::Result;
+use assay::Project;
 use assay::case::Connection;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,20 +15,28 @@ pub fn seconds(value: f64, flag: &'static str) -> Result<Duration> {
         .ok_or_else(|| CliError::Flag { flag, message: format!("{value} is not a positive number of seconds") }.into())
 }
 
-/// Connection names (`--connection`).
-pub fn parse_connections(names: &[String]) -> Result<Vec<Connection>> {
-    names.iter().map(|name| parse_connection(name)).collect()
+/// Connection names (`--connection`), each built in or configured in the
+/// project.
+pub fn parse_connections(names: &[String], project: &Project) -> Result<Vec<Connection>> {
+    names.iter().map(|name| parse_connection(name, project)).collect()
 }
 
-/// One connection name.
-pub fn parse_connection(name: &str) -> Result<Connection> {
-    Connection::ALL.into_iter().find(|c| c.name() == name).ok_or_else(|| {
-        CliError::Flag {
-            flag: "--connection",
-            message: format!("`{name}` is no connection: the connections are direct, http and https"),
-        }
-        .into()
-    })
+/// One connection name: built in, or a `[connections.NAME]` of the project.
+pub fn parse_connection(name: &str, project: &Project) -> Result<Connection> {
+    let configured: Vec<&str> = project.config().connections.keys().map(String::as_str).collect();
+    match Connection::from_name(name) {
+        Some(Connection::Named(named)) if !configured.contains(&named.as_ref()) => {}
+        Some(connection) => return Ok(connection),
+        None => {}
+    }
+    let known: Vec<&str> = Connection::BUILT_IN.iter().map(Connection::name).chain(configured).collect();
+    let hint = assay::suggest::nearest(name, known.iter().copied()).map(|s| format!(" (did you mean `{s}`?)"));
+    let message = format!(
+        "`{name}` is no connection{}: the connections are {}, and any [connections.NAME] of assay.toml",
+        hint.unwrap_or_default(),
+        known.join(", ")
+    );
+    Err(CliError::Flag { flag: "--connection", message }.into())
 }
 
 /// A score between 0 and 1 from the flag `flag`.

@@ -13,7 +13,7 @@ use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
-    let registry = project.registry()?;
+    let names = project.case_names()?;
     let env = project.case_env();
     let redactor = project.redactor();
     let files = project.discover(&args.paths, None)?;
@@ -21,7 +21,7 @@ pub fn run(args: PlanArgs) -> Result<u8> {
     let mut bad = 0;
     for file in &files {
         let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
-            let plan = plan_case(&case, registry.as_ref()).map_err(|kind| CaseError::new(&file.path, kind))?;
+            let plan = plan_case(&case, names.as_ref()).map_err(|kind| CaseError::new(&file.path, kind))?;
             Ok((case, plan))
         });
         match planned {

@@ -14,11 +14,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let filter = args.filter.as_deref().map(CaseFilter::new);
     let files = project.discover(&args.paths, filter.as_ref())?;
     let redactor = project.redactor();
-    let connections = parse_connections(&args.connections)?;
+    let connections = parse_connections(&args.connections, &project)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
         .then(|| Arc::new(move |job: &mut Job| job.connections = connections.clone()) as CaseAdjustment);
     if args.list {
-        let mut cases = load_cases(&files, project.registry()?.as_ref(), project.case_env(), None);
+        let mut cases = load_cases(&files, project.case_names()?.as_ref(), project.case_env(), None);
         for case in &mut cases {
             if let (LoadedCase::Ready(job), Some(adjust)) = (case, &adjust) {
                 adjust(job);

@@ -154,12 +154,19 @@ pub fn assess(case: &CaseResult) -> Assessment {
             for interaction in &run.interactions {
                 let at = format!("interactions[{}]", interaction.index);
                 if let Some(error) = &interaction.error {
-                    failures.push(failure(sample.index, run.connection, at.clone(), "request", Value::Null, error));
+                    failures.push(failure(
+                        sample.index,
+                        run.connection.clone(),
+                        at.clone(),
+                        "request",
+                        Value::Null,
+                        error,
+                    ));
                 }
                 for check in interaction.checks.iter().filter(|c| !c.verdict.passed()) {
                     failures.push(Failure {
                         sample: sample.index,
-                        connection: run.connection,
+                        connection: run.connection.clone(),
                         path: format!("{at}.{}", check.target),
                         key: check.key.clone(),
                         expected: check.expected.clone(),
@@ -177,7 +184,7 @@ pub fn assess(case: &CaseResult) -> Assessment {
             // A failed sample always shows up in some mode.
             let error =
                 RunError { kind: crate::errors::ErrorKind::Incomplete, message: "the sample did not complete".into() };
-            let connection = case.connections.first().copied().unwrap_or(Connection::Direct);
+            let connection = case.connections.first().cloned().unwrap_or(Connection::Direct);
             failures.push(failure(sample.index, connection, "sample".into(), "run", Value::Null, &error));
         }
     }

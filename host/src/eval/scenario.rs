@@ -188,7 +188,7 @@ pub fn scenario_jobs(
                     id: id.clone(),
                     file: scenario.file.clone(),
                     agent,
-                    connections: vec![options.connection],
+                    connections: vec![options.connection.clone()],
                     success_ratio: SuccessRatio { required: samples, samples },
                     timeout: None,
                     metadata: Vec::new(),

@@ -40,6 +40,8 @@ fn sample(index: u32, checks: Vec<CheckResult>, text: &str, millis: f64) -> Samp
             sly_data: None,
             messages: Vec::new(),
         }),
+        usage: (index == 0).then_some(crate::agent::Usage { prompt_tokens: 12, completion_tokens: 5 }),
+        agent_ms: millis / 2.0,
         duration_ms: millis,
     };
     let run = ConnectionRun { connection: Connection::Direct, passed, interactions: vec![interaction] };

@@ -44,7 +44,7 @@ pub enum Work {
 pub async fn converse(
     context: &Context,
     job: &Arc<Job>,
-    connection: Connection,
+    connection: &Connection,
     sample: u32,
     sample_deadline: Option<(Instant, Duration)>,
     work: Work,
@@ -83,9 +83,10 @@ pub async fn converse(
             (None, None) => None,
         };
         let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
-        let answer = if connection == Connection::Replay {
+        let asked = Instant::now();
+        let answer = if connection == &Connection::Replay {
             Ok(Ok(replayed(interaction)))
-        } else if work == Work::Inline && connection == Connection::Direct {
+        } else if work == Work::Inline && connection == &Connection::Direct {
             // The sandbox's deadline stops the call; say which limit it was.
             match (context.agents.chat_direct_blocking(&request, direct_deadline), deadline) {
                 (Err(e), Some(((_, length), limit))) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
@@ -102,6 +103,7 @@ pub async fn converse(
                 }
             }
         };
+        let agent_ms = millis(asked.elapsed());
         let response = match answer {
             Ok(Ok(response)) => response,
             Ok(Err(agent_error)) => {
@@ -145,6 +147,7 @@ pub async fn converse(
             }
         };
         let passed = checks.iter().all(|c| c.verdict.passed());
+        let usage = response.usage;
         interactions.push(InteractionResult {
             index,
             passed,
@@ -152,11 +155,13 @@ pub async fn converse(
             error: None,
             logs,
             response: Some(record(response, interaction.chat_filter)),
+            usage,
+            agent_ms,
             duration_ms: millis(started.elapsed()),
         });
     }
     let passed = interactions.len() == job.turns.len() && interactions.iter().all(|i| i.passed);
-    ConnectionRun { connection, passed, interactions }
+    ConnectionRun { connection: connection.clone(), passed, interactions }
 }
 
 /// Whether the state after turn `index` is worth keeping: the next one
@@ -207,6 +212,8 @@ fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult 
         error: Some(error),
         logs: Vec::new(),
         response: None,
+        usage: None,
+        agent_ms: millis(started.elapsed()),
         duration_ms: millis(started.elapsed()),
     }
 }

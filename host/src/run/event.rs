@@ -4,6 +4,7 @@
 //! A reporter never calls back into the run: all it can do is fail, and a
 //! failure only asks the run to stop starting cases (nextest's model).
 
+use crate::agent::Usage;
 use crate::run::result::{CaseResult, CaseStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -107,6 +108,12 @@ pub struct RunSummary {
     pub not_passed: BTreeMap<String, Vec<String>>,
     /// Wall-clock time of the run, in milliseconds.
     pub duration_ms: f64,
+    /// Every interaction's time waiting for the agent, summed, in
+    /// milliseconds.
+    pub agent_ms: f64,
+    /// The tokens every answer cost, summed, when connections report them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// What reporters failed to do (a full disk, a vanished directory), in
     /// the order it happened: the first cancelled the run. Each is a
     /// fragment that reads after "failed to".
@@ -138,6 +145,13 @@ impl RunSummary {
         }
         if case.status != CaseStatus::Passed {
             self.not_passed.entry(case.status.name().to_owned()).or_default().push(case.id.clone());
+        }
+        let interactions = case.samples.iter().flat_map(|s| &s.runs).flat_map(|r| &r.interactions);
+        for interaction in interactions {
+            self.agent_ms += interaction.agent_ms;
+            if let Some(usage) = interaction.usage {
+                self.usage.get_or_insert_with(Usage::default).add(usage);
+            }
         }
     }
 

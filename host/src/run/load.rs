@@ -10,7 +10,6 @@
 use crate::case::{CaseEnv, CaseFile, read_case_file};
 use crate::check::{KeySet, plan_case};
 use crate::errors::CaseError;
-use crate::plugin::Registry;
 use crate::run::job::Job;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -122,7 +121,7 @@ impl CaseSource {
     /// stop when the source is dropped.
     pub fn read(
         files: Vec<CaseFile>,
-        keys: Arc<Registry>,
+        keys: Arc<dyn KeySet + Send + Sync>,
         env: Arc<CaseEnv>,
         adjust: Option<CaseAdjustment>,
     ) -> CaseSource {

@@ -526,7 +526,7 @@ impl CaseTask {
         let started = Instant::now();
         let deadline = self.sample_timeout.or(self.job.timeout).map(|t| (started + t, t));
         let mut runs = Vec::new();
-        for &connection in &self.job.connections {
+        for connection in &self.job.connections {
             runs.push(converse(&self.context, &self.job, connection, index, deadline, work).await);
         }
         let passed = runs.iter().all(|r| r.passed);

@@ -2,7 +2,7 @@
 //! samples, each sample's runs over each connection, each interaction's
 //! checks. These are the lines of `results.jsonl`.
 
-use crate::agent::ChatMessage;
+use crate::agent::{ChatMessage, Usage};
 use crate::case::{Connection, SuccessRatio};
 use crate::check::{CheckResult, Outcome};
 use crate::plugin::PluginLog;
@@ -146,6 +146,12 @@ pub struct InteractionResult {
     /// What came back, reduced (absent if the request failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseRecord>,
+    /// The tokens the answer cost, when the connection reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// How long the agent took to answer (the request's latency), in
+    /// milliseconds.
+    pub agent_ms: f64,
     /// Wall-clock time of the request and its checks, in milliseconds.
     pub duration_ms: f64,
 }

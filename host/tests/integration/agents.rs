@@ -31,7 +31,7 @@ fn request(agent: &str, text: &str, sly_data: Value) -> ChatRequest {
 }
 
 fn chat(agents: &Agents, connection: Connection, request: ChatRequest) -> Result<AgentResponse, AgentError> {
-    tokio::runtime::Runtime::new().unwrap().block_on(agents.chat(connection, request, None))
+    tokio::runtime::Runtime::new().unwrap().block_on(agents.chat(&connection, request, None))
 }
 
 #[test]

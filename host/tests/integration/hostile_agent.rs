@@ -26,7 +26,7 @@ fn client(url: &str) -> Agents {
 async fn ask(agents: &Agents, text: &str) -> (Option<Result<AgentResponse, AgentError>>, Duration) {
     let request = ChatRequest { agent: SERVED_NAME.into(), text: text.into(), ..ChatRequest::default() };
     let started = Instant::now();
-    let answer = tokio::time::timeout(KILL_AFTER, agents.chat(Connection::Http, request, None)).await.ok();
+    let answer = tokio::time::timeout(KILL_AFTER, agents.chat(&Connection::Http, request, None)).await.ok();
     (answer, started.elapsed())
 }
 

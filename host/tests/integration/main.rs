@@ -9,6 +9,7 @@ mod capability_errors;
 mod case_input;
 mod cli;
 mod conformance;
+mod connections;
 mod deterministic;
 mod discovery;
 mod dispatch;

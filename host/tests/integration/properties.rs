@@ -905,7 +905,7 @@ fn seconds_of(text: &str) -> Duration {
 fn model(case: &Case) -> TestCase {
     let mut connections = Vec::new();
     for name in case.connections.iter().flatten() {
-        let connection = Connection::ALL.into_iter().find(|c| c.name() == name.to_ascii_lowercase()).unwrap();
+        let connection = Connection::BUILT_IN.into_iter().find(|c| c.name() == name.to_ascii_lowercase()).unwrap();
         if !connections.contains(&connection) {
             connections.push(connection);
         }

@@ -119,9 +119,15 @@ fn unknown_keys_are_named_with_a_suggestion() {
         error("agent = echo, interactions = [{ text = hi, respons = { text { value = 1 } } }]"),
         "`cases/case.hocon`: unknown key `respons` at `interactions[0].respons` (did you mean `response`?); the known ones are text, sly_data, timeout_in_seconds, chat_filter, continue_conversation, response"
     );
+    // A connection's name is checked by the planner, which knows the
+    // project's [connections.NAME]; the reader refuses what names nothing.
     assert_eq!(
-        error("agent = echo, connections = [htp], interactions = [{ text = hi }]"),
-        "`cases/case.hocon`: unknown connection `htp` at `connections[0]` (did you mean `http`?); the known ones are direct, http, https, grpc"
+        read("agent = echo, connections = [htp], interactions = [{ text = hi }]").unwrap().connections[0].name(),
+        "htp"
+    );
+    assert_eq!(
+        error("agent = echo, connections = [\"h t\"], interactions = [{ text = hi }]"),
+        "`cases/case.hocon`: invalid `connections[0]`: \"h t\" cannot name a connection: use direct, http, https, or the name of a [connections.NAME] of assay.toml (letters, digits, `_`, `-`)"
     );
 }
 

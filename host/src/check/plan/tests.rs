@@ -177,3 +177,34 @@ fn an_empty_part_is_an_error() {
         );
     }
 }
+
+#[test]
+fn a_case_names_only_built_in_or_configured_connections() {
+    let case = |connections: &str| {
+        let text = format!("agent = echo, connections = {connections}, interactions = [{{ text = hi }}]");
+        crate::case::parse_case(&text, "c", std::path::Path::new("c.hocon"), &crate::case::CaseEnv::empty()).unwrap()
+    };
+    assert!(plan_case(&case("[direct, http]"), &Keys).is_ok());
+    assert_eq!(
+        plan_case(&case("[htp]"), &Keys).unwrap_err().to_string(),
+        "unknown connection `htp` at `connections` (did you mean `http`?); the known ones are direct, http, https, grpc (and any [connections.NAME] of assay.toml)"
+    );
+    /// Keys, and a configured connection `gpt`.
+    struct WithGpt;
+    impl KeySet for WithGpt {
+        fn has_key(&self, key: &str) -> bool {
+            Keys.has_key(key)
+        }
+        fn suggest(&self, key: &str) -> Option<String> {
+            Keys.suggest(key)
+        }
+        fn connection_names(&self) -> Vec<String> {
+            vec!["gpt".into()]
+        }
+    }
+    assert!(plan_case(&case("[direct, gpt]"), &WithGpt).is_ok());
+    assert_eq!(
+        plan_case(&case("[direct, gtp]"), &WithGpt).unwrap_err().to_string(),
+        "unknown connection `gtp` at `connections[1]` (did you mean `gpt`?); the known ones are direct, http, https, grpc, gpt (and any [connections.NAME] of assay.toml)"
+    );
+}

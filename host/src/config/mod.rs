@@ -56,6 +56,12 @@
 //! Components in `.assay/plugins/` next to the file (or in the current
 //! directory) load automatically, with no grants.
 
+mod connections;
+
+pub use connections::{
+    CONNECTION_TYPES, CommandConnection, ConnectionConfig, HttpConnection, NeuroSanConnection, OpenAiConnection,
+};
+
 use crate::errors::ConfigError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -92,6 +98,10 @@ pub struct Config {
     /// `[cases]`: what test case files may read from the environment.
     #[serde(default)]
     pub cases: CasesConfig,
+    /// `[connections.NAME]`: named connections to agents, each read by its
+    /// `type` ([`Config::connection`]).
+    #[serde(default)]
+    pub connections: BTreeMap<String, toml::Table>,
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -263,6 +273,11 @@ impl Config {
             }
         }
         names
+    }
+
+    /// The connection `[connections.NAME]`, read by its type.
+    pub fn connection(&self, name: &str) -> Option<Result<ConnectionConfig, String>> {
+        self.connections.get(name).map(ConnectionConfig::from_table)
     }
 
     /// A path from the file, made relative to the current directory.

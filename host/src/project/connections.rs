@@ -1,0 +1,96 @@
+//! The project's named connections: each `[connections.NAME]` of
+//! `assay.toml` built into the [`Transport`] that reaches its agent, and the
+//! names a case file may use, for the planner.
+
+use crate::agent::{HttpAgents, HttpSettings, Transport};
+use crate::check::KeySet;
+use crate::config::{ConnectionConfig, NeuroSanConnection};
+use crate::errors::ProjectError;
+use crate::plugin::Registry;
+use crate::project::Project;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Project {
+    /// Every `[connections.NAME]`, built: an error names the file, the
+    /// connection and what is wrong with it.
+    pub fn connections(&self) -> Result<BTreeMap<String, Arc<dyn Transport>>, ProjectError> {
+        let mut built = BTreeMap::new();
+        for name in self.config().connections.keys() {
+            let setting = format!("[connections.{name}]");
+            let config = self.config().connection(name).expect("a listed connection").map_err(|message| {
+                ProjectError::Setting { file: self.config_file().to_owned(), setting: setting.clone(), message }
+            })?;
+            let transport = self.transport(&config).map_err(|message| ProjectError::Setting {
+                file: self.config_file().to_owned(),
+                setting,
+                message,
+            })?;
+            built.insert(name.clone(), transport);
+        }
+        Ok(built)
+    }
+
+    /// The transport of one connection, or what is wrong with its settings.
+    fn transport(&self, config: &ConnectionConfig) -> Result<Arc<dyn Transport>, String> {
+        match config {
+            ConnectionConfig::NeuroSan(neuro_san) => Ok(Arc::new(self.neuro_san(neuro_san)?)),
+            other => Err(format!("connections of type `{}` are not built yet", other.kind())),
+        }
+    }
+
+    fn neuro_san(&self, config: &NeuroSanConnection) -> Result<HttpAgents, String> {
+        let defaults = HttpSettings::default();
+        let idle_timeout = match config.idle_timeout_secs {
+            None => defaults.idle_timeout,
+            Some(seconds) => seconds_of(seconds, "idle_timeout_secs")?,
+        };
+        HttpAgents::new(HttpSettings {
+            base_url: config.url.clone(),
+            ca_file: config.ca.as_deref().map(|ca| self.config().resolve(ca)),
+            max_response_bytes: config.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
+            idle_timeout,
+            ..defaults
+        })
+    }
+
+    /// What a case file may name: the matchers' keys and the connections.
+    pub fn case_names(&self) -> Result<Arc<CaseNames>, ProjectError> {
+        let connections = self.config().connections.keys().cloned().collect();
+        Ok(Arc::new(CaseNames { registry: self.registry()?, connections }))
+    }
+}
+
+/// A positive number of seconds from the setting `name`.
+pub(crate) fn seconds_of(seconds: f64, name: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| format!("`{name} = {seconds}` is not a positive number of seconds"))
+}
+
+/// The names a case of the project may use: the registry's matcher keys,
+/// and the configured connections.
+pub struct CaseNames {
+    registry: Arc<Registry>,
+    connections: Vec<String>,
+}
+
+impl KeySet for CaseNames {
+    fn has_key(&self, key: &str) -> bool {
+        self.registry.has_key(key)
+    }
+
+    fn suggest(&self, key: &str) -> Option<String> {
+        self.registry.suggest(key)
+    }
+
+    fn provider_entry(&self, key: &str) -> Option<String> {
+        KeySet::provider_entry(self.registry.as_ref(), key)
+    }
+
+    fn connection_names(&self) -> Vec<String> {
+        self.connections.clone()
+    }
+}
