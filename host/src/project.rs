@@ -385,43 +385,35 @@ impl Project {
     /// with the project's case environment, or why it cannot be. Validation
     /// files among them are skipped (`assay validate` runs them).
     pub fn scenarios(&self, paths: &[PathBuf]) -> Result<Vec<Result<Scenario, CaseError>>, ProjectError> {
-        let scenarios: Vec<_> = self
-            .scenario_files(paths)?
-            .into_iter()
-            .filter_map(|file| match file {
-                Ok(ScenarioFile::Scenario(scenario)) => Some(Ok(scenario)),
-                Ok(ScenarioFile::Validation(_)) => None,
-                Err(error) => Some(Err(error)),
-            })
-            .collect();
-        if scenarios.is_empty() {
-            return Err(ProjectError::NoScenarioFiles);
-        }
-        Ok(scenarios)
+        let pick = |file| match file {
+            ScenarioFile::Scenario(scenario) => Some(scenario),
+            ScenarioFile::Validation(_) => None,
+        };
+        let found = self.scenario_files(paths, pick)?;
+        if found.is_empty() { Err(ProjectError::NoScenarioFiles) } else { Ok(found) }
     }
 
     /// The validation files under `paths`, or why each cannot be read.
     /// Scenario files among them are skipped (`assay eval` runs them).
     pub fn validations(&self, paths: &[PathBuf]) -> Result<Vec<Result<Validation, CaseError>>, ProjectError> {
-        let validations: Vec<_> = self
-            .scenario_files(paths)?
-            .into_iter()
-            .filter_map(|file| match file {
-                Ok(ScenarioFile::Validation(validation)) => Some(Ok(validation)),
-                Ok(ScenarioFile::Scenario(_)) => None,
-                Err(error) => Some(Err(error)),
-            })
-            .collect();
-        if validations.is_empty() {
-            return Err(ProjectError::NoValidationFiles);
-        }
-        Ok(validations)
+        let pick = |file| match file {
+            ScenarioFile::Validation(validation) => Some(validation),
+            ScenarioFile::Scenario(_) => None,
+        };
+        let found = self.scenario_files(paths, pick)?;
+        if found.is_empty() { Err(ProjectError::NoValidationFiles) } else { Ok(found) }
     }
 
-    /// Every scenario-format file under `paths`, read.
-    fn scenario_files(&self, paths: &[PathBuf]) -> Result<Vec<Result<ScenarioFile, CaseError>>, ProjectError> {
+    /// The scenario-format files under `paths` that `pick` keeps, read (a
+    /// file that cannot be read is kept, as its error).
+    fn scenario_files<T>(
+        &self,
+        paths: &[PathBuf],
+        pick: impl Fn(ScenarioFile) -> Option<T>,
+    ) -> Result<Vec<Result<T, CaseError>>, ProjectError> {
         let files = discover_with(paths, SCENARIO_EXTENSIONS)?;
-        Ok(files.iter().map(|file| read_scenario_file(&file.path, &self.case_env)).collect())
+        let read = files.iter().map(|file| read_scenario_file(&file.path, &self.case_env));
+        Ok(read.filter_map(|file| file.map(&pick).transpose()).collect())
     }
 
     /// `files` read and planned as the run goes, each case changed by
