@@ -296,6 +296,11 @@ pub enum ErrorKind {
     Refused,
     /// The connection is not one assay speaks.
     Unsupported,
+    /// A `command` connection's program could not be started.
+    Spawn,
+    /// A `command` connection's process exited (or closed its stdout)
+    /// before answering.
+    Crashed,
     /// A component ran past its deadline.
     Deadline,
     /// A component asked for more memory than its limit.
@@ -349,6 +354,8 @@ impl ErrorKind {
             ErrorKind::Load => "load",
             ErrorKind::Refused => "refused",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Spawn => "spawn",
+            ErrorKind::Crashed => "crashed",
             ErrorKind::Deadline => "deadline",
             ErrorKind::Memory => "memory",
             ErrorKind::Table => "table",
@@ -549,6 +556,91 @@ pub enum AgentErrorKind {
     /// The connection type is not supported.
     #[error("{0}")]
     Unsupported(String),
+    /// A `command` connection's process failed the request. It is gone:
+    /// the next request starts a fresh one.
+    #[error("{}", process_message(fault, stderr))]
+    Process {
+        /// What went wrong.
+        fault: ProcessFault,
+        /// The end of the process's stderr (at most 2 KiB), or empty.
+        stderr: String,
+    },
+}
+
+/// How a `command` connection's process failed a request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProcessFault {
+    /// The program could not be started: why.
+    Start(String),
+    /// The process ended or closed its stdout before answering: how, e.g.
+    /// `exited with status 3`.
+    Exited(String),
+    /// Its answer line is not a JSON answer: why.
+    Malformed(String),
+    /// Its answer line passed the cap, in bytes.
+    TooLarge(usize),
+    /// Nothing arrived from it for this long.
+    Silent(std::time::Duration),
+}
+
+impl ProcessFault {
+    /// A short name for reports and results files.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProcessFault::Start(_) => ErrorKind::Spawn,
+            ProcessFault::Exited(_) => ErrorKind::Crashed,
+            ProcessFault::Malformed(_) => ErrorKind::Malformed,
+            ProcessFault::TooLarge(_) => ErrorKind::TooLarge,
+            ProcessFault::Silent(_) => ErrorKind::Stalled,
+        }
+    }
+
+    /// What happened, as a fragment.
+    fn what(&self) -> String {
+        match self {
+            ProcessFault::Start(cause) => format!("cannot start the program: {cause}"),
+            ProcessFault::Exited(how) => format!("the process {how} before answering"),
+            ProcessFault::Malformed(cause) => {
+                format!("the process answered with a line that is no JSON answer: {cause}")
+            }
+            ProcessFault::TooLarge(cap) => {
+                format!("the process's answer line exceeded the cap of {} MiB and was abandoned", cap >> 20)
+            }
+            ProcessFault::Silent(idle) => {
+                format!("the process stopped answering: nothing arrived for {} s", idle.as_secs_f64())
+            }
+        }
+    }
+
+    /// The fix to suggest.
+    fn hint(&self) -> &'static str {
+        match self {
+            ProcessFault::Start(_) => {
+                "Consider the program's name or path in `command`: a bare name is looked up in PATH, a relative path starts from the connection's `dir` (by default the folder of assay.toml)"
+            }
+            ProcessFault::Exited(_) => {
+                "Consider running the command by hand and typing a request line such as {\"agent\": \"a\", \"text\": \"hi\"}: it must answer each line with one JSON line and keep running"
+            }
+            ProcessFault::Malformed(_) => {
+                "Consider writing one JSON object per request to stdout, e.g. {\"text\": \"...\"}, and any logs to stderr"
+            }
+            ProcessFault::TooLarge(_) => "Consider raising `max_response_mb` of the connection",
+            ProcessFault::Silent(_) => {
+                "Consider flushing stdout after each answer (in Python, print(..., flush=True)), or raising `idle_timeout_secs` of the connection"
+            }
+        }
+    }
+}
+
+/// A process fault, the end of its stderr, and the fix to suggest.
+fn process_message(fault: &ProcessFault, stderr: &str) -> String {
+    let stderr = match fault {
+        // A program that did not start wrote nothing.
+        ProcessFault::Start(_) => String::new(),
+        _ if stderr.trim().is_empty() => "; its stderr is empty".to_owned(),
+        _ => format!("; its stderr ends with:\n{}", stderr.trim_end()),
+    };
+    format!("{}{stderr}\n\n{}", fault.what(), fault.hint())
 }
 
 impl AgentErrorKind {
@@ -569,6 +661,7 @@ impl AgentErrorKind {
             AgentErrorKind::Fault(fault) => fault.kind(),
             AgentErrorKind::Refused(_) => ErrorKind::Refused,
             AgentErrorKind::Unsupported(_) => ErrorKind::Unsupported,
+            AgentErrorKind::Process { fault, .. } => fault.kind(),
         }
     }
 }

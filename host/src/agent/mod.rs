@@ -6,13 +6,15 @@
 //!   sandboxed (`component.rs`);
 //! - `http`/`https`: a neuro-san server (`http.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
-//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own.
+//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own
+//!   or a local program ([`CommandAgents`], `command.rs`).
 //!
 //! `serve.rs` is the other side: any agent component served over neuro-san's
 //! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
 //! sly_data carry-forward) belongs to the runner, which owns a conversation.
 
 mod catalog;
+mod command;
 mod component;
 mod http;
 mod message;
@@ -21,6 +23,7 @@ pub mod serve;
 mod transport;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
+pub use command::{CommandAgents, CommandSettings, MINIMAL_PATH};
 pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};

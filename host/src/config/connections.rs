@@ -108,19 +108,25 @@ pub struct HttpConnection {
     pub idle_timeout_secs: Option<f64>,
 }
 
-/// `type = "command"`.
+/// `type = "command"`: a long-lived local process per request in flight,
+/// one JSON request per line on its stdin, one JSON answer per line on its
+/// stdout (the shapes are documented in `agent/command.rs`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandConnection {
-    /// The program and its arguments (relative paths are relative to the
-    /// configuration file's folder).
+    /// The program and its arguments: a bare program name is looked up in
+    /// `PATH`, as a shell would; a relative program path starts from `dir`.
     pub command: Vec<String>,
-    /// Environment variables the process gets (by name; nothing else).
+    /// Environment variables the process gets, by name (those that are
+    /// set). It gets no others, except a minimal `PATH`
+    /// (`/usr/local/bin:/usr/bin:/bin`) unless `PATH` is listed here.
     #[serde(default)]
     pub env: Vec<String>,
-    /// The folder it runs in (default: the configuration file's).
+    /// The folder it runs in, relative to the configuration file's
+    /// (default: the configuration file's folder).
     pub dir: Option<PathBuf>,
-    /// How long one answer may take, in seconds (default 120).
+    /// How long the process may stay silent while a request waits for its
+    /// answer, in seconds (default 120).
     pub idle_timeout_secs: Option<f64>,
     /// The longest answer line, in MiB (default 16).
     pub max_response_mb: Option<usize>,

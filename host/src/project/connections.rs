@@ -2,9 +2,9 @@
 //! `assay.toml` built into the [`Transport`] that reaches its agent, and the
 //! names a case file may use, for the planner.
 
-use crate::agent::{HttpAgents, HttpSettings, Transport};
+use crate::agent::{CommandAgents, CommandSettings, HttpAgents, HttpSettings, Transport};
 use crate::check::KeySet;
-use crate::config::{ConnectionConfig, NeuroSanConnection};
+use crate::config::{CommandConnection, ConnectionConfig, NeuroSanConnection};
 use crate::errors::ProjectError;
 use crate::plugin::Registry;
 use crate::project::Project;
@@ -36,6 +36,7 @@ impl Project {
     fn transport(&self, config: &ConnectionConfig) -> Result<Arc<dyn Transport>, String> {
         match config {
             ConnectionConfig::NeuroSan(neuro_san) => Ok(Arc::new(self.neuro_san(neuro_san)?)),
+            ConnectionConfig::Command(command) => Ok(Arc::new(self.command(command)?)),
             other => Err(format!("connections of type `{}` are not built yet", other.kind())),
         }
     }
@@ -52,6 +53,22 @@ impl Project {
             max_response_bytes: config.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
             idle_timeout,
             ..defaults
+        })
+    }
+
+    /// A `command` connection: its folder from the configuration file's,
+    /// its caps from the settings or the defaults.
+    fn command(&self, config: &CommandConnection) -> Result<CommandAgents, String> {
+        let idle_timeout = match config.idle_timeout_secs {
+            None => Duration::from_secs(120),
+            Some(seconds) => seconds_of(seconds, "idle_timeout_secs")?,
+        };
+        CommandAgents::new(CommandSettings {
+            command: config.command.clone(),
+            env: config.env.clone(),
+            dir: config.dir.as_deref().map_or_else(|| self.config().dir.clone(), |dir| self.config().resolve(dir)),
+            idle_timeout,
+            max_response_bytes: config.max_response_mb.unwrap_or(16) << 20,
         })
     }
 
