@@ -6,7 +6,8 @@
 //!   sandboxed (`component.rs`);
 //! - `http`/`https`: a neuro-san server (`http.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
-//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own.
+//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own,
+//!   or any JSON API by templates and JSONPath ([`HttpApi`], `http_api/`).
 //!
 //! `serve.rs` is the other side: any agent component served over neuro-san's
 //! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
@@ -15,6 +16,7 @@
 mod catalog;
 mod component;
 mod http;
+mod http_api;
 mod message;
 mod reduce;
 pub mod serve;
@@ -24,6 +26,7 @@ pub use catalog::{AgentCatalog, DEMO_AGENTS};
 pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
+pub use http_api::HttpApi;
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
 pub use reduce::{AgentResponse, Usage, reduce};
 pub use transport::{Reply, Transport};

@@ -2,9 +2,9 @@
 //! `assay.toml` built into the [`Transport`] that reaches its agent, and the
 //! names a case file may use, for the planner.
 
-use crate::agent::{HttpAgents, HttpSettings, Transport};
+use crate::agent::{HttpAgents, HttpApi, HttpSettings, Transport};
 use crate::check::KeySet;
-use crate::config::{ConnectionConfig, NeuroSanConnection};
+use crate::config::{ConnectionConfig, HttpConnection, NeuroSanConnection};
 use crate::errors::ProjectError;
 use crate::plugin::Registry;
 use crate::project::Project;
@@ -36,6 +36,7 @@ impl Project {
     fn transport(&self, config: &ConnectionConfig) -> Result<Arc<dyn Transport>, String> {
         match config {
             ConnectionConfig::NeuroSan(neuro_san) => Ok(Arc::new(self.neuro_san(neuro_san)?)),
+            ConnectionConfig::Http(http) => Ok(Arc::new(self.http_api(http)?)),
             other => Err(format!("connections of type `{}` are not built yet", other.kind())),
         }
     }
@@ -53,6 +54,14 @@ impl Project {
             idle_timeout,
             ..defaults
         })
+    }
+
+    /// A `type = "http"` connection: its `{{env.NAME}}` read what case
+    /// files may.
+    fn http_api(&self, config: &HttpConnection) -> Result<HttpApi, String> {
+        let ca = config.ca.as_deref().map(|ca| self.config().resolve(ca));
+        let idle = config.idle_timeout_secs.map(|seconds| seconds_of(seconds, "idle_timeout_secs")).transpose()?;
+        HttpApi::new(config, self.case_env(), ca.as_deref(), idle)
     }
 
     /// What a case file may name: the matchers' keys and the connections.
