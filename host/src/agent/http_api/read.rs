@@ -115,13 +115,22 @@ impl Decoder {
 
     /// Takes the next bytes.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), AgentErrorKind> {
+        // Only the new bytes are searched for line ends: a long line is
+        // scanned once, not once per chunk.
+        let mut unscanned = self.pending.len();
         self.pending.extend_from_slice(bytes);
         if self.format == Format::Json {
-            return Ok(());
+            return Ok(()); // A body is read whole, at the end.
         }
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+        while let Some(offset) = self.pending[unscanned..].iter().position(|&b| b == b'\n') {
+            let end = unscanned + offset;
             let line: Vec<u8> = self.pending.drain(..=end).collect();
-            self.line(trim_line_end(&line[..end]))?;
+            unscanned = 0;
+            let line = trim_line_end(&line[..end]);
+            match self.format {
+                Format::Sse => self.sse_line(line)?,
+                Format::JsonLines | Format::Json => self.json_line(line)?,
+            }
         }
         Ok(())
     }
@@ -145,14 +154,12 @@ impl Decoder {
             }
             // A last line without its newline is fine if it is whole.
             Format::JsonLines => {
-                if !rest.iter().all(u8::is_ascii_whitespace) {
-                    self.line(&rest).map_err(|error| self.cut_off(error, "line"))?;
-                }
+                self.json_line(trim_line_end(&rest)).map_err(|error| self.cut_off(error, "line"))?;
             }
             // So is a last event without its blank line.
             Format::Sse => {
                 if !rest.is_empty() {
-                    self.line(trim_line_end(&rest)).map_err(|error| self.cut_off(error, "event"))?;
+                    self.sse_line(trim_line_end(&rest)).map_err(|error| self.cut_off(error, "event"))?;
                 }
                 self.dispatch().map_err(|error| self.cut_off(error, "event"))?;
             }
@@ -173,40 +180,38 @@ impl Decoder {
         }
     }
 
-    fn line(&mut self, line: &[u8]) -> Result<(), AgentErrorKind> {
-        match self.format {
-            Format::Json => unreachable!("a JSON body is not read by lines"),
-            Format::JsonLines => {
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(());
-                }
-                self.count += 1;
-                let value = serde_json::from_slice(line).map_err(|e| AgentErrorKind::Malformed {
-                    line: self.count,
-                    cause: format!("{e} in `{}`", preview(line)),
-                })?;
-                self.values.push(value);
-                Ok(())
-            }
-            Format::Sse => {
-                if line.is_empty() {
-                    return self.dispatch();
-                }
-                let line = String::from_utf8_lossy(line);
-                let (field, value) = line.split_once(':').unwrap_or((&line, ""));
-                if field == "data" {
-                    let value = value.strip_prefix(' ').unwrap_or(value);
-                    let data = self.data.get_or_insert_default();
-                    if !data.is_empty() {
-                        data.push('\n');
-                    }
-                    data.push_str(value);
-                }
-                // Comments (`: …`) and other fields (`event`, `id`,
-                // `retry`) say nothing about the answer.
-                Ok(())
-            }
+    /// One line of JSON lines; blank lines are skipped.
+    fn json_line(&mut self, line: &[u8]) -> Result<(), AgentErrorKind> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
         }
+        self.count += 1;
+        let value = serde_json::from_slice(line).map_err(|e| AgentErrorKind::Malformed {
+            line: self.count,
+            cause: format!("{e} in `{}`", preview(line)),
+        })?;
+        self.values.push(value);
+        Ok(())
+    }
+
+    /// One line of server-sent events: a blank one ends an event.
+    fn sse_line(&mut self, line: &[u8]) -> Result<(), AgentErrorKind> {
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        let line = String::from_utf8_lossy(line);
+        let (field, value) = line.split_once(':').unwrap_or((&line, ""));
+        // Comments (`: …`) and other fields (`event`, `id`, `retry`) say
+        // nothing about the answer.
+        if field == "data" {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            let data = self.data.get_or_insert_default();
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(value);
+        }
+        Ok(())
     }
 
     /// Ends the event being read (sse).
