@@ -279,7 +279,8 @@ fn every_fault_is_a_classified_error_verdict_and_the_run_goes_on() {
     let mut config = String::new();
     for name in FAULTS {
         let url = match *name {
-            "refused" => format!("http://127.0.0.1:{refused}/chat"),
+            // A URL's variables are not shown, whatever their names.
+            "refused" => format!("http://127.0.0.1:{refused}/chat?tenant={{{{env.ASSAY_CASE_TENANT}}}}"),
             _ => format!("{}/{name}", server.url()),
         };
         let extra = match *name {
@@ -306,14 +307,22 @@ fn every_fault_is_a_classified_error_verdict_and_the_run_goes_on() {
         .collect();
     let cases: Vec<(&str, &str)> = cases.iter().map(|(name, text)| (name.as_str(), text.as_str())).collect();
     let dir = project(&config, &cases);
-    let (output, lines) = run_with(assay_command(), dir.path(), &["-j", "16"]);
+    let mut command = assay_command();
+    command.env("ASSAY_CASE_TENANT", "acme-tenant-7");
+    let (output, lines) = run_with(command, dir.path(), &["-j", "16"]);
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     assert_eq!(lines.len(), FAULTS.len(), "every case is reported");
     assert_eq!(case(&lines, "fine")["status"], "passed");
 
     let port = server.port;
     let expected = [
-        ("refused", "unreachable", format!("agent `a` at http://127.0.0.1:{refused}/chat: cannot connect: ")),
+        (
+            "refused",
+            "unreachable",
+            format!(
+                "agent `a` at http://127.0.0.1:{refused}/chat?tenant={{{{env.ASSAY_CASE_TENANT}}}}: cannot connect: error sending request: "
+            ),
+        ),
         (
             "refused",
             "unreachable",
@@ -357,6 +366,7 @@ fn every_fault_is_a_classified_error_verdict_and_the_run_goes_on() {
         assert_eq!(error["kind"], kind, "{id}: {error:#}");
         let text = error["message"].as_str().unwrap();
         assert!(text.contains(&message), "{id}: {text}\n(expected it to contain: {message})");
+        assert!(!text.contains("acme-tenant-7"), "{id}: {text}");
     }
 }
 

@@ -38,7 +38,7 @@ pub struct HttpApi {
 
 impl std::fmt::Debug for HttpApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let url = redact_urls(&self.url.render(&sample_request(), Encoding::Url)).into_owned();
+        let url = redact_urls(&self.url.shown(&sample_request(), Encoding::Url)).into_owned();
         f.debug_struct("HttpApi")
             .field("method", &self.method)
             .field("url", &url)
@@ -136,7 +136,7 @@ impl HttpApi {
 impl Transport for HttpApi {
     fn endpoint(&self, agent: &str) -> String {
         let request = ChatRequest { agent: agent.to_owned(), ..ChatRequest::default() };
-        redact_urls(&self.url.render(&request, Encoding::Url)).into_owned()
+        redact_urls(&self.url.shown(&request, Encoding::Url)).into_owned()
     }
 
     fn chat<'a>(&'a self, request: &'a ChatRequest) -> Reply<'a> {
@@ -147,7 +147,7 @@ impl Transport for HttpApi {
 /// The URL must be http(s) with a host whatever its placeholders hold.
 fn check_url(url: &Template) -> Result<(), String> {
     let written = url.render(&sample_request(), Encoding::Url);
-    let shown = redact_urls(&written);
+    let shown = redact_urls(&url.shown(&sample_request(), Encoding::Url)).into_owned();
     let parsed = Url::parse(&written)
         .map_err(|e| format!("`url`: `{shown}` is not a URL: {e} (e.g. http://localhost:9000/chat)"))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
@@ -174,9 +174,10 @@ fn check_body(body: &Template, written: &str) -> Result<(), String> {
 }
 
 /// A failed send, as neuro-san's client classifies it, with this
-/// connection's advice.
+/// connection's advice. The error loses its URL: the endpoint is shown
+/// already, without the values of `{{env.NAME}}`.
 fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
-    match crate::agent::http::classify_send_error(error) {
+    match crate::agent::http::classify_send_error(error.without_url()) {
         AgentErrorKind::Unreachable(cause) => AgentErrorKind::ConnectionUnreachable(cause),
         AgentErrorKind::Tls(cause) => AgentErrorKind::ConnectionTls(cause),
         other => other,

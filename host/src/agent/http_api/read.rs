@@ -80,7 +80,7 @@ pub(crate) async fn read(
         let chunk = match tokio::time::timeout(caps.idle, stream.next()).await {
             Err(_) => return Err(AgentErrorKind::Stalled(caps.idle)),
             Ok(None) => break,
-            Ok(Some(Err(e))) => return Err(AgentErrorKind::Truncated(error_chain(&e))),
+            Ok(Some(Err(e))) => return Err(AgentErrorKind::Truncated(error_chain(&e.without_url()))),
             Ok(Some(Ok(chunk))) => chunk,
         };
         received += chunk.len();

@@ -49,7 +49,12 @@ enum Placeholder {
     SlyData(Vec<String>),
     /// An environment variable's value, read once when the template was
     /// parsed.
-    Env(String),
+    Env {
+        /// The variable's name.
+        name: String,
+        /// Its value.
+        value: String,
+    },
 }
 
 /// How a value is written where its placeholder stands.
@@ -89,7 +94,7 @@ impl Template {
     /// Whether the template reads an environment variable (its output is
     /// then a secret, e.g. an `authorization` header).
     pub(crate) fn reads_env(&self) -> bool {
-        self.pieces.iter().any(|piece| matches!(piece, Piece::Value(Placeholder::Env(_))))
+        self.pieces.iter().any(|piece| matches!(piece, Piece::Value(Placeholder::Env { .. })))
     }
 
     /// The template filled from `request`, each value written by
@@ -99,6 +104,21 @@ impl Template {
         for piece in &self.pieces {
             match piece {
                 Piece::Literal(text) => out.push_str(text),
+                Piece::Value(placeholder) => write_value(&mut out, &placeholder.value(request), encoding),
+            }
+        }
+        out
+    }
+
+    /// [`Template::render`] for messages and results: an environment
+    /// variable shows as its placeholder, never its value (a URL may carry
+    /// a key).
+    pub(crate) fn shown(&self, request: &ChatRequest, encoding: Encoding) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(text) => out.push_str(text),
+                Piece::Value(Placeholder::Env { name, .. }) => out.push_str(&format!("{{{{env.{name}}}}}")),
                 Piece::Value(placeholder) => write_value(&mut out, &placeholder.value(request), encoding),
             }
         }
@@ -125,7 +145,9 @@ impl Placeholder {
                 }
                 Placeholder::SlyData(keys)
             }
-            ("env", Some(variable)) if !variable.is_empty() => Placeholder::Env(env_value(variable, env)?),
+            ("env", Some(variable)) if !variable.is_empty() => {
+                Placeholder::Env { name: variable.to_owned(), value: env_value(variable, env)? }
+            }
             ("env", _) => return Err(format!("`{{{{{name}}}}}` names no variable; write `{{{{env.NAME}}}}`")),
             ("text" | "agent" | "sample" | "chat_context", Some(_)) => {
                 return Err(format!("`{{{{{name}}}}}`: `{{{{{head}}}}}` has no fields"));
@@ -162,7 +184,7 @@ impl Placeholder {
                 });
                 found.map_or(Cow::Owned(Value::Null), Cow::Borrowed)
             }
-            Placeholder::Env(value) => Cow::Owned(Value::String(value.clone())),
+            Placeholder::Env { value, .. } => Cow::Owned(Value::String(value.clone())),
         }
     }
 }
@@ -264,6 +286,12 @@ mod tests {
         let asked = ChatRequest { text: "a b/c&d=é".into(), ..request() };
         assert_eq!(url.render(&asked, Encoding::Url), "http://h/agents/orders/ask?q=a%20b%2Fc%26d%3D%C3%A9");
         assert!(!url.reads_env());
+        let keyed = parse("http://h/ask?team={{env.ASSAY_CASE_TEAM}}&q={{text}}").unwrap();
+        assert_eq!(keyed.render(&asked, Encoding::Url), "http://h/ask?team=q%22a&q=a%20b%2Fc%26d%3D%C3%A9");
+        assert_eq!(
+            keyed.shown(&asked, Encoding::Url),
+            "http://h/ask?team={{env.ASSAY_CASE_TEAM}}&q=a%20b%2Fc%26d%3D%C3%A9"
+        );
     }
 
     #[test]
