@@ -328,6 +328,8 @@ pub enum ErrorKind {
     Rejected,
     /// No loaded plugin provides the check's key.
     UnknownKey,
+    /// A connection's JSONPath query selects nothing in the response.
+    MissingPath,
 }
 
 impl ErrorKind {
@@ -369,6 +371,7 @@ impl ErrorKind {
             ErrorKind::Disabled => "disabled",
             ErrorKind::Rejected => "rejected",
             ErrorKind::UnknownKey => "unknown-key",
+            ErrorKind::MissingPath => "missing-path",
         }
     }
 }
@@ -565,6 +568,32 @@ pub enum AgentErrorKind {
         /// The end of the process's stderr (at most 2 KiB), or empty.
         stderr: String,
     },
+    /// Nothing answered at a named connection's URL.
+    #[error(
+        "cannot connect: {0}\n\nConsider starting the server, or correcting `url` in the connection's [connections.NAME] of assay.toml"
+    )]
+    ConnectionUnreachable(String),
+    /// The TLS handshake with a named connection's server failed.
+    #[error(
+        "TLS handshake failed: {0}\n\nConsider `ca = \"FILE.pem\"` in the connection's [connections.NAME] of assay.toml if the server uses a private or self-signed certificate"
+    )]
+    ConnectionTls(String),
+    /// The response (a body, or an event of a stream) is not what the
+    /// connection reads.
+    #[error("the response is malformed: {0}")]
+    MalformedBody(String),
+    /// A connection's JSONPath query selects nothing in the response.
+    #[error(
+        "the response has nothing at `{setting} = \"{path}\"`: {found}\n\nConsider correcting `{setting}` in the connection's [connections.NAME] of assay.toml"
+    )]
+    MissingPath {
+        /// The setting: `text`, `structure`, `sly_data`, `chat_context`.
+        setting: &'static str,
+        /// The query as written.
+        path: String,
+        /// What the response holds instead (its top-level keys).
+        found: String,
+    },
 }
 
 /// How a `command` connection's process failed a request.
@@ -662,6 +691,10 @@ impl AgentErrorKind {
             AgentErrorKind::Refused(_) => ErrorKind::Refused,
             AgentErrorKind::Unsupported(_) => ErrorKind::Unsupported,
             AgentErrorKind::Process { fault, .. } => fault.kind(),
+            AgentErrorKind::ConnectionUnreachable(_) => ErrorKind::Unreachable,
+            AgentErrorKind::ConnectionTls(_) => ErrorKind::Tls,
+            AgentErrorKind::MalformedBody(_) => ErrorKind::Malformed,
+            AgentErrorKind::MissingPath { .. } => ErrorKind::MissingPath,
         }
     }
 }

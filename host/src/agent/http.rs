@@ -9,7 +9,7 @@ use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where the neuro-san server is when nothing says otherwise.
@@ -79,19 +79,7 @@ impl HttpAgents {
         if base.cannot_be_a_base() || base.host().is_none() {
             return Err(format!("invalid agent URL `{shown}`: it has no host (e.g. http://localhost:8080)"));
         }
-        let mut builder = reqwest::Client::builder().connect_timeout(settings.connect_timeout).use_rustls_tls();
-        if let Some(path) = &settings.ca_file {
-            let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
-            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
-            if certificates.is_empty() {
-                return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
-            }
-            for certificate in certificates {
-                builder = builder.add_root_certificate(certificate);
-            }
-        }
-        let client = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = client(settings.connect_timeout, settings.ca_file.as_deref())?;
         Ok(HttpAgents { client, base, settings })
     }
 
@@ -114,16 +102,7 @@ impl HttpAgents {
 
     /// Sends one request and reads the whole stream.
     pub async fn chat(&self, url: &str, request: &ChatRequest) -> Result<Vec<ChatMessage>, AgentErrorKind> {
-        let mut headers = HeaderMap::new();
-        for (name, value) in &request.metadata {
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                AgentErrorKind::BadRequest(format!("metadata key `{name}` is not a valid HTTP header name"))
-            })?;
-            let value = HeaderValue::from_str(value).map_err(|_| {
-                AgentErrorKind::BadRequest(format!("metadata `{name}` has a value that is not a valid HTTP header"))
-            })?;
-            headers.insert(header, value);
-        }
+        let mut headers = metadata_headers(&request.metadata)?;
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let body = request.to_wire().to_string();
         let send = self.client.post(url).headers(headers).body(body).send();
@@ -131,20 +110,8 @@ impl HttpAgents {
             Err(_) => return Err(AgentErrorKind::Stalled(self.settings.idle_timeout)),
             Ok(result) => result.map_err(classify_send_error)?,
         };
-        let status = response.status();
-        if !status.is_success() {
-            // Only its start is shown: the rest is not read.
-            let body = match tokio::time::timeout(self.settings.idle_timeout, read_up_to(response, PREVIEW_BYTES)).await
-            {
-                Ok(Ok((body, _))) => String::from_utf8_lossy(&body).into_owned(),
-                _ => String::new(),
-            };
-            let body: String = body.chars().take(300).collect();
-            return Err(if status == reqwest::StatusCode::NOT_FOUND {
-                AgentErrorKind::NotFound(body)
-            } else {
-                AgentErrorKind::Status { status: status.as_u16(), body }
-            });
+        if !response.status().is_success() {
+            return Err(status_error(response, self.settings.idle_timeout).await);
         }
         self.read_stream(response).await
     }
@@ -191,6 +158,55 @@ impl HttpAgents {
     }
 }
 
+/// An HTTP client that connects within `connect_timeout` and trusts the
+/// PEM certificates of `ca_file` besides the usual roots.
+pub(crate) fn client(connect_timeout: Duration, ca_file: Option<&Path>) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().connect_timeout(connect_timeout).use_rustls_tls();
+    if let Some(path) = ca_file {
+        let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
+        if certificates.is_empty() {
+            return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
+        }
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// A request's metadata as HTTP headers.
+pub(crate) fn metadata_headers(metadata: &[(String, String)]) -> Result<HeaderMap, AgentErrorKind> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in metadata {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            AgentErrorKind::BadRequest(format!("metadata key `{name}` is not a valid HTTP header name"))
+        })?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            AgentErrorKind::BadRequest(format!("metadata `{name}` has a value that is not a valid HTTP header"))
+        })?;
+        headers.insert(header, value);
+    }
+    Ok(headers)
+}
+
+/// The error for a response whose status is not a success, with the start
+/// of its body (the rest is not read).
+pub(crate) async fn status_error(response: reqwest::Response, idle_timeout: Duration) -> AgentErrorKind {
+    let status = response.status();
+    let body = match tokio::time::timeout(idle_timeout, read_up_to(response, PREVIEW_BYTES)).await {
+        Ok(Ok((body, _))) => String::from_utf8_lossy(&body).into_owned(),
+        _ => String::new(),
+    };
+    let body: String = body.chars().take(300).collect();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        AgentErrorKind::NotFound(body)
+    } else {
+        AgentErrorKind::Status { status: status.as_u16(), body }
+    }
+}
+
 /// Parses one line; blank lines are skipped.
 fn parse_line(line: &[u8], number: usize) -> Result<Option<ChatMessage>, AgentErrorKind> {
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -202,7 +218,7 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<ChatMessage>, AgentEr
     })
 }
 
-fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
+pub(crate) fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     let chain = error_chain(&error);
     let lower = chain.to_lowercase();
     if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {

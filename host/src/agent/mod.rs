@@ -6,8 +6,9 @@
 //!   sandboxed (`component.rs`);
 //! - `http`/`https`: a neuro-san server (`http.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
-//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own
-//!   or a local program ([`CommandAgents`], `command.rs`).
+//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own,
+//!   a local program ([`CommandAgents`], `command.rs`) or any JSON API by
+//!   templates and JSONPath ([`HttpApi`], `http_api/`).
 //!
 //! `serve.rs` is the other side: any agent component served over neuro-san's
 //! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
@@ -17,6 +18,7 @@ mod catalog;
 mod command;
 mod component;
 mod http;
+mod http_api;
 mod message;
 mod reduce;
 pub mod serve;
@@ -27,6 +29,7 @@ pub use command::{CommandAgents, CommandSettings, MINIMAL_PATH};
 pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
+pub use http_api::HttpApi;
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
 pub use reduce::{AgentResponse, Usage, reduce};
 pub use transport::{Reply, Transport};

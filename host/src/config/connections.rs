@@ -98,10 +98,16 @@ pub struct HttpConnection {
     pub text: Option<String>,
     /// A JSONPath into the response for the answer's structure.
     pub structure: Option<String>,
-    /// A JSONPath into the response for the sly_data it returns.
+    /// A JSONPath into the response for the sly_data it returns (carried
+    /// into the next turn's `{{sly_data…}}`, as neuro-san's is).
     pub sly_data: Option<String>,
+    /// A JSONPath into the response for the conversation state it returns
+    /// (the next turn's `{{chat_context}}`).
+    pub chat_context: Option<String>,
     /// How the response is read: `json` (default), `json-lines`, `sse`.
     pub response: Option<String>,
+    /// A PEM file of CA certificates to trust for https.
+    pub ca: Option<PathBuf>,
     /// The response size cap, in MiB (default 16).
     pub max_response_mb: Option<usize>,
     /// How long the answer may stay silent, in seconds (default 120).

@@ -2,9 +2,9 @@
 //! `assay.toml` built into the [`Transport`] that reaches its agent, and the
 //! names a case file may use, for the planner.
 
-use crate::agent::{CommandAgents, CommandSettings, HttpAgents, HttpSettings, Transport};
+use crate::agent::{CommandAgents, CommandSettings, HttpAgents, HttpApi, HttpSettings, Transport};
 use crate::check::KeySet;
-use crate::config::{CommandConnection, ConnectionConfig, NeuroSanConnection};
+use crate::config::{CommandConnection, ConnectionConfig, HttpConnection, NeuroSanConnection};
 use crate::errors::ProjectError;
 use crate::plugin::Registry;
 use crate::project::Project;
@@ -37,6 +37,7 @@ impl Project {
         match config {
             ConnectionConfig::NeuroSan(neuro_san) => Ok(Arc::new(self.neuro_san(neuro_san)?)),
             ConnectionConfig::Command(command) => Ok(Arc::new(self.command(command)?)),
+            ConnectionConfig::Http(http) => Ok(Arc::new(self.http_api(http)?)),
             other => Err(format!("connections of type `{}` are not built yet", other.kind())),
         }
     }
@@ -70,6 +71,14 @@ impl Project {
             idle_timeout,
             max_response_bytes: config.max_response_mb.unwrap_or(16) << 20,
         })
+    }
+
+    /// A `type = "http"` connection: its `{{env.NAME}}` read what case
+    /// files may.
+    fn http_api(&self, config: &HttpConnection) -> Result<HttpApi, String> {
+        let ca = config.ca.as_deref().map(|ca| self.config().resolve(ca));
+        let idle = config.idle_timeout_secs.map(|seconds| seconds_of(seconds, "idle_timeout_secs")).transpose()?;
+        HttpApi::new(config, self.case_env(), ca.as_deref(), idle)
     }
 
     /// What a case file may name: the matchers' keys and the connections.

@@ -3,12 +3,13 @@
 //! a name nothing configures is an error naming the file, the key and the
 //! nearest name; a bad table names itself.
 
-use crate::util::{Served, assay, stderr, stdout};
+use crate::util::{Served, assay_command, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
+use std::process::Command;
 
 /// A project folder: `assay.toml` and one case file per (name, text).
-fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("assay.toml"), config).unwrap();
     for (name, text) in cases {
@@ -19,12 +20,19 @@ fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// Runs `assay run` on the project's folder with its assay.toml.
 fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
+    run_with(assay_command(), dir, extra)
+}
+
+/// Runs `command` (the `assay` binary, e.g. with variables set) as `assay
+/// run` on the project's folder with its assay.toml: its output and
+/// results.
+pub(crate) fn run_with(mut command: Command, dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
     let results = dir.join("results");
     let config = dir.join("assay.toml");
     let mut args = vec!["run", dir.to_str().unwrap(), "--config", config.to_str().unwrap()];
     args.extend(["--results", results.to_str().unwrap()]);
     args.extend_from_slice(extra);
-    let output = assay(&args);
+    let output = command.args(&args).output().unwrap();
     let lines = std::fs::read_to_string(results.join("results.jsonl"))
         .map(|text| text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
         .unwrap_or_default();
