@@ -549,6 +549,46 @@ pub enum AgentErrorKind {
     /// The connection type is not supported.
     #[error("{0}")]
     Unsupported(String),
+    /// Nothing answered at a named connection's URL.
+    #[error(
+        "cannot connect: {0}\n\nConsider starting the server, or correcting the connection's `url` in assay.toml (`assay agent serve --protocol openai` serves the demo agents)"
+    )]
+    ConnectionUnreachable(String),
+    /// The server turned the credentials away (HTTP 401 or 403).
+    #[error("the server refused the credentials (HTTP {status}){}\n\n{hint}", body_suffix(body))]
+    Unauthorized {
+        /// The status code.
+        status: u16,
+        /// The start of the body.
+        body: String,
+        /// What to check, naming the key's variable.
+        hint: String,
+    },
+    /// An OpenAI-compatible server has no chat completions for the model at
+    /// that URL (HTTP 404).
+    #[error(
+        "the server has no chat completions for model `{model}` at this URL (HTTP 404){}\n\nConsider a `url` that ends where the API starts (e.g. http://localhost:11434/v1) and a model the server has",
+        body_suffix(body)
+    )]
+    NoModel {
+        /// The model asked for.
+        model: String,
+        /// The start of the body.
+        body: String,
+    },
+    /// The answer's body is not what the protocol says (a whole JSON body,
+    /// not a stream of lines).
+    #[error("the response is not a chat completion: {0}")]
+    MalformedBody(String),
+    /// A busy server (429, 5xx) was asked again until the retries were
+    /// spent: the last answer.
+    #[error("{last} (gave up after {attempts} attempts)")]
+    Retried {
+        /// How many requests were sent.
+        attempts: u32,
+        /// What the last one got.
+        last: Box<AgentErrorKind>,
+    },
 }
 
 impl AgentErrorKind {
@@ -569,6 +609,11 @@ impl AgentErrorKind {
             AgentErrorKind::Fault(fault) => fault.kind(),
             AgentErrorKind::Refused(_) => ErrorKind::Refused,
             AgentErrorKind::Unsupported(_) => ErrorKind::Unsupported,
+            AgentErrorKind::ConnectionUnreachable(_) => ErrorKind::Unreachable,
+            AgentErrorKind::Unauthorized { .. } => ErrorKind::HttpStatus,
+            AgentErrorKind::NoModel { .. } => ErrorKind::NotFound,
+            AgentErrorKind::MalformedBody(_) => ErrorKind::Malformed,
+            AgentErrorKind::Retried { last, .. } => last.kind(),
         }
     }
 }

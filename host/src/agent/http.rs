@@ -79,19 +79,7 @@ impl HttpAgents {
         if base.cannot_be_a_base() || base.host().is_none() {
             return Err(format!("invalid agent URL `{shown}`: it has no host (e.g. http://localhost:8080)"));
         }
-        let mut builder = reqwest::Client::builder().connect_timeout(settings.connect_timeout).use_rustls_tls();
-        if let Some(path) = &settings.ca_file {
-            let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
-            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
-            if certificates.is_empty() {
-                return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
-            }
-            for certificate in certificates {
-                builder = builder.add_root_certificate(certificate);
-            }
-        }
-        let client = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = http_client(settings.connect_timeout, settings.ca_file.as_deref())?;
         Ok(HttpAgents { client, base, settings })
     }
 
@@ -114,17 +102,7 @@ impl HttpAgents {
 
     /// Sends one request and reads the whole stream.
     pub async fn chat(&self, url: &str, request: &ChatRequest) -> Result<Vec<ChatMessage>, AgentErrorKind> {
-        let mut headers = HeaderMap::new();
-        for (name, value) in &request.metadata {
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                AgentErrorKind::BadRequest(format!("metadata key `{name}` is not a valid HTTP header name"))
-            })?;
-            let value = HeaderValue::from_str(value).map_err(|_| {
-                AgentErrorKind::BadRequest(format!("metadata `{name}` has a value that is not a valid HTTP header"))
-            })?;
-            headers.insert(header, value);
-        }
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let headers = json_headers(&request.metadata)?;
         let body = request.to_wire().to_string();
         let send = self.client.post(url).headers(headers).body(body).send();
         let response = match tokio::time::timeout(self.settings.idle_timeout, send).await {
@@ -202,7 +180,47 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<ChatMessage>, AgentEr
     })
 }
 
-fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
+/// An HTTP client that gives up connecting after `connect_timeout` and
+/// trusts the CA certificates of the PEM file `ca_file` too.
+pub(crate) fn http_client(
+    connect_timeout: Duration,
+    ca_file: Option<&std::path::Path>,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().connect_timeout(connect_timeout).use_rustls_tls();
+    if let Some(path) = ca_file {
+        let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
+        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
+        if certificates.is_empty() {
+            return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
+        }
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// The headers of a JSON request carrying `metadata`, which must be valid
+/// HTTP headers.
+pub(crate) fn json_headers(metadata: &[(String, String)]) -> Result<HeaderMap, AgentErrorKind> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in metadata {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            AgentErrorKind::BadRequest(format!("metadata key `{name}` is not a valid HTTP header name"))
+        })?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            AgentErrorKind::BadRequest(format!("metadata `{name}` has a value that is not a valid HTTP header"))
+        })?;
+        headers.insert(header, value);
+    }
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(headers)
+}
+
+/// Why a request got no answer: TLS, nothing listening, or a connection
+/// that broke.
+pub(crate) fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     let chain = error_chain(&error);
     let lower = chain.to_lowercase();
     if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {

@@ -6,18 +6,23 @@
 //!   sandboxed (`component.rs`);
 //! - `http`/`https`: a neuro-san server (`http.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
-//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own.
+//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own, or
+//!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `openai*.rs`).
 //!
 //! `serve.rs` is the other side: any agent component served over neuro-san's
-//! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
+//! HTTP protocol (`assay agent serve`), or OpenAI's (`serve_openai.rs`). Conversation state (chat_context,
 //! sly_data carry-forward) belongs to the runner, which owns a conversation.
 
 mod catalog;
 mod component;
 mod http;
 mod message;
+mod openai;
+mod openai_stream;
+mod openai_wire;
 mod reduce;
 pub mod serve;
+mod serve_openai;
 mod transport;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
@@ -25,6 +30,7 @@ pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
+pub use openai::{OpenAiAgents, OpenAiSettings};
 pub use reduce::{AgentResponse, Usage, reduce};
 pub use transport::{Reply, Transport};
 

@@ -1,8 +1,10 @@
 //! `assay agent serve`: agent components served over neuro-san's HTTP
 //! protocol on 127.0.0.1, so the same test files run over `http`/`https`
-//! with no Python anywhere, and teams get a mock neuro-san server for CI.
+//! with no Python anywhere, and teams get a mock neuro-san server for CI;
+//! or over OpenAI's chat completions ([`Protocol::OpenAi`],
+//! `serve_openai.rs`), a mock for `openai` connections.
 //!
-//! Endpoints: `GET /api/v1/list`, `GET /api/v1/{agent}/function`,
+//! neuro-san's endpoints: `GET /api/v1/list`, `GET /api/v1/{agent}/function`,
 //! `POST /api/v1/{agent}/streaming_chat` (answered as JSON lines). Request
 //! headers other than the standard ones become the request's metadata. A
 //! latency can be added to every chat answer, to stand in for a model.
@@ -16,7 +18,7 @@
 //! once, the next ones waiting in the kernel's backlog until one closes.
 
 use crate::agent::component::{AgentCallError, AgentComponent};
-use crate::agent::message::{ChatRequest, StreamLine};
+use crate::agent::message::{ChatMessage, ChatRequest, StreamLine};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -52,9 +54,22 @@ const TRANSPORT_HEADERS: &[&str] = &[
 /// The agents one server answers for, by the name in the URL.
 pub type ServedAgents = BTreeMap<String, Arc<AgentComponent>>;
 
+/// The protocol a server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// neuro-san's HTTP protocol (the default).
+    #[default]
+    NeuroSan,
+    /// OpenAI's chat completions under `/v1`: `POST /v1/chat/completions`
+    /// (the request's `model` names the agent) and `GET /v1/models`.
+    OpenAi,
+}
+
 /// How a server treats its clients.
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
+    /// The protocol it speaks (default neuro-san's).
+    pub protocol: Protocol,
     /// Added before every chat answer, to stand in for a model (default 0).
     pub latency: Duration,
     /// How long a request's head may take to arrive, then its body, and a
@@ -68,7 +83,12 @@ pub struct ServeOptions {
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { latency: Duration::ZERO, read_timeout: Duration::from_secs(10), max_connections: 1024 }
+        ServeOptions {
+            protocol: Protocol::NeuroSan,
+            latency: Duration::ZERO,
+            read_timeout: Duration::from_secs(10),
+            max_connections: 1024,
+        }
     }
 }
 
@@ -174,6 +194,9 @@ async fn handle(
     request: Request<Incoming>,
     options: Arc<ServeOptions>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    if options.protocol == Protocol::OpenAi {
+        return Ok(crate::agent::serve_openai::handle(&agents, request, &options).await);
+    }
     let path = request.uri().path().trim_end_matches('/').to_owned();
     let segments: Vec<&str> = path.split('/').collect();
     let response = match (request.method(), segments.as_slice()) {
@@ -209,51 +232,76 @@ async fn streaming_chat(
     request: Request<Incoming>,
     read_timeout: Duration,
 ) -> Response<Full<Bytes>> {
-    let metadata: Vec<(String, String)> = request
-        .headers()
-        .iter()
-        .filter(|(header, _)| !TRANSPORT_HEADERS.contains(&header.as_str()))
-        .filter_map(|(header, value)| Some((header.as_str().to_owned(), value.to_str().ok()?.to_owned())))
-        .collect();
-    let body = match tokio::time::timeout(read_timeout, Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect())
-        .await
-    {
-        Ok(Ok(body)) => body.to_bytes(),
-        Ok(Err(e)) => return error_response(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}")),
-        Err(_) => {
-            let late = format!("the request body did not arrive within {} s", read_timeout.as_secs_f64());
-            return error_response(StatusCode::REQUEST_TIMEOUT, late);
-        }
-    };
-    let body: Value = match serde_json::from_slice(&body) {
+    let metadata = metadata(&request);
+    let body = match json_body(request, read_timeout).await {
         Ok(body) => body,
-        Err(e) => return error_response(StatusCode::BAD_REQUEST, format!("the request body is not JSON: {e}")),
+        Err((status, message)) => return error_response(status, message),
     };
     let chat_request = match ChatRequest::from_wire(&name, &body, metadata) {
         Ok(request) => request,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e),
     };
-    let answer = tokio::task::spawn_blocking(move || agent.chat(&chat_request, None)).await;
-    match answer {
-        Ok(Ok(messages)) => {
+    match answer(agent, chat_request).await {
+        Ok(messages) => {
             let mut lines = String::new();
             for message in messages {
                 let line = serde_json::to_string(&StreamLine { response: message }).expect("messages serialize");
                 lines.push_str(&line);
                 lines.push('\n');
             }
-            Response::builder()
-                .status(StatusCode::OK)
-                .header("content-type", "application/json-lines")
-                .body(Full::new(Bytes::from(lines)))
-                .expect("a valid response")
+            respond(StatusCode::OK, "application/json-lines", lines)
         }
-        Ok(Err(AgentCallError::Refused(message))) => error_response(StatusCode::INTERNAL_SERVER_ERROR, message),
-        Ok(Err(AgentCallError::Fault(fault))) => {
-            error_response(StatusCode::INTERNAL_SERVER_ERROR, format!("the agent component {fault}"))
-        }
-        Err(e) => error_response(StatusCode::INTERNAL_SERVER_ERROR, format!("the agent call panicked: {e}")),
+        Err(message) => error_response(StatusCode::INTERNAL_SERVER_ERROR, message),
     }
+}
+
+/// A request's headers, other than the standard ones: its metadata.
+pub(super) fn metadata(request: &Request<Incoming>) -> Vec<(String, String)> {
+    request
+        .headers()
+        .iter()
+        .filter(|(header, _)| !TRANSPORT_HEADERS.contains(&header.as_str()))
+        .filter_map(|(header, value)| Some((header.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+/// A request's JSON body, read within the read timeout and the size cap;
+/// or the status and message to answer instead.
+pub(super) async fn json_body(
+    request: Request<Incoming>,
+    read_timeout: Duration,
+) -> Result<Value, (StatusCode, String)> {
+    let body = match tokio::time::timeout(read_timeout, Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect())
+        .await
+    {
+        Ok(Ok(body)) => body.to_bytes(),
+        Ok(Err(e)) => return Err((StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}"))),
+        Err(_) => {
+            let late = format!("the request body did not arrive within {} s", read_timeout.as_secs_f64());
+            return Err((StatusCode::REQUEST_TIMEOUT, late));
+        }
+    };
+    serde_json::from_slice(&body).map_err(|e| (StatusCode::BAD_REQUEST, format!("the request body is not JSON: {e}")))
+}
+
+/// The agent's answer to one request, on a blocking thread; or what went
+/// wrong, to answer as a server error.
+pub(super) async fn answer(agent: Arc<AgentComponent>, request: ChatRequest) -> Result<Vec<ChatMessage>, String> {
+    match tokio::task::spawn_blocking(move || agent.chat(&request, None)).await {
+        Ok(Ok(messages)) => Ok(messages),
+        Ok(Err(AgentCallError::Refused(message))) => Err(message),
+        Ok(Err(AgentCallError::Fault(fault))) => Err(format!("the agent component {fault}")),
+        Err(e) => Err(format!("the agent call panicked: {e}")),
+    }
+}
+
+/// A response with a status, a content type and a body.
+pub(super) fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(Full::new(body.into()))
+        .expect("a valid response")
 }
 
 fn unknown_agent(name: &str, agents: &ServedAgents) -> Response<Full<Bytes>> {
@@ -266,9 +314,5 @@ fn error_response(status: StatusCode, message: String) -> Response<Full<Bytes>> 
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .expect("a valid response")
+    respond(status, "application/json", body.to_string())
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// A project folder: `assay.toml` and one case file per (name, text).
-fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("assay.toml"), config).unwrap();
     for (name, text) in cases {
@@ -18,7 +18,7 @@ fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 /// Runs `assay run` on the project's folder with its assay.toml.
-fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
+pub fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
     let results = dir.join("results");
     let config = dir.join("assay.toml");
     let mut args = vec!["run", dir.to_str().unwrap(), "--config", config.to_str().unwrap()];

@@ -10,6 +10,7 @@ mod case_input;
 mod cli;
 mod conformance;
 mod connections;
+mod connections_openai;
 mod deterministic;
 mod discovery;
 mod dispatch;
