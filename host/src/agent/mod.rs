@@ -9,9 +9,10 @@
 //!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own, or
 //!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `openai*.rs`).
 //!
-//! `serve.rs` is the other side: any agent component served over neuro-san's
-//! HTTP protocol (`assay agent serve`), or OpenAI's (`serve_openai.rs`). Conversation state (chat_context,
-//! sly_data carry-forward) belongs to the runner, which owns a conversation.
+//! `serve/` is the other side: any agent component served over neuro-san's
+//! HTTP protocol or OpenAI's (`assay agent serve`). Conversation state
+//! (chat_context, sly_data carry-forward) belongs to the runner, which owns
+//! a conversation.
 
 mod catalog;
 mod component;
@@ -22,7 +23,6 @@ mod openai_stream;
 mod openai_wire;
 mod reduce;
 pub mod serve;
-mod serve_openai;
 mod transport;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};

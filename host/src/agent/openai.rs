@@ -11,7 +11,7 @@
 //! after a doubling backoff, or after the wait its `Retry-After` asks for.
 //! The API key goes out as a bearer token and is never shown.
 
-use crate::agent::http::{PREVIEW_BYTES, classify_send_error, http_client, json_headers, read_up_to};
+use crate::agent::http::{PREVIEW_BYTES, base_url, classify_send_error, http_client, json_headers, read_up_to};
 use crate::agent::message::ChatRequest;
 use crate::agent::openai_stream::EventStream;
 use crate::agent::openai_wire::{Answer, request_messages};
@@ -144,12 +144,7 @@ impl OpenAiAgents {
     /// Builds the client; fails on a bad URL, a key that cannot be a
     /// header, a missing model, or an unreadable CA file.
     pub fn new(settings: OpenAiSettings) -> Result<OpenAiAgents, String> {
-        let shown = redact_urls(&settings.url);
-        let url = reqwest::Url::parse(&settings.url)
-            .map_err(|e| format!("invalid url `{shown}`: {e} (e.g. http://localhost:11434/v1)"))?;
-        if url.cannot_be_a_base() || url.host().is_none() {
-            return Err(format!("invalid url `{shown}`: it has no host (e.g. http://localhost:11434/v1)"));
-        }
+        base_url(&settings.url, "http://localhost:11434/v1")?;
         if !settings.model_from_agent && settings.model.is_none() {
             return Err("it has no `model`, and `model_from_agent = false` says the case's agent is not one\n\n\
                         Consider `model = \"NAME\"`"

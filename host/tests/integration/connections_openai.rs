@@ -224,12 +224,15 @@ fn the_api_key_goes_out_as_a_bearer_token_and_is_never_shown() {
     let dir = project(&config, &[("key.hocon", case)]);
     let results = dir.path().join("results");
     let config_file = dir.path().join("assay.toml");
-    let output = assay_command()
-        .args(["run", dir.path().to_str().unwrap(), "--config", config_file.to_str().unwrap()])
-        .args(["--results", results.to_str().unwrap()])
-        .env("ASSAY_CASE_OPENAI_KEY", KEY)
-        .output()
-        .unwrap();
+    let run_with_key = || {
+        assay_command()
+            .args(["run", dir.path().to_str().unwrap(), "--config", config_file.to_str().unwrap()])
+            .args(["--results", results.to_str().unwrap()])
+            .env("ASSAY_CASE_OPENAI_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    let output = run_with_key();
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     assert_eq!(server.requests.lock().unwrap()[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
     let written = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
@@ -243,12 +246,7 @@ fn the_api_key_goes_out_as_a_bearer_token_and_is_never_shown() {
     let reader =
         r#"{ "agent": "m", "connections": ["gpt"], "interactions": [ { "text": ${ASSAY_CASE_OPENAI_KEY} } ] }"#;
     std::fs::write(dir.path().join("key.hocon"), reader).unwrap();
-    let output = assay_command()
-        .args(["run", dir.path().to_str().unwrap(), "--config", config_file.to_str().unwrap()])
-        .args(["--results", results.to_str().unwrap()])
-        .env("ASSAY_CASE_OPENAI_KEY", KEY)
-        .output()
-        .unwrap();
+    let output = run_with_key();
     let written = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
     assert!(written.contains("is not allowed in case files"), "{written}");
     assert_eq!(output.status.code(), Some(1));

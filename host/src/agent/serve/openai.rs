@@ -21,7 +21,8 @@
 use crate::agent::message::ChatRequest;
 use crate::agent::openai_wire::{content_text, sly_data_in};
 use crate::agent::reduce::reduce;
-use crate::agent::serve::{ServeOptions, ServedAgents, answer, json_body, metadata, respond};
+use crate::agent::serve::exchange::{answer, json_body, metadata, respond};
+use crate::agent::serve::options::{ServeOptions, ServedAgents};
 use crate::case::ChatFilter;
 use bytes::Bytes;
 use http_body_util::Full;
