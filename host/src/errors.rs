@@ -554,6 +554,11 @@ pub enum AgentErrorKind {
         "cannot connect: {0}\n\nConsider starting the server, or correcting the connection's `url` in assay.toml (`assay agent serve --protocol openai` serves the demo agents)"
     )]
     ConnectionUnreachable(String),
+    /// The TLS handshake with a named connection's server failed.
+    #[error(
+        "TLS handshake failed: {0}\n\nConsider `ca = \"FILE.pem\"` in the connection's table of assay.toml if the server uses a private or self-signed certificate"
+    )]
+    ConnectionTls(String),
     /// The server turned the credentials away (HTTP 401 or 403).
     #[error("the server refused the credentials (HTTP {status}){}\n\n{hint}", body_suffix(body))]
     Unauthorized {
@@ -610,6 +615,7 @@ impl AgentErrorKind {
             AgentErrorKind::Refused(_) => ErrorKind::Refused,
             AgentErrorKind::Unsupported(_) => ErrorKind::Unsupported,
             AgentErrorKind::ConnectionUnreachable(_) => ErrorKind::Unreachable,
+            AgentErrorKind::ConnectionTls(_) => ErrorKind::Tls,
             AgentErrorKind::Unauthorized { .. } => ErrorKind::HttpStatus,
             AgentErrorKind::NoModel { .. } => ErrorKind::NotFound,
             AgentErrorKind::MalformedBody(_) => ErrorKind::Malformed,

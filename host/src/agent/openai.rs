@@ -235,6 +235,7 @@ impl OpenAiAgents {
             Ok(Err(error)) => {
                 return Err(match classify_send_error(error) {
                     AgentErrorKind::Unreachable(cause) => AgentErrorKind::ConnectionUnreachable(cause),
+                    AgentErrorKind::Tls(cause) => AgentErrorKind::ConnectionTls(cause),
                     other => other,
                 }
                 .into());
@@ -382,7 +383,7 @@ where
     let mut answer = Answer::default();
     while let Some(piece) = body.next().await? {
         for event in events.feed(&piece)? {
-            if event.data == "[DONE]" {
+            if event.data.trim() == "[DONE]" {
                 let _ =
                     tokio::time::timeout(END_OF_STREAM_GRACE, async { while let Ok(Some(_)) = body.next().await {} })
                         .await;

@@ -513,3 +513,32 @@ fn agent_serve_speaks_openai_to_an_openai_connection() {
         assert!(message.contains("(HTTP 404): {\"error\":{\"message\":\"the model `nobody` does not exist; this server has echo\",\"type\":\"invalid_request_error\",\"code\":\"model_not_found\"}}"), "{message}");
     }
 }
+
+#[test]
+fn https_works_with_the_connections_ca_and_fails_clearly_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let (cert_arg, key_arg) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let served = Served::start(&["echo", "--protocol", "openai", "--tls-cert", cert_arg, "--tls-key", key_arg]);
+    let url = served.url.replace("127.0.0.1", "localhost");
+    assert!(url.starts_with("https://localhost:") && url.ends_with("/v1"), "{url}");
+    let case = r#"{ "agent": "echo", "connections": ["secure"], "interactions": [
+        { "text": "secure ping", "response": { "text": { "keywords": "secure ping" } } } ] }"#;
+    let trusted = format!("[connections.secure]\ntype = \"openai\"\nurl = \"{url}\"\nca = \"cert.pem\"\n");
+    let project_dir = project(&trusted, &[("tls.hocon", case)]);
+    std::fs::copy(&cert, project_dir.path().join("cert.pem")).unwrap();
+    let (output, lines) = run(project_dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(lines[0]["status"], "passed");
+
+    let untrusted = project(&trusted.replace("ca = \"cert.pem\"\n", ""), &[("tls.hocon", case)]);
+    let (output, lines) = run(untrusted.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let error = &interactions(&lines[0])[0]["error"];
+    assert_eq!(error["kind"], "tls", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("TLS handshake failed: ") && message.ends_with("Consider `ca = \"FILE.pem\"` in the connection's table of assay.toml if the server uses a private or self-signed certificate"), "{message}");
+}
