@@ -399,3 +399,33 @@ where
     let cut = events.unfinished().unwrap_or_else(|| "the event stream ended before its `data: [DONE]`".to_owned());
     Err(AgentErrorKind::Truncated(cut))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_shows_no_key_and_no_url_password() {
+        let settings = OpenAiSettings {
+            url: "http://user:s3cret@127.0.0.1:9/v1".into(),
+            api_key: Some("sk-live-0123".into()),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            ..OpenAiSettings::default()
+        };
+        let agents = OpenAiAgents::new(settings).unwrap();
+        let debug = format!("{agents:?}");
+        assert!(!debug.contains("s3cret") && !debug.contains("sk-live"), "{debug}");
+        assert!(debug.contains("api_key: Some(\"[redacted]\")"), "{debug}");
+        assert_eq!(agents.endpoint("m"), "http://[redacted]@127.0.0.1:9/v1/chat/completions");
+    }
+
+    #[test]
+    fn the_model_is_the_agent_unless_the_connection_says_otherwise() {
+        let fixed = OpenAiSettings { model: Some("llama3".into()), ..OpenAiSettings::default() };
+        let agents = OpenAiAgents::new(fixed.clone()).unwrap();
+        assert_eq!((agents.model("gpt-x"), agents.model("")), ("gpt-x", "llama3"));
+        let agents = OpenAiAgents::new(OpenAiSettings { model_from_agent: false, ..fixed }).unwrap();
+        assert_eq!(agents.model("gpt-x"), "llama3");
+        assert_eq!(agents.endpoint("gpt-x"), "http://localhost:11434/v1/chat/completions (model `llama3`)");
+    }
+}
