@@ -2,8 +2,10 @@
 # End-to-end benchmark: `assay run` on generated suites of test cases against
 # the in-process `echo` demo agent, 5 checks per case (4 stock, 1 ROUGE by the
 # rouge plugin loaded from its file; see host/examples/gen_suite.rs), under
-# /usr/bin/time -v; then the agent-bound run: 1,000 cases against the echo
-# agent served over HTTP on 127.0.0.1 answering after 50 ms, at -j 64.
+# /usr/bin/time -v; then the agent-bound runs: 1,000 cases against the echo
+# agent served on 127.0.0.1 answering after 50 ms, at -j 64, over HTTP
+# (neuro-san's protocol) and over an `openai` connection (OpenAI's chat
+# completions, one JSON body and server-sent events).
 #
 #   benches/e2e.sh            suites of 1,000 and 10,000 cases, one case with
 #                             a warm vs a cold compile cache, the agent-bound
@@ -102,13 +104,44 @@ done
 # 1,000 x 50 ms / 64 = 0.78 s.
 latency_ms=50
 jobs=64
-"$assay" agent serve echo --port 0 --latency-ms "$latency_ms" >"$work/serve.txt" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    grep -q "serving" "$work/serve.txt" 2>/dev/null && break
-    sleep 0.1
-done
-url=$(sed -n 's/.* on \(http:[^ ]*\)$/\1/p' "$work/serve.txt")
-measure "1000-http" "$cache" "$work/suite-1000" 1000 --connection http --agent-url "$url" -j "$jobs"
-awk -v latency="$latency_ms" -v jobs="$jobs" 'BEGIN { printf "  ideal for 1000-http: %.3f s (1000 x %d ms / %d)\n", 1000 * latency / 1000 / jobs, latency, jobs }'
+servers=()
+trap 'kill "${servers[@]}" 2>/dev/null || true' EXIT
+# Starts `assay agent serve echo ARGS...` on a free port in the background
+# (its process id added to $servers) and sets $served_url to its URL.
+start_server() {
+    local log="$work/serve-${#servers[@]}.txt"
+    "$assay" agent serve echo --port 0 --latency-ms "$latency_ms" "$@" >"$log" 2>&1 &
+    servers+=($!)
+    for _ in $(seq 1 100); do
+        grep -q "serving" "$log" 2>/dev/null && break
+        sleep 0.1
+    done
+    served_url=$(sed -n 's/.* on \(http:[^ ]*\)$/\1/p' "$log")
+}
+ideal() {
+    awk -v label="$1" -v latency="$latency_ms" -v jobs="$jobs" \
+        'BEGIN { printf "  ideal for %s: %.3f s (1000 x %d ms / %d)\n", label, 1000 * latency / 1000 / jobs, latency, jobs }'
+}
+start_server
+measure "1000-http" "$cache" "$work/suite-1000" 1000 --connection http --agent-url "$served_url" -j "$jobs"
+ideal 1000-http
+
+# The same over OpenAI's protocol: `assay agent serve --protocol openai`
+# and two `openai` connections to it, one answered with one JSON body, one
+# streamed as server-sent events.
+start_server --protocol openai
+cat >>"$work/suite-1000/assay.toml" <<EOF
+
+[connections.openai]
+type = "openai"
+url = "$served_url"
+
+[connections.openai_sse]
+type = "openai"
+url = "$served_url"
+stream = true
+EOF
+measure "1000-openai" "$cache" "$work/suite-1000" 1000 --connection openai -j "$jobs"
+ideal 1000-openai
+measure "1000-openai-sse" "$cache" "$work/suite-1000" 1000 --connection openai_sse -j "$jobs"
+ideal 1000-openai-sse

@@ -570,7 +570,7 @@ pub enum AgentErrorKind {
     },
     /// Nothing answered at a named connection's URL.
     #[error(
-        "cannot connect: {0}\n\nConsider starting the server, or correcting `url` in the connection's [connections.NAME] of assay.toml"
+        "cannot connect: {0}\n\nConsider starting the server, or correcting `url` in the connection's [connections.NAME] of assay.toml (`assay agent serve` serves the demo agents; `--protocol openai` makes it OpenAI-compatible)"
     )]
     ConnectionUnreachable(String),
     /// The TLS handshake with a named connection's server failed.
@@ -593,6 +593,37 @@ pub enum AgentErrorKind {
         path: String,
         /// What the response holds instead (its top-level keys).
         found: String,
+    },
+    /// The server turned the credentials away (HTTP 401 or 403).
+    #[error("the server refused the credentials (HTTP {status}){}\n\n{hint}", body_suffix(body))]
+    Unauthorized {
+        /// The status code.
+        status: u16,
+        /// The start of the body.
+        body: String,
+        /// What to check, naming the key's variable.
+        hint: String,
+    },
+    /// An OpenAI-compatible server has no chat completions for the model at
+    /// that URL (HTTP 404).
+    #[error(
+        "the server has no chat completions for model `{model}` at this URL (HTTP 404){}\n\nConsider a `url` that ends where the API starts (e.g. http://localhost:11434/v1) and a model the server has",
+        body_suffix(body)
+    )]
+    NoModel {
+        /// The model asked for.
+        model: String,
+        /// The start of the body.
+        body: String,
+    },
+    /// A busy server (429, 5xx) was asked again until the retries were
+    /// spent: the last answer.
+    #[error("{last} (gave up after {attempts} attempts)")]
+    Retried {
+        /// How many requests were sent.
+        attempts: u32,
+        /// What the last one got.
+        last: Box<AgentErrorKind>,
     },
 }
 
@@ -695,6 +726,9 @@ impl AgentErrorKind {
             AgentErrorKind::ConnectionTls(_) => ErrorKind::Tls,
             AgentErrorKind::MalformedBody(_) => ErrorKind::Malformed,
             AgentErrorKind::MissingPath { .. } => ErrorKind::MissingPath,
+            AgentErrorKind::Unauthorized { .. } => ErrorKind::HttpStatus,
+            AgentErrorKind::NoModel { .. } => ErrorKind::NotFound,
+            AgentErrorKind::Retried { last, .. } => last.kind(),
         }
     }
 }

@@ -73,12 +73,7 @@ impl std::fmt::Debug for HttpAgents {
 impl HttpAgents {
     /// Builds the client; fails on a bad URL or an unreadable CA file.
     pub fn new(settings: HttpSettings) -> Result<HttpAgents, String> {
-        let shown = redact_urls(&settings.base_url);
-        let base = reqwest::Url::parse(&settings.base_url)
-            .map_err(|e| format!("invalid agent URL `{shown}`: {e} (e.g. http://localhost:8080)"))?;
-        if base.cannot_be_a_base() || base.host().is_none() {
-            return Err(format!("invalid agent URL `{shown}`: it has no host (e.g. http://localhost:8080)"));
-        }
+        let base = base_url(&settings.base_url, DEFAULT_AGENT_URL)?;
         let client = client(settings.connect_timeout, settings.ca_file.as_deref())?;
         Ok(HttpAgents { client, base, settings })
     }
@@ -218,6 +213,18 @@ fn parse_line(line: &[u8], number: usize) -> Result<Option<ChatMessage>, AgentEr
     })
 }
 
+/// `text` as a base URL with a host; the error suggests `example`.
+pub(crate) fn base_url(text: &str, example: &str) -> Result<reqwest::Url, String> {
+    let shown = redact_urls(text);
+    let url = reqwest::Url::parse(text).map_err(|e| format!("invalid agent URL `{shown}`: {e} (e.g. {example})"))?;
+    if url.cannot_be_a_base() || url.host().is_none() {
+        return Err(format!("invalid agent URL `{shown}`: it has no host (e.g. {example})"));
+    }
+    Ok(url)
+}
+
+/// Why a request got no answer: TLS, nothing listening, or a connection
+/// that broke.
 pub(crate) fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     let chain = error_chain(&error);
     let lower = chain.to_lowercase();

@@ -7,12 +7,14 @@
 //! - `http`/`https`: a neuro-san server (`http.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
 //!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own,
-//!   a local program ([`CommandAgents`], `command.rs`) or any JSON API by
+//!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `openai*.rs`), a
+//!   local program ([`CommandAgents`], `command.rs`) or any JSON API by
 //!   templates and JSONPath ([`HttpApi`], `http_api/`).
 //!
-//! `serve.rs` is the other side: any agent component served over neuro-san's
-//! HTTP protocol (`assay agent serve`). Conversation state (chat_context,
-//! sly_data carry-forward) belongs to the runner, which owns a conversation.
+//! `serve/` is the other side: any agent component served over neuro-san's
+//! HTTP protocol or OpenAI's (`assay agent serve`). Conversation state
+//! (chat_context, sly_data carry-forward) belongs to the runner, which owns
+//! a conversation.
 
 mod catalog;
 mod command;
@@ -20,6 +22,9 @@ mod component;
 mod http;
 mod http_api;
 mod message;
+mod openai;
+mod openai_stream;
+mod openai_wire;
 mod reduce;
 pub mod serve;
 mod transport;
@@ -31,6 +36,7 @@ pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use http_api::HttpApi;
 pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
+pub use openai::{OpenAiAgents, OpenAiSettings};
 pub use reduce::{AgentResponse, Usage, reduce};
 pub use transport::{Reply, Transport};
 

@@ -1,7 +1,7 @@
 //! `assay agent serve` and `assay agent list`.
 
 use crate::cli::CliError;
-use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs};
+use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs, ServeProtocol};
 use crate::cli::options::seconds;
 use assay::agent::serve;
 use std::io::Write;
@@ -37,7 +37,12 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
         let message = "0 would serve nothing: use at least 1".to_owned();
         return Err(CliError::Flag { flag: "--max-connections", message }.into());
     }
+    let protocol = match args.protocol {
+        ServeProtocol::NeuroSan => serve::Protocol::NeuroSan,
+        ServeProtocol::Openai => serve::Protocol::OpenAi,
+    };
     let options = serve::ServeOptions {
+        protocol,
         latency: std::time::Duration::from_millis(args.latency_ms),
         read_timeout: seconds(args.read_timeout, "--read-timeout")?,
         max_connections: args.max_connections,
@@ -56,7 +61,13 @@ fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {
         let address = listener.local_addr()?;
         let names: Vec<&str> = served.keys().map(String::as_str).collect();
         let mut out = std::io::stdout().lock();
-        writeln!(out, "serving {} on {scheme}://{address}", names.join(", "))?;
+        match protocol {
+            serve::Protocol::NeuroSan => writeln!(out, "serving {} on {scheme}://{address}", names.join(", "))?,
+            // The URL an `openai` connection's `url` names.
+            serve::Protocol::OpenAi => {
+                writeln!(out, "serving {} (OpenAI-compatible) on {scheme}://{address}/v1", names.join(", "))?
+            }
+        }
         out.flush()?;
         drop(out);
         match serve::serve(listener, served, tls, options).await {}

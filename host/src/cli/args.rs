@@ -141,6 +141,11 @@ pub struct ServeArgs {
     /// The PEM private key for --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// The protocol to speak: neuro-san's (`POST
+    /// /api/v1/{agent}/streaming_chat`) or OpenAI's chat completions (`POST
+    /// /v1/chat/completions`, the request's `model` naming the agent).
+    #[arg(long, value_enum, default_value_t = ServeProtocol::NeuroSan)]
+    pub protocol: ServeProtocol,
     /// Answer every chat this many milliseconds late, to stand in for a
     /// model's latency (benchmarks, timeout tests).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -155,6 +160,15 @@ pub struct ServeArgs {
     pub max_connections: usize,
     #[command(flatten)]
     pub project: ProjectArgs,
+}
+
+/// The protocols `assay agent serve` speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServeProtocol {
+    /// neuro-san's HTTP protocol.
+    NeuroSan,
+    /// OpenAI's chat completions, under `/v1`.
+    Openai,
 }
 
 /// `assay agent list`.

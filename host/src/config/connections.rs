@@ -73,12 +73,18 @@ pub struct OpenAiConnection {
     /// Request JSON answers (`response_format = {"type": "json_object"}`).
     #[serde(default)]
     pub json_mode: bool,
-    /// Retries after a 429 or 5xx answer (default 3).
+    /// Retries after a 429 or 5xx answer (default 3), after a doubling
+    /// backoff from 500 ms or the wait the server's `Retry-After` asks for
+    /// (up to 60 s).
     pub retries: Option<u32>,
     /// The response size cap, in MiB (default 16).
     pub max_response_mb: Option<usize>,
-    /// How long the answer may stay silent, in seconds (default 120).
+    /// How long the answer may stay silent, in seconds (default 120): until
+    /// its head arrives, then between any two pieces of its body.
     pub idle_timeout_secs: Option<f64>,
+    /// A PEM file of CA certificates to trust for https (relative to the
+    /// configuration file's folder).
+    pub ca: Option<PathBuf>,
 }
 
 /// `type = "http"`.

@@ -262,14 +262,16 @@ impl Config {
         Ok(config)
     }
 
-    /// The environment variables that hold the API keys of the judge and
-    /// the embeddings backend: `ASSAY_JUDGE_API_KEY`,
+    /// The environment variables that hold the API keys of the judge, the
+    /// embeddings backend and the connections: `ASSAY_JUDGE_API_KEY`,
     /// `ASSAY_EMBEDDINGS_API_KEY` and each `api_key_env`.
     pub fn api_key_variables(&self) -> Vec<String> {
         let mut names = vec!["ASSAY_JUDGE_API_KEY".to_owned(), "ASSAY_EMBEDDINGS_API_KEY".to_owned()];
-        for name in [&self.judge.api_key_env, &self.embeddings.api_key_env].into_iter().flatten() {
-            if !names.contains(name) {
-                names.push(name.clone());
+        let sections = [&self.judge.api_key_env, &self.embeddings.api_key_env].into_iter().flatten();
+        let connections = self.connections.values().filter_map(|table| table.get("api_key_env")?.as_str());
+        for name in sections.map(String::as_str).chain(connections) {
+            if !names.iter().any(|known| known == name) {
+                names.push(name.to_owned());
             }
         }
         names

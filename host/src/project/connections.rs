@@ -2,9 +2,11 @@
 //! `assay.toml` built into the [`Transport`] that reaches its agent, and the
 //! names a case file may use, for the planner.
 
-use crate::agent::{CommandAgents, CommandSettings, HttpAgents, HttpApi, HttpSettings, Transport};
+use crate::agent::{
+    CommandAgents, CommandSettings, HttpAgents, HttpApi, HttpSettings, OpenAiAgents, OpenAiSettings, Transport,
+};
 use crate::check::KeySet;
-use crate::config::{CommandConnection, ConnectionConfig, HttpConnection, NeuroSanConnection};
+use crate::config::{CommandConnection, ConnectionConfig, HttpConnection, NeuroSanConnection, OpenAiConnection};
 use crate::errors::ProjectError;
 use crate::plugin::Registry;
 use crate::project::Project;
@@ -38,7 +40,7 @@ impl Project {
             ConnectionConfig::NeuroSan(neuro_san) => Ok(Arc::new(self.neuro_san(neuro_san)?)),
             ConnectionConfig::Command(command) => Ok(Arc::new(self.command(command)?)),
             ConnectionConfig::Http(http) => Ok(Arc::new(self.http_api(http)?)),
-            other => Err(format!("connections of type `{}` are not built yet", other.kind())),
+            ConnectionConfig::OpenAi(openai) => Ok(Arc::new(self.openai(openai)?)),
         }
     }
 
@@ -79,6 +81,30 @@ impl Project {
         let ca = config.ca.as_deref().map(|ca| self.config().resolve(ca));
         let idle = config.idle_timeout_secs.map(|seconds| seconds_of(seconds, "idle_timeout_secs")).transpose()?;
         HttpApi::new(config, self.case_env(), ca.as_deref(), idle)
+    }
+
+    /// An `openai` connection: its key read from the project's
+    /// environment.
+    fn openai(&self, config: &OpenAiConnection) -> Result<OpenAiAgents, String> {
+        let defaults = OpenAiSettings::default();
+        let idle_timeout = config.idle_timeout_secs.map(|s| seconds_of(s, "idle_timeout_secs")).transpose()?;
+        OpenAiAgents::new(OpenAiSettings {
+            url: config.url.clone(),
+            model: config.model.clone(),
+            model_from_agent: config.model_from_agent,
+            api_key: config.api_key_env.as_deref().and_then(|name| self.var(name)).map(str::to_owned),
+            api_key_env: config.api_key_env.clone(),
+            system: config.system.clone(),
+            stream: config.stream,
+            temperature: config.temperature,
+            max_tokens: config.max_tokens,
+            json_mode: config.json_mode,
+            retries: config.retries.unwrap_or(defaults.retries),
+            max_response_bytes: config.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20),
+            idle_timeout: idle_timeout.unwrap_or(defaults.idle_timeout),
+            ca_file: config.ca.as_deref().map(|ca| self.config().resolve(ca)),
+            ..defaults
+        })
     }
 
     /// What a case file may name: the matchers' keys and the connections.

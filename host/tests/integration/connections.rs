@@ -19,7 +19,7 @@ pub(crate) fn project(config: &str, cases: &[(&str, &str)]) -> tempfile::TempDir
 }
 
 /// Runs `assay run` on the project's folder with its assay.toml.
-fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
+pub(crate) fn run(dir: &Path, extra: &[&str]) -> (std::process::Output, Vec<Value>) {
     run_with(assay_command(), dir, extra)
 }
 

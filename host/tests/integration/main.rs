@@ -12,6 +12,7 @@ mod conformance;
 mod connections;
 mod connections_command;
 mod connections_http;
+mod connections_openai;
 mod deterministic;
 mod discovery;
 mod dispatch;
