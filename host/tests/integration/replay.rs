@@ -227,18 +227,20 @@ fn a_replay_gives_the_recorded_runs_verdicts_and_asks_no_agent() {
     );
 }
 
-/// Two passing cases for the in-process echo agent: `greet` (two turns)
-/// and `solo`.
-const GREET: &str = r#"{ "agent": "echo", "interactions": [
+/// Two passing cases for `greeter`, an in-process echo agent known only to
+/// the recording run (a replay that asked it would get an error): `greet`
+/// (two turns) and `solo`.
+const GREET: &str = r#"{ "agent": "greeter", "interactions": [
     { "text": "hello", "response": { "text": { "keywords": "hello" } } },
     { "text": "again", "response": { "structure": { "turn": { "value": 2 } } } } ] }"#;
 const SOLO: &str =
-    r#"{ "agent": "echo", "interactions": [ { "text": "alone", "response": { "text": { "value": "alone" } } } ] }"#;
+    r#"{ "agent": "greeter", "interactions": [ { "text": "alone", "response": { "text": { "value": "alone" } } } ] }"#;
 
-/// Records a run of `cases` (direct, nothing else asked) in `OUT/first`.
+/// Records a run of `cases` in `OUT/first`, with `greeter` the echo agent.
 fn record(cases: &Path, out: &Path, extra: &[&str]) -> std::path::PathBuf {
     let first = out.join("first");
-    let (output, lines) = run(cases, &first, extra);
+    let greeter = format!("greeter={}", crate::util::fixture("agents/echo/echo.wasm").display());
+    let (output, lines) = run(cases, &first, &[&["--agent", greeter.as_str()], extra].concat());
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     assert!(lines.iter().all(|line| line["status"] == "passed"), "{lines:#?}");
     first
