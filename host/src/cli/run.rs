@@ -48,6 +48,17 @@ pub fn run(args: RunArgs) -> Result<u8> {
         _ => Verbosity::Normal,
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
+    if let Some(replay) = &options.replay {
+        // Writing there would truncate the results.jsonl being replayed.
+        let replayed = replay.source().parent().and_then(|dir| std::fs::canonicalize(dir).ok());
+        if replayed.is_some() && replayed == std::fs::canonicalize(&results_dir).ok() {
+            let message = format!(
+                "`{}` is the directory --replay reads: a replay writes its results to another one",
+                results_dir.display()
+            );
+            return Err(CliError::Flag { flag: "--results", message }.into());
+        }
+    }
     let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);

@@ -16,21 +16,31 @@ use crate::errors::{ErrorKind, ReplayError};
 use crate::run::result::{ResponseRecord, RunError};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
+use std::fs::File;
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What one turn got: its answer, or the error the run recorded instead.
 pub type RecordedAnswer = Result<AgentResponse, RunError>;
 
-/// The answers recorded for one job, per sample, connection and turn.
+/// The answers recorded for one job, per sample, connection and turn. A
+/// case's recording in a results directory is read from its line when
+/// first asked for, and goes with the job: a replay holds no more answers
+/// at once than the cases in flight.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recording {
     /// Where it was recorded, for messages.
     source: Arc<Path>,
-    /// By sample index: each connection's run, in the recorded order.
-    samples: BTreeMap<u32, Vec<RecordedRun>>,
+    /// Where its answers are read from, if they were not given.
+    line: Option<StoredLine>,
+    /// By sample index: each connection's run, in the recorded order; or
+    /// why its line could not be read again.
+    samples: OnceLock<Result<Samples, RunError>>,
 }
+
+/// By sample index: each connection's run, in the recorded order.
+type Samples = BTreeMap<u32, Vec<RecordedRun>>;
 
 /// The turns of one sample over one connection.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,13 +56,18 @@ impl Recording {
     /// `connection`, recorded in `source` (a validation's mock response).
     pub fn one(source: &Path, connection: &Connection, answer: AgentResponse) -> Recording {
         let run = RecordedRun { connection: connection.name().to_owned(), turns: BTreeMap::from([(0, Ok(answer))]) };
-        Recording { source: Arc::from(source), samples: BTreeMap::from([(0, vec![run])]) }
+        let samples = OnceLock::from(Ok(BTreeMap::from([(0, vec![run])])));
+        Recording { source: Arc::from(source), line: None, samples }
     }
 
     /// The answer recorded for turn `turn` (0-based) of sample `sample` over
     /// `connection`, or the `not-recorded` error naming case `case` and what
     /// has no recording.
     pub fn answer(&self, case: &str, sample: u32, connection: &Connection, turn: usize) -> RecordedAnswer {
+        let samples = match self.samples.get_or_init(|| self.read(case)) {
+            Ok(samples) => samples,
+            Err(error) => return Err(error.clone()),
+        };
         let missing = |what: String, held: String| RunError {
             kind: ErrorKind::NotRecorded,
             message: format!(
@@ -60,8 +75,8 @@ impl Recording {
                 self.source.display()
             ),
         };
-        let Some(runs) = self.samples.get(&sample) else {
-            let held = match self.samples.keys().map(u32::to_string).collect::<Vec<_>>() {
+        let Some(runs) = samples.get(&sample) else {
+            let held = match samples.keys().map(u32::to_string).collect::<Vec<_>>() {
                 held if held.is_empty() => "it holds no sample".to_owned(),
                 held => format!("it holds {}: {}", crate::plural::count(held.len(), "sample"), held.join(", ")),
             };
@@ -83,19 +98,71 @@ impl Recording {
             }
         }
     }
+
+    /// Its answers, read from its line (which [`Replay::read`] has read
+    /// once, so that only a file changed since can fail).
+    fn read(&self, case: &str) -> Result<Samples, RunError> {
+        let Some(stored) = &self.line else { return Ok(Samples::new()) };
+        let parsed = stored.bytes().map_err(|e| e.to_string()).and_then(|bytes| {
+            let line: CaseLine = serde_json::from_slice(bytes.trim_ascii()).map_err(|e| json_error(&e))?;
+            match line.id == case {
+                true => samples(line.samples),
+                false => Err(format!("it records case `{}` now", line.id)),
+            }
+        });
+        parsed.map_err(|cause| RunError {
+            kind: ErrorKind::NotRecorded,
+            message: format!(
+                "case `{case}` has no recording on line {} of `{}` any more: {cause}\n\nConsider leaving a results directory alone while it is replayed, and writing the replay's results to another one",
+                stored.number,
+                self.source.display()
+            ),
+        })
+    }
 }
 
-/// The recordings of a results directory, one per case id: what
-/// [`crate::run::RunOptions::replay`] answers a run's cases from.
+/// Where a case's line is in `results.jsonl`.
+#[derive(Clone, Debug)]
+struct StoredLine {
+    file: Arc<Mutex<File>>,
+    offset: u64,
+    len: usize,
+    /// 1-based.
+    number: usize,
+}
+
+impl PartialEq for StoredLine {
+    fn eq(&self, other: &StoredLine) -> bool {
+        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset && self.len == other.len
+    }
+}
+
+impl StoredLine {
+    /// The line's bytes, read again.
+    fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut bytes = vec![0; self.len];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// A results directory's recordings, by case id: what
+/// [`crate::run::RunOptions::replay`] answers a run's cases from. It keeps
+/// `results.jsonl` open and where each case's line is; a case's answers
+/// are read when its job first asks for one, so `results.jsonl` must not
+/// change while a replay runs (a replay's own results go elsewhere).
 pub struct Replay {
     /// The `results.jsonl` read.
     source: Arc<Path>,
-    cases: HashMap<String, Arc<Recording>>,
+    file: Arc<Mutex<File>>,
+    lines: HashMap<String, (u64, usize, usize)>,
 }
 
 impl std::fmt::Debug for Replay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Replay").field("source", &self.source).field("cases", &self.cases.len()).finish()
+        f.debug_struct("Replay").field("source", &self.source).field("cases", &self.lines.len()).finish()
     }
 }
 
@@ -105,30 +172,32 @@ impl Replay {
     pub fn read(dir: &Path) -> Result<Replay, ReplayError> {
         let path = if dir.is_file() { dir.to_owned() } else { dir.join("results.jsonl") };
         let read_error = |cause| ReplayError::Read { path: path.clone(), cause };
-        let mut lines = std::io::BufReader::new(std::fs::File::open(&path).map_err(read_error)?);
-        let source: Arc<Path> = Arc::from(path.as_path());
-        let mut cases = HashMap::new();
-        let mut first_lines: HashMap<String, usize> = HashMap::new();
-        let mut line = Vec::new();
+        let file = File::open(&path).map_err(read_error)?;
+        let mut reader = std::io::BufReader::new(file.try_clone().map_err(read_error)?);
+        let mut lines: HashMap<String, (u64, usize, usize)> = HashMap::new();
+        let (mut line, mut offset) = (Vec::new(), 0u64);
         for number in 1.. {
             line.clear();
-            if lines.read_until(b'\n', &mut line).map_err(read_error)? == 0 {
+            let len = reader.read_until(b'\n', &mut line).map_err(read_error)?;
+            if len == 0 {
                 break;
             }
+            let start = offset;
+            offset += len as u64;
             let text = line.trim_ascii();
             if text.is_empty() {
                 continue;
             }
             let bad_line = |cause: String| ReplayError::Line { path: path.clone(), line: number, cause };
-            let CaseLine { id, samples } = serde_json::from_slice(text).map_err(|e| bad_line(json_error(&e)))?;
-            if let Some(&first) = first_lines.get(&id) {
+            let CaseLine { id, samples: recorded } =
+                serde_json::from_slice(text).map_err(|e| bad_line(json_error(&e)))?;
+            samples(recorded).map_err(bad_line)?;
+            if let Some(&(_, _, first)) = lines.get(&id) {
                 return Err(ReplayError::Duplicate { path: path.clone(), id, first, line: number });
             }
-            first_lines.insert(id.clone(), number);
-            let recording = recording(samples, &source).map_err(bad_line)?;
-            cases.insert(id, Arc::new(recording));
+            lines.insert(id, (start, len, number));
         }
-        Ok(Replay { source, cases })
+        Ok(Replay { source: Arc::from(path.as_path()), file: Arc::new(Mutex::new(file)), lines })
     }
 
     /// The `results.jsonl` it was read from.
@@ -138,17 +207,19 @@ impl Replay {
 
     /// How many cases it recorded.
     pub fn len(&self) -> usize {
-        self.cases.len()
+        self.lines.len()
     }
 
     /// Whether it recorded no case.
     pub fn is_empty(&self) -> bool {
-        self.cases.is_empty()
+        self.lines.is_empty()
     }
 
-    /// The recording of case `id`.
+    /// The recording of case `id`, read from its line when first asked.
     pub fn recording(&self, id: &str) -> Option<Arc<Recording>> {
-        self.cases.get(id).cloned()
+        let &(offset, len, number) = self.lines.get(id)?;
+        let line = StoredLine { file: self.file.clone(), offset, len, number };
+        Some(Arc::new(Recording { source: self.source.clone(), line: Some(line), samples: OnceLock::new() }))
     }
 
     /// The error of case `id`, which it did not record.
@@ -208,8 +279,8 @@ struct InteractionLine {
 }
 
 /// The answers of a case's recorded samples, or what is wrong with them.
-fn recording(recorded: Vec<SampleLine>, source: &Arc<Path>) -> Result<Recording, String> {
-    let mut samples = BTreeMap::new();
+fn samples(recorded: Vec<SampleLine>) -> Result<Samples, String> {
+    let mut samples = Samples::new();
     for sample in recorded {
         let mut runs = Vec::new();
         for run in sample.runs {
@@ -233,7 +304,7 @@ fn recording(recorded: Vec<SampleLine>, source: &Arc<Path>) -> Result<Recording,
         }
         samples.insert(sample.index, runs);
     }
-    Ok(Recording { source: source.clone(), samples })
+    Ok(samples)
 }
 
 #[cfg(test)]
@@ -308,6 +379,28 @@ mod tests {
             replay.not_recorded("c").message.replace(&replay.source().display().to_string(), "SOURCE"),
             "case `c` has no recording in `SOURCE`\n\nConsider replaying the paths the recorded run was given (a case's id is its path below them), or running the case without --replay"
         );
+    }
+
+    #[test]
+    fn a_recording_whose_line_changed_after_the_replay_read_it_is_an_error_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        std::fs::write(&path, LINES).unwrap();
+        let replay = Replay::read(dir.path()).unwrap();
+        let consider = "\n\nConsider leaving a results directory alone while it is replayed, and writing the replay's results to another one";
+        std::fs::write(&path, LINES.replace(r#""id":"a""#, r#""id":"z""#)).unwrap();
+        assert_eq!(
+            message(&replay, replay.recording("a").unwrap().answer("a", 0, &Connection::Http, 0)),
+            format!("case `a` has no recording on line 1 of `SOURCE` any more: it records case `z` now{consider}")
+        );
+        std::fs::write(&path, "").unwrap();
+        let b = replay.recording("b").unwrap();
+        assert_eq!(
+            message(&replay, b.answer("b", 0, &Connection::Http, 0)),
+            format!("case `b` has no recording on line 2 of `SOURCE` any more: failed to fill whole buffer{consider}")
+        );
+        // Read once per job: the error stays, and so would the answers.
+        assert_eq!(b.answer("b", 0, &Connection::Http, 0), b.answer("b", 0, &Connection::Http, 0));
     }
 
     #[test]

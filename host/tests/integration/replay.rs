@@ -346,7 +346,7 @@ fn an_interaction_sample_or_connection_beyond_the_recording_is_an_error_naming_i
 }
 
 #[test]
-fn a_directory_that_holds_no_runs_results_is_a_usage_error_naming_the_file_and_line() {
+fn a_results_directory_that_cannot_be_replayed_is_a_usage_error_naming_the_file_and_line() {
     let cases = tempfile::tempdir().unwrap();
     write_cases(cases.path(), &[("solo.hocon", SOLO)]);
     let out = tempfile::tempdir().unwrap();
@@ -366,6 +366,17 @@ fn a_directory_that_holds_no_runs_results_is_a_usage_error_naming_the_file_and_l
     assert!(!second.exists(), "nothing was run");
 
     let first = record(cases.path(), out.path(), &[]);
+    let recorded = std::fs::read_to_string(first.join("results.jsonl")).unwrap();
+    let (output, _) = run(cases.path(), &first, &["--replay", first.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(first.join("results.jsonl")).unwrap(), recorded, "the recording is intact");
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "error: --results `{}` is the directory --replay reads: a replay writes its results to another one\n",
+            first.display()
+        )
+    );
     let results = first.join("results.jsonl");
     let line = std::fs::read_to_string(&results).unwrap();
     std::fs::write(&results, format!("{line}{}\n", &line[..line.len() / 2])).unwrap();
