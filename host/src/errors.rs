@@ -330,6 +330,9 @@ pub enum ErrorKind {
     UnknownKey,
     /// A connection's JSONPath query selects nothing in the response.
     MissingPath,
+    /// A replay has no recorded answer for a case, sample, connection or
+    /// interaction.
+    NotRecorded,
 }
 
 impl ErrorKind {
@@ -372,6 +375,7 @@ impl ErrorKind {
             ErrorKind::Rejected => "rejected",
             ErrorKind::UnknownKey => "unknown-key",
             ErrorKind::MissingPath => "missing-path",
+            ErrorKind::NotRecorded => "not-recorded",
         }
     }
 }
@@ -380,6 +384,49 @@ impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// A results directory cannot be replayed (see [`crate::run::Replay`]):
+/// its `results.jsonl` is missing or unreadable, or a line of it is not a
+/// case's result.
+#[derive(Debug, Error)]
+pub enum ReplayError {
+    /// `results.jsonl` cannot be read.
+    #[error(
+        "failed to replay `{}`: {cause}\n\nConsider the results directory of an earlier `assay run` (it holds results.jsonl)",
+        path.display()
+    )]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// A line is not a case's result.
+    #[error(
+        "failed to replay `{}`: line {line} is not a case's result: {cause}\n\nConsider the results.jsonl an `assay run` wrote, as it wrote it",
+        path.display()
+    )]
+    Line {
+        /// The file.
+        path: std::path::PathBuf,
+        /// 1-based.
+        line: usize,
+        /// What is wrong with it.
+        cause: String,
+    },
+    /// Two lines record one case.
+    #[error("failed to replay `{}`: line {line} records case `{id}` again (first on line {first})", path.display())]
+    Duplicate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The case's id.
+        id: String,
+        /// The line that records it first, 1-based.
+        first: usize,
+        /// The line that records it again, 1-based.
+        line: usize,
+    },
 }
 
 /// A project could not be opened, or what a run needs from it could not be

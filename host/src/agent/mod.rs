@@ -128,10 +128,11 @@ impl Agents {
                     "assay does not speak neuro-san's gRPC service\n\nConsider `connections: [http]`: the same server answers over HTTP".into(),
                 )),
             ),
-            // The runner answers a replayed turn itself; no agent is asked.
+            // The runner answers a job with a recording itself; no agent is
+            // asked.
             Connection::Replay => (
                 "replay".to_owned(),
-                Err(AgentErrorKind::Unsupported("a replayed turn asks no agent: it has its answer".into())),
+                Err(AgentErrorKind::Unsupported("`replay` answers only from a recording, and the job has none".into())),
             ),
         };
         result.map(reduce).map_err(|kind| AgentError { agent, endpoint, kind })

@@ -235,6 +235,10 @@ pub struct RunArgs {
     /// Where results.jsonl and summary.json go [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+    /// Ask no agent: check the answers recorded in this results directory
+    /// (its results.jsonl) with the cases' current checks.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
     /// Also write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

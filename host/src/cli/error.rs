@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{AuthoringError, LockError, ProjectError};
+use assay::errors::{AuthoringError, LockError, ProjectError, ReplayError};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -42,6 +42,9 @@ pub enum CliError {
     /// The project's plugins could not be pinned (`assay plugins --lock`).
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// `assay run --replay DIR` names no results directory of a run.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),

@@ -1,11 +1,13 @@
-//! `assay run`: load the cases, run them against their agents, report to
+//! `assay run`: load the cases, run them against their agents (or, with
+//! `--replay`, check the answers a results directory recorded), report to
 //! the terminal, the results directory and optionally JUnit.
 
+use super::CliError;
 use super::args::RunArgs;
 use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
 use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
-use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, RunOptions, load_cases};
+use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, Replay, RunOptions, load_cases};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -36,6 +38,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(slow) = args.slow_timeout {
         options.slow_timeout = Some(seconds(slow, "--slow-timeout")?);
     }
+    if let Some(dir) = &args.replay {
+        options.replay = Some(Arc::new(Replay::read(dir).map_err(CliError::from)?));
+    }
 
     let verbosity = match (args.verbose, args.quiet) {
         (true, _) => Verbosity::Verbose,
@@ -43,11 +48,26 @@ pub fn run(args: RunArgs) -> Result<u8> {
         _ => Verbosity::Normal,
     };
     let results_dir = args.results.unwrap_or_else(default_results_dir);
+    if let Some(replay) = &options.replay {
+        // Writing there would truncate the results.jsonl being replayed.
+        let replayed = replay.source().parent().and_then(|dir| std::fs::canonicalize(dir).ok());
+        if replayed.is_some() && replayed == std::fs::canonicalize(&results_dir).ok() {
+            let message = format!(
+                "`{}` is the directory --replay reads: a replay writes its results to another one",
+                results_dir.display()
+            );
+            return Err(CliError::Flag { flag: "--results", message }.into());
+        }
+    }
     let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
     if let Some(path) = args.junit {
         reporters = reporters.junit(JunitReport::new(path));
+    }
+    if let Some(replay) = options.replay.as_ref().filter(|_| verbosity != Verbosity::Quiet) {
+        let recorded = assay::plural::count(replay.len(), "recorded case");
+        let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
     }
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {

@@ -193,6 +193,7 @@ pub fn scenario_jobs(
                     timeout: None,
                     metadata: Vec::new(),
                     turns: vec![turn],
+                    recording: None,
                 })));
                 scores.expect(id, Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario });
             }

@@ -6,19 +6,21 @@
 //! overall, and a confusion matrix.
 //!
 //! Each mock response compiles into a job for the one scheduler that asks
-//! no agent: its one turn replays the mock response's text
-//! ([`Connection::Replay`]) and checks it with the expectations its wanted
+//! no agent: its one turn replays the mock response's text (the job's
+//! [`Recording`], over [`Connection::Replay`]) and checks it with the
+//! expectations its wanted
 //! results name. The agreement is an aggregating reporter of the run's
 //! events ([`Agreement`]).
 
-use crate::agent::Agents;
+use crate::agent::{AgentResponse, Agents};
 use crate::case::{Connection, Validation};
 use crate::errors::{CaseError, ErrorKind};
 use crate::eval::expectations::{PlannedExpectations, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
 use crate::run::{
-    CaseResult, CaseSource, EventKind, Job, LoadedCase, Reporter, RunError, RunEvent, RunOptions, Runner, Turn,
+    CaseResult, CaseSource, EventKind, Job, LoadedCase, Recording, Reporter, RunError, RunEvent, RunOptions, Runner,
+    Turn,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -199,7 +201,8 @@ pub fn validation_jobs(
                     let id = agreement.claim(format!("{stem}/{}", response.id), (file, mock));
                     let positions = positions(&validation, mock);
                     let checks = positions.iter().flat_map(|&p| plan[p].iter().cloned()).collect();
-                    let turn = Turn { replay: Some(response.content.clone()), ..Turn::new("", checks) };
+                    let answer = AgentResponse { text: Some(response.content.clone()), ..AgentResponse::default() };
+                    let recording = Recording::one(&validation.file, &Connection::Replay, answer);
                     jobs.push(LoadedCase::Ready(Box::new(Job {
                         id,
                         file: validation.file.clone(),
@@ -208,7 +211,8 @@ pub fn validation_jobs(
                         success_ratio: Default::default(),
                         timeout: None,
                         metadata: Vec::new(),
-                        turns: vec![turn],
+                        turns: vec![Turn::new("", checks)],
+                        recording: Some(Arc::new(recording)),
                     })));
                     mocks.push(None);
                 }

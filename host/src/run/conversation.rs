@@ -1,21 +1,19 @@
 //! One conversation: a job's turns in order over one connection, from a
-//! fresh start. Owns the conversation state (chat_context, sly_data
+//! fresh start, each answered by the agent or, when the job has a
+//! recording, from it. Owns the conversation state (chat_context, sly_data
 //! carry-forward) and the deadlines that cancel requests.
 
 use crate::agent::{AgentResponse, Agents, ChatRequest};
-use crate::case::{ChatFilter, Connection};
+use crate::case::Connection;
 use crate::errors::Fault;
-use crate::errors::{AgentErrorKind, ErrorKind};
+use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
 use crate::plugin::{self, Registry, ResponseView};
-use crate::run::job::{Job, Turn};
+use crate::run::job::Job;
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// The most characters of answer text a result keeps.
-const TEXT_PREVIEW_CHARS: usize = 2000;
 
 /// What a conversation needs, shared by every sample of a run.
 #[derive(Clone)]
@@ -84,35 +82,31 @@ pub async fn converse(
         };
         let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
         let asked = Instant::now();
-        let answer = if connection == &Connection::Replay {
-            Ok(Ok(replayed(interaction)))
+        let answer = if let Some(recording) = &job.recording {
+            recording.answer(&job.id, sample, connection, index)
         } else if work == Work::Inline && connection == &Connection::Direct {
             // The sandbox's deadline stops the call; say which limit it was.
             match (context.agents.chat_direct_blocking(&request, direct_deadline), deadline) {
                 (Err(e), Some(((_, length), limit))) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
                     Err(limit.error(length, index))
                 }
-                (answer, _) => Ok(answer),
+                (answer, _) => answer.map_err(agent_failed),
             }
         } else {
             let call = context.agents.chat(connection, request, direct_deadline);
             match deadline {
-                None => Ok(call.await),
-                Some(((at, limit_length), limit)) => {
-                    tokio::time::timeout_at(at, call).await.map_err(|_| limit.error(limit_length, index))
-                }
+                None => call.await.map_err(agent_failed),
+                Some(((at, limit_length), limit)) => match tokio::time::timeout_at(at, call).await {
+                    Ok(answer) => answer.map_err(agent_failed),
+                    Err(_) => Err(limit.error(limit_length, index)),
+                },
             }
         };
         let agent_ms = millis(asked.elapsed());
         let response = match answer {
-            Ok(Ok(response)) => response,
-            Ok(Err(agent_error)) => {
-                let error = RunError { kind: agent_error.kind.kind(), message: agent_error.to_string() };
+            Ok(response) => response,
+            Err(error) => {
                 interactions.push(failed(index, error, started));
-                break;
-            }
-            Err(timeout) => {
-                interactions.push(failed(index, timeout, started));
                 break;
             }
         };
@@ -154,7 +148,7 @@ pub async fn converse(
             checks,
             error: None,
             logs,
-            response: Some(record(response, interaction.chat_filter)),
+            response: Some(ResponseRecord::of(response, interaction.chat_filter)),
             usage,
             agent_ms,
             duration_ms: millis(started.elapsed()),
@@ -170,9 +164,9 @@ fn continues(job: &Job, index: usize) -> bool {
     job.turns.get(index + 1).is_some_and(|next| next.continue_conversation)
 }
 
-/// The answer a replayed turn gives: its recorded text, as it is.
-fn replayed(turn: &Turn) -> AgentResponse {
-    AgentResponse { text: Some(turn.replay.clone().unwrap_or_default()), ..AgentResponse::default() }
+/// The error verdict of a request that failed.
+fn agent_failed(error: AgentError) -> RunError {
+    RunError { kind: error.kind.kind(), message: error.to_string() }
 }
 
 /// Which timeout fired.
@@ -216,15 +210,6 @@ fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult 
         agent_ms: millis(started.elapsed()),
         duration_ms: millis(started.elapsed()),
     }
-}
-
-fn record(response: AgentResponse, filter: ChatFilter) -> ResponseRecord {
-    let text = response.text.map(|t| match t.char_indices().nth(TEXT_PREVIEW_CHARS) {
-        Some((cut, _)) => format!("{}…", &t[..cut]),
-        None => t,
-    });
-    let messages = if filter == ChatFilter::Maximal { response.messages } else { Vec::new() };
-    ResponseRecord { text, structure: response.structure, sly_data: response.sly_data, messages }
 }
 
 /// A duration in milliseconds, for results.

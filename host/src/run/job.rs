@@ -3,12 +3,16 @@
 //! sample count and a stop rule. Every workflow compiles into jobs: a test
 //! case file with its plan ([`Job::from_case`]), a scenario (`assay eval`),
 //! a validation's mock response (`assay validate`, replayed: no agent is
-//! asked). The runner knows nothing else.
+//! asked). A job with a [`Recording`] is answered from it, never by an
+//! agent (`assay validate`, `assay run --replay`). The runner knows nothing
+//! else.
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
 use crate::check::{CasePlan, Check};
+use crate::run::replay::Recording;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One unit of work for the scheduler, reported as one case.
@@ -32,6 +36,9 @@ pub struct Job {
     pub metadata: Vec<(String, String)>,
     /// The conversation, in order.
     pub turns: Vec<Turn>,
+    /// The answers to give instead of asking an agent, per sample ×
+    /// connection × turn; what it has no answer for is an error verdict.
+    pub recording: Option<Arc<Recording>>,
 }
 
 /// One turn: what is sent, and the checks on the answer.
@@ -47,9 +54,6 @@ pub struct Turn {
     pub continue_conversation: bool,
     /// The bound on this one request.
     pub timeout: Option<Duration>,
-    /// The answer given without asking anyone, over
-    /// [`Connection::Replay`].
-    pub replay: Option<String>,
     /// The checks on the answer.
     pub checks: Vec<Check>,
 }
@@ -64,7 +68,6 @@ impl Turn {
             chat_filter: ChatFilter::Minimal,
             continue_conversation: true,
             timeout: None,
-            replay: None,
             checks,
         }
     }
@@ -84,7 +87,6 @@ impl Job {
                 chat_filter: interaction.chat_filter,
                 continue_conversation: interaction.continue_conversation,
                 timeout: interaction.timeout,
-                replay: None,
                 checks,
             })
             .collect();
@@ -97,6 +99,7 @@ impl Job {
             timeout: case.timeout,
             metadata: case.metadata,
             turns,
+            recording: None,
         }
     }
 
@@ -105,10 +108,10 @@ impl Job {
         self.turns.iter().map(|turn| turn.checks.len()).sum()
     }
 
-    /// Whether every connection runs in this process (in-process agents,
-    /// replayed answers): then the job's samples are CPU work, run inline on
-    /// one blocking thread rather than spread over async tasks.
+    /// Whether every answer comes from this process (recorded answers,
+    /// in-process agents): then the job's samples are CPU work, run inline
+    /// on one blocking thread rather than spread over async tasks.
     pub fn is_in_process(&self) -> bool {
-        self.connections.iter().all(|connection| connection.is_in_process())
+        self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
     }
 }

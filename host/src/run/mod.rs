@@ -44,12 +44,14 @@ mod conversation;
 mod event;
 mod job;
 mod load;
+mod replay;
 mod result;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use job::{Job, Turn};
 pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
+pub use replay::{RecordedAnswer, Recording, Replay};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
 use crate::agent::Agents;
@@ -81,6 +83,10 @@ pub struct RunOptions {
     /// ([`EventKind::CaseSlow`]), and again at each further multiple
     /// (default 60 s; `None`: never).
     pub slow_timeout: Option<Duration>,
+    /// Answers every case from this results directory's recording instead
+    /// of asking its agent (`assay run --replay DIR`): each case gets the
+    /// recording of its id, and a case with none is an error.
+    pub replay: Option<Arc<Replay>>,
 }
 
 /// How long a case runs before it is reported slow, by default (nextest's).
@@ -89,7 +95,13 @@ pub const DEFAULT_SLOW_TIMEOUT: Duration = Duration::from_secs(60);
 impl Default for RunOptions {
     fn default() -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { jobs: cpus * 4, sample_timeout: None, exhaustive: false, slow_timeout: Some(DEFAULT_SLOW_TIMEOUT) }
+        RunOptions {
+            jobs: cpus * 4,
+            sample_timeout: None,
+            exhaustive: false,
+            slow_timeout: Some(DEFAULT_SLOW_TIMEOUT),
+            replay: None,
+        }
     }
 }
 
@@ -277,8 +289,10 @@ const CASES_PER_SLOT: usize = 2;
 /// Starts each case as the source yields it, with at most a bounded number
 /// in flight, and sends each result as its case is decided. A direct agent
 /// is compiled the first time a case needs it, before that case starts, so
-/// that no request's deadline pays for compilation. Once `cancelled` is
-/// set, it starts no further case (one read while it waited included).
+/// that no request's deadline pays for compilation. A replay gives each
+/// case its recording, and ends a case it has none for with that error.
+/// Once `cancelled` is set, it starts no further case (one read while it
+/// waited included).
 async fn admit(
     context: Context,
     options: RunOptions,
@@ -294,11 +308,21 @@ async fn admit(
         if cancelled.load(Ordering::Acquire) {
             break;
         }
-        let Some(case) = cases.next().await else { break };
+        let Some(mut case) = cases.next().await else { break };
+        let unrecorded = match (&mut case, &options.replay) {
+            (LoadedCase::Ready(job), Some(replay)) => match replay.recording(&job.id) {
+                Some(recording) => {
+                    job.recording = Some(recording);
+                    None
+                }
+                None => Some(replay.not_recorded(&job.id)),
+            },
+            _ => None,
+        };
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
         let in_process = match &case {
-            LoadedCase::Ready(job) => job.is_in_process(),
+            LoadedCase::Ready(job) => unrecorded.is_none() && job.is_in_process(),
             LoadedCase::Broken { .. } => false,
         };
         let slot = match in_process {
@@ -316,7 +340,12 @@ async fn admit(
             }
             LoadedCase::Ready(job) => *job,
         };
-        if job.connections.contains(&Connection::Direct) && prepared.insert(job.agent.clone()) {
+        if let Some(error) = unrecorded {
+            let _ = results.send(Admission::Finished { seq, result: Identity::of(&job).failed(error), place: permit });
+            continue;
+        }
+        let asks_direct = job.recording.is_none() && job.connections.contains(&Connection::Direct);
+        if asks_direct && prepared.insert(job.agent.clone()) {
             context.agents.prepare([job.agent.clone()]).await;
         }
         let task = CaseTask {
@@ -370,6 +399,17 @@ impl Identity {
 
     /// The result of a case whose task panicked.
     fn internal_error(self, error: tokio::task::JoinError) -> CaseResult {
+        self.failed(RunError {
+            kind: ErrorKind::Internal,
+            message: format!(
+                "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
+                panic_message(error)
+            ),
+        })
+    }
+
+    /// The result of a case that ended in `error` before any sample ran.
+    fn failed(self, error: RunError) -> CaseResult {
         CaseResult {
             id: self.id,
             file: self.file,
@@ -378,13 +418,7 @@ impl Identity {
             success_ratio: self.success_ratio,
             status: CaseStatus::Error,
             samples: Vec::new(),
-            error: Some(RunError {
-                kind: ErrorKind::Internal,
-                message: format!(
-                    "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
-                    panic_message(error)
-                ),
-            }),
+            error: Some(error),
             duration_ms: 0.0,
         }
     }

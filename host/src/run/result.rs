@@ -2,11 +2,11 @@
 //! samples, each sample's runs over each connection, each interaction's
 //! checks. These are the lines of `results.jsonl`.
 
-use crate::agent::{ChatMessage, Usage};
-use crate::case::{Connection, SuccessRatio};
+use crate::agent::{AgentResponse, ChatMessage, Usage};
+use crate::case::{ChatFilter, Connection, SuccessRatio};
 use crate::check::{CheckResult, Outcome};
 use crate::plugin::PluginLog;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ impl CaseStatus {
 
 /// An error that is not a check's verdict: a bad file, an agent that
 /// failed, a timeout.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunError {
     /// Why: `bad-file`, `unreachable`, `interaction-timeout`, ...
     pub kind: crate::errors::ErrorKind,
@@ -156,19 +156,52 @@ pub struct InteractionResult {
     pub duration_ms: f64,
 }
 
-/// The reduced response, as kept in results.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The reduced response, as kept in results: all of what the checks and
+/// the next turn saw, so that a replay ([`crate::run::Replay`]) sees
+/// exactly what the run saw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResponseRecord {
-    /// The answer text, cut to a preview.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The answer text, whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The answer's structure.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structure: Option<Map<String, Value>>,
     /// The returned sly_data.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sly_data: Option<Map<String, Value>>,
+    /// The returned chat_context (what a next turn would continue from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_context: Option<Value>,
     /// Every message, kept when the interaction asked for MAXIMAL.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<ChatMessage>,
+}
+
+impl ResponseRecord {
+    /// The record of `response`; its messages are kept when `filter` is
+    /// MAXIMAL.
+    pub fn of(response: AgentResponse, filter: ChatFilter) -> ResponseRecord {
+        let messages = if filter == ChatFilter::Maximal { response.messages } else { Vec::new() };
+        ResponseRecord {
+            text: response.text,
+            structure: response.structure,
+            sly_data: response.sly_data,
+            chat_context: response.chat_context,
+            messages,
+        }
+    }
+
+    /// The response it records, as the checks saw it (the tokens it cost
+    /// are not the replay's).
+    pub fn into_response(self) -> AgentResponse {
+        AgentResponse {
+            text: self.text,
+            structure: self.structure,
+            sly_data: self.sly_data,
+            chat_context: self.chat_context,
+            messages: self.messages,
+            usage: None,
+        }
+    }
 }

@@ -33,6 +33,7 @@ mod metrics;
 mod plugin_config;
 mod plugin_runtime;
 mod properties;
+mod replay;
 mod reporting;
 mod run;
 mod secrets;
