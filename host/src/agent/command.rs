@@ -355,8 +355,7 @@ async fn keep_stderr_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>)
 fn request_line(request: &ChatRequest) -> Vec<u8> {
     let metadata: Map<String, Value> =
         request.metadata.iter().map(|(name, value)| (name.clone(), Value::String(value.clone()))).collect();
-    // The runner says which sample a request belongs to in its metadata.
-    let sample = metadata.get("x-assay-sample").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
+    let sample = request.sample();
     let mut line = serde_json::to_vec(&json!({
         "agent": request.agent,
         "text": request.text,

@@ -285,6 +285,14 @@ impl crate::agent::transport::Transport for HttpAgents {
     }
 
     fn chat<'a>(&'a self, request: &'a ChatRequest) -> crate::agent::transport::Reply<'a> {
-        Box::pin(async move { HttpAgents::chat(self, &self.agent_url(&request.agent), request).await.map(reduce) })
+        Box::pin(async move {
+            let answer = HttpAgents::chat(self, &self.agent_url(&request.agent), request).await;
+            answer.map(reduce).map_err(|error| match error {
+                // Its URL and CA are the table's, not --agent-url's.
+                AgentErrorKind::Unreachable(cause) => AgentErrorKind::ConnectionUnreachable(cause),
+                AgentErrorKind::Tls(cause) => AgentErrorKind::ConnectionTls(cause),
+                other => other,
+            })
+        })
     }
 }

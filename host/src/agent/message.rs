@@ -5,6 +5,10 @@ use crate::case::ChatFilter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The metadata key by which the runner tells an agent which sample (its
+/// 0-based index) a request belongs to.
+pub const SAMPLE_METADATA: &str = "x-assay-sample";
+
 /// One turn of a conversation, as the runner asks for it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChatRequest {
@@ -23,6 +27,13 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
+    /// The sample's index from the request's [`SAMPLE_METADATA`], if a
+    /// runner sent it.
+    pub fn sample(&self) -> Option<u64> {
+        let (_, value) = self.metadata.iter().find(|(name, _)| name == SAMPLE_METADATA)?;
+        value.parse().ok()
+    }
+
     /// The body of `POST /api/v1/{agent}/streaming_chat`.
     pub fn to_wire(&self) -> Value {
         let mut body = Map::new();

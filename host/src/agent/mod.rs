@@ -35,7 +35,7 @@ pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use http_api::HttpApi;
-pub use message::{ChatMessage, ChatRequest, Origin, StreamLine};
+pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
 pub use openai::{OpenAiAgents, OpenAiSettings};
 pub use reduce::{AgentResponse, Usage, reduce};
 pub use transport::{Reply, Transport};

@@ -15,11 +15,12 @@
 //!   extension, which other servers never send) a top-level `sly_data`
 //!   object. [`Answer::into_response`] reduces it as a neuro-san answer is
 //!   reduced (a JSON object in the content becomes the structure, so JSON
-//!   mode answers do); tool calls become the structure
+//!   mode answers do); tool calls add to the structure
 //!   `{"tool_calls": [{"id", "name", "arguments"}], NAME: arguments, …}`,
 //!   arguments parsed as JSON when they are (the string as sent when not),
 //!   and each function's first call also under its name, for checks
-//!   (`structure { get_weather { city { value: Paris } } }`).
+//!   (`structure { get_weather { city { value: Paris } } }`), unless the
+//!   content's JSON object has a key of that name.
 
 use crate::agent::message::{ChatMessage, ChatRequest};
 use crate::agent::reduce::{AgentResponse, Usage, reduce};
@@ -173,11 +174,20 @@ impl Answer {
         let message = ChatMessage {
             message_type: "AI".into(),
             text: (!self.content.is_empty()).then_some(self.content),
-            structure: tool_structure(&self.tool_calls),
             sly_data: self.sly_data,
             ..ChatMessage::default()
         };
         let mut response = reduce(vec![message]);
+        if let Some(tools) = tool_structure(&self.tool_calls) {
+            let structure = response.structure.get_or_insert_with(Map::new);
+            for (name, value) in tools {
+                // `tool_calls` is always the list; a key of the content's
+                // JSON object wins over a function's name.
+                if name == "tool_calls" || !structure.contains_key(&name) {
+                    structure.insert(name, value);
+                }
+            }
+        }
         response.usage = self.usage;
         response.chat_context = Some(json!({ "messages": history }));
         Ok(response)
@@ -307,6 +317,26 @@ mod tests {
         );
         assert_eq!(response.text, None);
         assert_eq!(response.usage, Some(Usage { prompt_tokens: 10, completion_tokens: 4 }));
+    }
+
+    #[test]
+    fn tool_calls_add_to_the_json_object_of_the_content() {
+        let body = json!({ "choices": [{ "index": 0, "message": { "role": "assistant",
+            "content": "done {\"turn\": 2, \"mirror\": \"mine\"}",
+            "tool_calls": [
+                { "id": "a", "type": "function", "function": { "name": "mirror", "arguments": "{\"text\":\"x\"}" } },
+                { "id": "b", "type": "function", "function": { "name": "log", "arguments": "{}" } } ] } }] });
+        let response = Answer::from_completion(&body).unwrap().into_response(&request("x", None)).unwrap();
+        assert_eq!(response.text.as_deref(), Some("done"));
+        assert_eq!(
+            response.structure,
+            json!({ "turn": 2, "mirror": "mine", "log": {},
+                    "tool_calls": [{ "id": "a", "name": "mirror", "arguments": { "text": "x" } },
+                                   { "id": "b", "name": "log", "arguments": {} }] })
+            .as_object()
+            .cloned(),
+            "the content's keys win over a function's name; tool_calls is always the list"
+        );
     }
 
     #[test]

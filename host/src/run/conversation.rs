@@ -3,7 +3,7 @@
 //! recording, from it. Owns the conversation state (chat_context, sly_data
 //! carry-forward) and the deadlines that cancel requests.
 
-use crate::agent::{AgentResponse, Agents, ChatRequest};
+use crate::agent::{AgentResponse, Agents, ChatRequest, SAMPLE_METADATA};
 use crate::case::Connection;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
@@ -51,7 +51,7 @@ pub async fn converse(
     let mut chat_context: Option<Value> = None;
     let mut carried_sly_data: Map<String, Value> = Map::new();
     let mut metadata = job.metadata.clone();
-    metadata.push(("x-assay-sample".to_owned(), sample.to_string()));
+    metadata.push((SAMPLE_METADATA.to_owned(), sample.to_string()));
 
     for (index, interaction) in job.turns.iter().enumerate() {
         let started = Instant::now();

@@ -58,6 +58,21 @@ fn a_case_runs_over_a_named_neuro_san_connection() {
 }
 
 #[test]
+fn a_named_neuro_san_server_that_is_down_points_at_its_table_not_at_agent_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = format!("[connections.staging]\ntype = \"neuro-san\"\nurl = \"http://127.0.0.1:{port}\"\n");
+    let dir = project(&config, &[("two.hocon", TWO_TURNS)]);
+    let (output, lines) = run(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let error = &lines[0]["samples"][0]["runs"][0]["interactions"][0]["error"];
+    assert_eq!(error["kind"], "unreachable", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(&format!("http://127.0.0.1:{port}/api/v1/echo/streaming_chat")), "{message}");
+    assert!(message.contains("correcting `url` in the connection's [connections.NAME] of assay.toml"), "{message}");
+    assert!(!message.contains("--agent-url"), "{message}");
+}
+
+#[test]
 fn an_unconfigured_connection_is_an_error_naming_the_file_and_the_nearest_name() {
     let dir = project(
         "[connections.staging]\ntype = \"neuro-san\"\nurl = \"http://127.0.0.1:9\"\n",

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A complete HTTP response with a JSON body.
-fn json_reply(code: u16, extra_headers: &str, body: &Value) -> Reply {
+pub(crate) fn json_reply(code: u16, extra_headers: &str, body: &Value) -> Reply {
     let body = body.to_string();
     Reply::Raw(
         format!(
@@ -28,7 +28,7 @@ fn json_reply(code: u16, extra_headers: &str, body: &Value) -> Reply {
 }
 
 /// A 200 event stream of these bytes, ended by closing the connection.
-fn event_stream(events: &str) -> Reply {
+pub(crate) fn event_stream(events: &str) -> Reply {
     Reply::Raw(
         format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n{events}")
             .into_bytes(),
@@ -36,7 +36,7 @@ fn event_stream(events: &str) -> Reply {
 }
 
 /// Server-sent events, one per chunk, then `data: [DONE]`.
-fn events(chunks: &[Value]) -> String {
+pub(crate) fn events(chunks: &[Value]) -> String {
     let mut text: String = chunks.iter().map(|chunk| format!("data: {chunk}\n\n")).collect();
     text.push_str("data: [DONE]\n\n");
     text

@@ -137,3 +137,46 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Recorded> {
     let body = serde_json::from_slice(&data[head_end..]).unwrap_or(serde_json::Value::Null);
     Some(Recorded { request_line, headers, body })
 }
+
+/// A TCP proxy on 127.0.0.1 in front of a server of its own (an `assay
+/// agent serve`, say) that counts the connections made to it: none means
+/// no request reached the server.
+pub struct CountingProxy {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Connections accepted so far.
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl CountingProxy {
+    /// Starts a proxy to `127.0.0.1:upstream`.
+    pub fn start(upstream: u16) -> CountingProxy {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = connections.clone();
+        runtime.spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else { return };
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await else { return };
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                });
+            }
+        });
+        CountingProxy { port, connections, _runtime: runtime }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Connections accepted so far.
+    pub fn count(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -11,6 +11,7 @@ mod cli;
 mod conformance;
 mod connections;
 mod connections_command;
+mod connections_every;
 mod connections_http;
 mod connections_openai;
 mod deterministic;

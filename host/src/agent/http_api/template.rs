@@ -192,12 +192,7 @@ impl Placeholder {
 /// The sample's index, from the `x-assay-sample` metadata the runner sends
 /// with every turn (`null` when a caller sends none).
 fn sample_of(request: &ChatRequest) -> Value {
-    request
-        .metadata
-        .iter()
-        .find(|(name, _)| name == "x-assay-sample")
-        .and_then(|(_, value)| value.parse::<u64>().ok())
-        .map_or(Value::Null, Value::from)
+    request.sample().map_or(Value::Null, Value::from)
 }
 
 /// The value of `{{env.NAME}}`: only what case files may read.
