@@ -197,3 +197,101 @@ pub(crate) fn events<'a>(cases: &'a [CaseResult], summary: &'a RunSummary) -> Ve
     events.push(at(clock + 1, EventKind::RunFinished(summary)));
     events
 }
+
+/// A passing or failing verdict with a score.
+fn scored(passed: bool, score: f64) -> Verdict {
+    let outcome = if passed { Outcome::Pass } else { Outcome::Fail };
+    Verdict { outcome, score: Some(score), ..Verdict::fail(format!("scored {score}")) }
+}
+
+/// Cases of two suite files (many cases in one file): `cat` with rouge and
+/// similarity scores (a pass, a fail, a flaky case over two samples and an
+/// empty answer), and `ppl` (a pass and a plugin fault).
+pub(crate) fn suite_cases() -> Vec<CaseResult> {
+    let check = |key: &str, verdict| check("text", key, json!({ "reference": "5 indices" }), Some("x"), verdict);
+    let in_file = |mut case: CaseResult, file: &str| {
+        case.file = PathBuf::from(file);
+        case
+    };
+    let cat = "suites/cat.suite.toml";
+    let ppl = "suites/ppl.suite.toml";
+    let answer = "there are 5 indices";
+    vec![
+        in_file(
+            case(
+                "cat/1",
+                "opensearch",
+                (1, 1),
+                vec![sample(
+                    0,
+                    vec![check("rouge", scored(true, 0.5)), check("similarity", scored(true, 0.9))],
+                    answer,
+                    2.0,
+                )],
+                2.5,
+            ),
+            cat,
+        ),
+        in_file(
+            case(
+                "cat/2",
+                "opensearch",
+                (1, 1),
+                vec![sample(0, vec![check("rouge", scored(false, 0.75))], answer, 2.0)],
+                2.5,
+            ),
+            cat,
+        ),
+        in_file(
+            case(
+                "cat/3",
+                "opensearch",
+                (1, 2),
+                vec![
+                    sample(0, vec![check("rouge", scored(true, 0.2))], answer, 2.0),
+                    sample(1, vec![check("rouge", scored(false, 0.4))], answer, 2.0),
+                ],
+                4.5,
+            ),
+            cat,
+        ),
+        in_file(
+            case(
+                "cat/blank",
+                "opensearch",
+                (1, 1),
+                vec![sample(0, vec![check("rouge", Verdict::fail("the answer is empty"))], "", 1.0)],
+                1.5,
+            ),
+            cat,
+        ),
+        in_file(
+            case(
+                "ppl/1",
+                "opensearch",
+                (1, 1),
+                vec![sample(0, vec![check("levenshtein", scored(true, 1.0))], answer, 2.0)],
+                2.5,
+            ),
+            ppl,
+        ),
+        in_file(
+            case(
+                "ppl/2",
+                "opensearch",
+                (1, 1),
+                vec![sample(
+                    0,
+                    vec![check(
+                        "levenshtein",
+                        Verdict::error(crate::errors::ErrorKind::Panic, "plugin `levenshtein` panicked"),
+                    )],
+                    answer,
+                    2.0,
+                )],
+                2.5,
+            ),
+            ppl,
+        ),
+    ]
+}

@@ -9,6 +9,10 @@
 //! - [`JunitReport`]: JUnit XML, flaky cases marked the way nextest marks
 //!   them.
 //!
+//! [`CaseFlags`] are the seed-style flags on every line of
+//! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
+//! (a suite) for the terminal, `summary.json` and JUnit.
+//!
 //! `describe.rs` turns a case result into the lines a person reads; the
 //! terminal and JUnit share it. `evaluation.rs` renders the reports of
 //! `assay assess`, `eval` and `validate`.
@@ -27,6 +31,7 @@ mod junit;
 mod redact;
 mod results_dir;
 mod set;
+mod tally;
 mod terminal;
 
 pub use describe::{failure_lines, sample_failure_lines};
@@ -35,4 +40,5 @@ pub use junit::JunitReport;
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::ResultsDir;
 pub use set::{ReporterSet, ReporterSetBuilder};
+pub use tally::{CaseFlags, FlagCounts, SuiteSummary, SuiteTally};
 pub use terminal::{Terminal, Verbosity};

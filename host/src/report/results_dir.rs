@@ -5,10 +5,17 @@
 //! makes it) and both files are 0600, never written through a symbolic
 //! link. A line the disk had no room for is taken back whole, so the file
 //! holds whole lines only, whatever failed.
+//!
+//! Each case's line is the [`CaseResult`] with its [`CaseFlags`] added
+//! (`api_error`, `empty_output`, `evaluation_error`, always present);
+//! `summary.json` is the [`RunSummary`] with how many cases had each flag
+//! (`flags`) and, when some file held more than one case, each such
+//! suite's [`SuiteSummary`] (`suites`).
 
 use crate::private_files;
-use crate::report::Redactor;
-use crate::run::{EventKind, Reporter, RunEvent};
+use crate::report::{CaseFlags, FlagCounts, Redactor, SuiteSummary, SuiteTally};
+use crate::run::{CaseResult, EventKind, Reporter, RunEvent, RunSummary};
+use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -21,6 +28,27 @@ pub struct ResultsDir {
     /// How many bytes of whole lines `results.jsonl` holds.
     written: u64,
     redactor: Redactor,
+    flags: FlagCounts,
+    suites: SuiteTally,
+}
+
+/// A line of `results.jsonl`.
+#[derive(Serialize)]
+struct CaseLine<'a> {
+    #[serde(flatten)]
+    case: &'a CaseResult,
+    #[serde(flatten)]
+    flags: CaseFlags,
+}
+
+/// `summary.json`.
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten)]
+    summary: &'a RunSummary,
+    flags: FlagCounts,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suites: Vec<SuiteSummary>,
 }
 
 impl ResultsDir {
@@ -32,7 +60,14 @@ impl ResultsDir {
         let path = dir.join("results.jsonl");
         let lines = private_files::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
-        Ok(ResultsDir { dir: dir.to_owned(), lines, written: 0, redactor: Redactor::none() })
+        Ok(ResultsDir {
+            dir: dir.to_owned(),
+            lines,
+            written: 0,
+            redactor: Redactor::none(),
+            flags: FlagCounts::default(),
+            suites: SuiteTally::default(),
+        })
     }
 
     /// The same, hiding `redactor`'s secrets.
@@ -75,13 +110,17 @@ impl Reporter for ResultsDir {
             EventKind::CaseFinished(case) => {
                 // One write of a whole line: a kill can only lose lines not
                 // yet written, never leave half of one.
-                let mut line = self.redactor.to_json(case, false)?;
+                let flags = CaseFlags::of(case);
+                self.flags.add(flags);
+                self.suites.add(case);
+                let mut line = self.redactor.to_json(&CaseLine { case, flags }, false)?;
                 line.push(b'\n');
                 self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
             }
             EventKind::RunFinished(summary) => {
                 let path = self.dir.join("summary.json");
-                let mut text = self.redactor.to_json(summary, true)?;
+                let file = SummaryFile { summary, flags: self.flags, suites: self.suites.suites() };
+                let mut text = self.redactor.to_json(&file, true)?;
                 text.push(b'\n');
                 private_files::write(&path, &text).map_err(|e| cannot_write(&path, e))
             }
@@ -102,8 +141,12 @@ mod tests {
     /// `results.jsonl` and `summary.json` of the fixed run ending with
     /// `summary`.
     fn write(summary: impl Fn(RunSummary) -> RunSummary) -> (String, String) {
+        write_cases(fixtures::cases(), summary)
+    }
+
+    /// The same for `cases`.
+    fn write_cases(cases: Vec<CaseResult>, summary: impl Fn(RunSummary) -> RunSummary) -> (String, String) {
         let dir = tempfile::tempdir().unwrap();
-        let cases = fixtures::cases();
         let summary = summary(fixtures::summary(&cases));
         let mut results = ResultsDir::create(dir.path()).unwrap().with_redactor(Redactor::new([SECRET]));
         for event in fixtures::events(&cases, &summary) {
@@ -122,6 +165,22 @@ mod tests {
     #[test]
     fn summary_json() {
         let (_, summary) = write(|s| s);
+        insta::assert_snapshot!(summary);
+    }
+
+    #[test]
+    fn every_line_carries_the_three_flags_and_summary_json_counts_them_and_sums_up_each_suite() {
+        let (lines, summary) =
+            write_cases(fixtures::cases().into_iter().chain(fixtures::suite_cases()).collect(), |s| s);
+        let lines: Vec<serde_json::Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let flagged = |flag: &str| -> Vec<&str> {
+            lines.iter().filter(|l| l[flag].as_bool().unwrap()).map(|l| l["id"].as_str().unwrap()).collect()
+        };
+        assert_eq!(flagged("api_error"), ["http/down"]);
+        assert_eq!(flagged("empty_output"), ["cat/blank"]);
+        assert_eq!(flagged("evaluation_error"), ["escape/\u{1b}[2Kforged <&>", "ppl/2"]);
+        // A check's score and the plugin's extras stay on its check.
+        assert_eq!(lines[8]["samples"][0]["runs"][0]["interactions"][0]["checks"][1]["score"], 0.9);
         insta::assert_snapshot!(summary);
     }
 

@@ -1,7 +1,8 @@
 //! The terminal: a live progress bar (when asked for) with passed/failed/
 //! flaky/error counts, each case that did not pass as it finishes with its
 //! failing checks, each case still running past the slow threshold, and a
-//! summary. It writes to the writers it is given, and colours and draws
+//! summary, followed by a line per suite (a file that held more than one
+//! case) with its pass rate and mean scores. It writes to the writers it is given, and colours and draws
 //! the bar only when told to: [`Terminal::stdio`] makes that choice for
 //! the process's own stdout and stderr. Text from case files, agents and
 //! plugins is escaped (no control character reaches the terminal, and none
@@ -9,7 +10,7 @@
 
 use crate::plural;
 use crate::report::describe::{check_line, error_message, failure_lines};
-use crate::report::{Redactor, escape};
+use crate::report::{Redactor, SuiteSummary, SuiteTally, escape};
 use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::fmt;
@@ -42,11 +43,15 @@ pub struct Terminal {
     err: SharedWriter,
     bar: Option<ProgressBar>,
     counts: RunSummary,
+    suites: SuiteTally,
     redactor: Redactor,
 }
 
 /// How lines under a case's own are indented.
 const INDENT: &str = "         ";
+
+/// How many mean scores a suite's line holds; more go on lines under it.
+const SCORES_PER_LINE: usize = 3;
 
 impl Terminal {
     /// A terminal reporter writing its lines to `out`; `err` is where the
@@ -61,6 +66,7 @@ impl Terminal {
             err: Arc::new(Mutex::new(Box::new(err))),
             bar: None,
             counts: RunSummary::default(),
+            suites: SuiteTally::default(),
             redactor: Redactor::none(),
         }
     }
@@ -176,6 +182,33 @@ impl Terminal {
         )
     }
 
+    /// `   SUITE specs/cat.suite.toml: 18/20 passed (90%); mean rouge 0.612,
+    /// similarity 0.871`, the scores [`SCORES_PER_LINE`] to a line.
+    fn suite_lines(&self, suite: &SuiteSummary) -> Vec<String> {
+        let status = if suite.passed == suite.cases { CaseStatus::Passed } else { CaseStatus::Failed };
+        let mut head = format!(
+            "{} {}: {}/{} passed ({})",
+            self.paint("   SUITE", status),
+            escape::one_line(&suite.file.to_string_lossy()),
+            suite.passed,
+            suite.cases,
+            percent(suite.passed, suite.cases)
+        );
+        let scores: Vec<String> =
+            suite.mean_scores.iter().map(|(key, mean)| format!("{} {mean:.3}", escape::one_line(key))).collect();
+        let mut chunks = scores.chunks(SCORES_PER_LINE);
+        let Some(first) = chunks.next() else { return vec![head] };
+        head.push_str(&format!("; mean {}", first.join(", ")));
+        let mut lines = vec![head];
+        lines.extend(chunks.map(|chunk| format!("{INDENT}{}", chunk.join(", "))));
+        // Every line but the last ends with a comma: the list goes on.
+        let last = lines.len() - 1;
+        for line in &mut lines[..last] {
+            line.push(',');
+        }
+        lines
+    }
+
     fn counts_message(&self) -> String {
         let c = &self.counts;
         format!("{} passed, {} failed, {} flaky, {}", c.passed, c.failed, c.flaky, plural::count(c.errors, "error"))
@@ -212,6 +245,7 @@ impl Terminal {
             }
             EventKind::CaseFinished(case) => {
                 self.counts.add(case);
+                self.suites.add(case);
                 let show = match self.verbosity {
                     Verbosity::Quiet => false,
                     Verbosity::Normal => case.status != CaseStatus::Passed,
@@ -285,8 +319,23 @@ impl Terminal {
             let error = self.redactor.redact(error);
             writeln!(self.out, "   ERROR internal error: {}", escape::one_line(&error))?;
         }
+        for suite in self.suites.suites() {
+            for line in self.suite_lines(&suite) {
+                writeln!(self.out, "{}", self.redactor.redact(&line))?;
+            }
+        }
         self.out.flush()
     }
+}
+
+/// `part` of `whole` as a percentage to one decimal, without a trailing
+/// `.0`: `90%`, `66.7%`; never `100%` unless all, nor `0%` unless none.
+fn percent(part: usize, whole: usize) -> String {
+    let share = if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
+    let share = if part < whole { share.min(99.9) } else { share };
+    let share = if part > 0 { share.max(0.1) } else { share };
+    let text = format!("{share:.1}");
+    format!("{}%", text.strip_suffix(".0").unwrap_or(&text))
 }
 
 /// The progress bar's terminal: the error writer, moved about with ANSI
@@ -425,6 +474,40 @@ mod tests {
     fn cancelled() {
         let (out, _) = render(|out, err| Terminal::new(Verbosity::Quiet, out, err), fixtures::cancelled);
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn a_line_per_suite_follows_the_summary() {
+        let cases: Vec<CaseResult> = fixtures::cases().into_iter().chain(fixtures::suite_cases()).collect();
+        let summary = fixtures::summary(&cases);
+        let out = Buffer::default();
+        let mut terminal = Terminal::new(Verbosity::Quiet, out.clone(), io::sink());
+        for event in fixtures::events(&cases, &summary) {
+            terminal.report(&event).unwrap();
+        }
+        insta::assert_snapshot!(out.text());
+    }
+
+    #[test]
+    fn a_suite_with_many_scores_continues_on_indented_lines() {
+        let keys = ["bleu", "levenshtein", "meteor", "rouge", "similarity", "table_equivalence"];
+        let suite = SuiteSummary {
+            file: "specs/\u{1b}[31mppl.suite.toml".into(),
+            cases: 3,
+            passed: 3,
+            mean_scores: keys.iter().zip(1..).map(|(key, i)| (key.to_string(), f64::from(i) / 8.0)).collect(),
+        };
+        let lines = Terminal::new(Verbosity::Normal, io::sink(), io::sink()).suite_lines(&suite);
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    #[test]
+    fn percentages_never_round_to_all_or_none() {
+        let shown: Vec<String> = [(18, 20), (2, 3), (0, 5), (1999, 2000), (1, 2000), (4, 4), (0, 0)]
+            .into_iter()
+            .map(|(part, whole)| percent(part, whole))
+            .collect();
+        assert_eq!(shown, ["90%", "66.7%", "0%", "99.9%", "0.1%", "100%", "0%"]);
     }
 
     #[test]
