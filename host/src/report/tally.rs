@@ -43,6 +43,16 @@ impl CaseFlags {
         }
         flags
     }
+
+    /// The names of the flags that are set, as `results.jsonl` spells them.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        let all = [
+            ("api_error", self.api_error),
+            ("empty_output", self.empty_output),
+            ("evaluation_error", self.evaluation_error),
+        ];
+        all.into_iter().filter(|(_, set)| *set).map(|(name, _)| name)
+    }
 }
 
 /// Every interaction of `case`, over every sample and connection.
