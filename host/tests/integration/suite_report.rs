@@ -14,24 +14,9 @@ use assay::report::{JunitReport, ReporterSet, ResultsDir, Terminal, Verbosity};
 use assay::run::{CaseSource, LoadedCase, RunOptions, Runner, load_cases};
 use assay::sandbox::{ComponentOptions, Limits};
 use serde_json::{Value, json};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// A writer the test reads back.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+use std::sync::Arc;
 
 /// What a run left: the terminal's output, `results.jsonl` by case id,
 /// `summary.json`, the JUnit XML, and the suite file's path.
@@ -97,11 +82,11 @@ fn run_suite() -> Reported {
         }
     }
 
-    let terminal = Buffer::default();
+    let terminal = dir.path().join("terminal.txt");
     let results = dir.path().join("results");
     let junit = dir.path().join("junit.xml");
     let mut reporters = ReporterSet::builder()
-        .terminal(Terminal::new(Verbosity::Quiet, terminal.clone(), io::sink()))
+        .terminal(Terminal::new(Verbosity::Quiet, std::fs::File::create(&terminal).unwrap(), io::sink()))
         .results_dir(ResultsDir::create(&results).unwrap())
         .junit(JunitReport::new(junit.clone()))
         .build();
@@ -111,7 +96,7 @@ fn run_suite() -> Reported {
 
     let read = |path: &Path| std::fs::read_to_string(path).unwrap();
     Reported {
-        terminal: String::from_utf8(terminal.0.lock().unwrap().clone()).unwrap(),
+        terminal: read(&terminal),
         lines: read(&results.join("results.jsonl")).lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
         summary: serde_json::from_str(&read(&results.join("summary.json"))).unwrap(),
         junit: read(&junit),
