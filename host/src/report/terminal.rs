@@ -2,11 +2,12 @@
 //! flaky/error counts, each case that did not pass as it finishes with its
 //! failing checks, each case still running past the slow threshold, and a
 //! summary, followed by a line per suite (a file that held more than one
-//! case) with its pass rate and mean scores. It writes to the writers it is given, and colours and draws
-//! the bar only when told to: [`Terminal::stdio`] makes that choice for
-//! the process's own stdout and stderr. Text from case files, agents and
-//! plugins is escaped (no control character reaches the terminal, and none
-//! of it starts a line) and redacted.
+//! case) with its pass rate and mean scores. It writes to the writers it
+//! is given, and colours and draws the bar only when told to:
+//! [`Terminal::stdio`] makes that choice for the process's own stdout and
+//! stderr. Text from case files, agents and plugins is escaped (no control
+//! character reaches the terminal, and none of it starts a line) and
+//! redacted.
 
 use crate::plural;
 use crate::report::describe::{check_line, error_message, failure_lines};
