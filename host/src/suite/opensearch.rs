@@ -23,7 +23,7 @@ use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The most documents one `_bulk` request carries.
@@ -380,7 +380,7 @@ fn status_error(method: &str, path: &str, status: StatusCode, answer: &[u8]) -> 
 }
 
 /// The error of an index some of whose documents the cluster refused.
-fn refused(refusals: &[Refusal], sent: usize, file: &PathBuf) -> String {
+fn refused(refusals: &[Refusal], sent: usize, file: &Path) -> String {
     let mut listed: Vec<String> = refusals
         .iter()
         .take(LISTED_FAILURES)

@@ -161,7 +161,7 @@ fn bulk(state: &mut State, seen: &mut Seen, content_type: &Option<String>, body:
         violations.push("the bulk body does not end with a newline".to_owned());
     }
     let lines: Vec<&str> = text.strip_suffix('\n').unwrap_or(&text).split('\n').collect();
-    if lines.len() % 2 != 0 {
+    if !lines.len().is_multiple_of(2) {
         violations.push(format!("the bulk body has {} lines, not pairs", lines.len()));
     }
     let mut items = Vec::new();
