@@ -2,9 +2,11 @@
 //! 127.0.0.1 that speaks the part of OpenSearch's REST API the loader may
 //! use (create, delete, `_bulk`, `_refresh`), keeps its indices in memory,
 //! and checks every `_bulk` body line by line (an action line, then its
-//! source; NDJSON with its content type and a final newline).
+//! source; NDJSON with its content type and a final newline). And the date
+//! templates over the seed's own spec lines.
 
 use crate::util::root;
+use assay::suite::dates::{DocumentsOfState, resolve_line};
 use assay::suite::opensearch::load_cluster_state;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -501,4 +503,56 @@ fn every_reference_index_group_loads() {
     }
     assert_eq!(cluster.state().violations, Vec::<String>::new());
     assert!(loaded > 0, "{} holds no index group", folder.display());
+}
+
+#[test]
+#[ignore = "reads the seed's spec files in ../shared/reference, which are not part of this repository"]
+fn every_date_template_of_the_reference_specs_resolves_and_no_other_text_changes() {
+    let folder = root().join("../shared/reference/opensearch");
+    assert!(folder.is_dir(), "{} does not exist: this test needs the seed's spec files there", folder.display());
+    let template = regex::Regex::new(r"<([A-Za-z0-9_-]+)\.[a-z_]+,(date|dateAndTime)>").unwrap();
+    let mut lines = Vec::new();
+    for sub in ["specs", "skills-eval-specs"] {
+        for entry in std::fs::read_dir(folder.join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                lines.extend(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned));
+            }
+        }
+    }
+    // Every alert a template names, with every time field the seed uses:
+    // 2023-12-06T13:40:05Z.
+    let ids: std::collections::BTreeSet<String> =
+        lines.iter().flat_map(|line| template.captures_iter(line).map(|c| c[1].to_owned())).collect();
+    assert!(ids.len() >= 8, "{ids:?}");
+    let alerts: String = ids
+        .iter()
+        .map(|id| {
+            let at = 1_701_870_005_000_u64;
+            format!("{{\"id\":\"{id}\",\"start_time\":{at},\"end_time\":{at},\"acknowledged_time\":{at},\"last_notification_time\":{at}}}\n")
+        })
+        .collect();
+    let dir = indices(&[
+        ("alerting/.opendistro-alerting-alerts/mappings.json", "{}"),
+        ("alerting/.opendistro-alerting-alerts/documents.ndjson", &alerts),
+    ]);
+    let alerting = DocumentsOfState::read(dir.path(), "alerting").unwrap();
+    let mut resolved = 0;
+    for text in &lines {
+        let Value::Object(mut line) = serde_json::from_str(text).unwrap() else { panic!("{text}") };
+        let original = line.clone();
+        let state = line["clusterStateId"].as_str().unwrap().to_owned();
+        let documents = if state == "alerting" { alerting.clone() } else { DocumentsOfState::empty(&state) };
+        resolve_line(&mut line, &documents).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let after = Value::Object(line).to_string();
+        assert!(!template.is_match(&after), "{after}");
+        if template.is_match(text) {
+            assert!(after.contains("Dec 06"), "{after}");
+            resolved += 1;
+        } else {
+            assert_eq!(Value::Object(original).to_string(), after, "text that is no template changed");
+        }
+    }
+    assert!(resolved >= 8, "only {resolved} lines had templates");
 }
