@@ -1,4 +1,4 @@
-//! Suites: the OpenSearch index loader and the date templates of spec lines.
+//! Suite files: the OpenSearch index loader and the date templates of spec lines.
 
 pub mod dates;
 mod index_group;

@@ -198,14 +198,15 @@ impl Cluster {
             }
             return Ok(false);
         }
-        if status.is_client_error() && kind.is_some() {
-            return Err(format!(
-                "the cluster refused to create it ({} {}: {}); fix `{}`",
-                status.as_u16(),
-                kind.unwrap_or_default(),
-                reason.unwrap_or_default(),
-                index.folder.mappings_file().display()
-            ));
+        if let Some(kind) = kind.filter(|_| status.is_client_error()) {
+            // The index's name is its folder's; anything else is in its mappings.
+            let fix = if kind == "invalid_index_name_exception" {
+                format!("rename the folder `{}` (lowercase, no spaces)", index.folder.dir.display())
+            } else {
+                format!("fix `{}`", index.folder.mappings_file().display())
+            };
+            let reason = reason.unwrap_or_default();
+            return Err(format!("the cluster refused to create it ({} {kind}: {reason}); {fix}", status.as_u16()));
         }
         Err(status_error("PUT", &format!("/{name}"), status, &answer))
     }

@@ -139,6 +139,12 @@ fn create(state: &mut State, index: &str, content_type: &Option<String>, body: &
     if content_type.as_deref() != Some("application/json") {
         state.violations.push(format!("PUT /{index} has content type {content_type:?}"));
     }
+    if index.chars().any(|c| c.is_ascii_uppercase()) {
+        return (
+            400,
+            error("invalid_index_name_exception", &format!("Invalid index name [{index}], must be lowercase")),
+        );
+    }
     if state.indices.contains_key(index) {
         let reason = format!("index [{index}/x1Yq] already exists");
         return (400, error("resource_already_exists_exception", &reason));
@@ -474,6 +480,34 @@ fn a_malformed_file_is_located_and_nothing_reaches_the_cluster() {
         )
     );
     assert_eq!(cluster.lines(), Vec::<String>::new());
+}
+
+#[test]
+fn a_bad_index_name_names_its_folder_and_mappings_that_are_no_object_their_file() {
+    let cluster = Cluster::start();
+    let dir = indices(&[("custom/Accounts/mappings.json", "{}"), ("custom/Accounts/documents.ndjson", "{}\n")]);
+    let error = load(&cluster.url(), dir.path(), "custom", false).unwrap_err();
+    assert_eq!(
+        error,
+        format!(
+            "load cluster state `custom` into `{}`: index `Accounts`: the cluster refused to create it (400 \
+             invalid_index_name_exception: Invalid index name [Accounts], must be lowercase); rename the folder `{}` \
+             (lowercase, no spaces)",
+            cluster.url(),
+            dir.path().join("custom/Accounts").display()
+        )
+    );
+    let dir = indices(&[("custom/accounts/mappings.json", "[]"), ("custom/accounts/documents.ndjson", "")]);
+    let error = load(&cluster.url(), dir.path(), "custom", false).unwrap_err();
+    let file = dir.path().join("custom/accounts/mappings.json");
+    assert_eq!(
+        error,
+        format!(
+            "load cluster state `custom`: read `{}`: the mappings must be a JSON object (e.g. {{\"properties\": \
+             {{…}}}}), not an array",
+            file.display()
+        )
+    );
 }
 
 #[test]
