@@ -69,5 +69,6 @@ pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod suggest;
+pub mod suite;
 
 pub use project::{Project, ProjectOptions};

@@ -41,5 +41,6 @@ mod secrets;
 mod serve_limits;
 mod size_caps;
 mod suite_report;
+mod suite_opensearch;
 mod terminal_counts;
 mod util;
