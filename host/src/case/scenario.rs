@@ -46,7 +46,8 @@ pub const DEFAULT_EXPECTATION_KEY: &str = "gist";
 /// A problem for the agent and what a good answer does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
-    /// `scenario_id`.
+    /// `scenario_id`; in Kyma's format, the file's `id`, `/` and the
+    /// query's 0-based index (`test-pod-1/0`).
     pub id: String,
     /// The file it was read from.
     pub file: PathBuf,
@@ -66,7 +67,7 @@ pub struct Scenario {
 /// One thing a good answer does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Expectation {
-    /// `expectation_id`, unique in its scenario.
+    /// `expectation_id` (Kyma's `name`), unique in its scenario.
     pub id: String,
     /// The statement a judge checks the answer against.
     pub statement: String,

@@ -170,7 +170,7 @@ fn a_bad_kyma_file_is_an_error_naming_the_query_and_key() {
 fn every_kyma_reference_scenario_reads() {
     let folder = root().join("../shared/reference/kyma");
     assert!(folder.is_dir(), "{} does not exist: this test needs Kyma's scenario files there", folder.display());
-    let files = discover_with(&[folder.clone()], SCENARIO_EXTENSIONS).unwrap();
+    let files = discover_with(std::slice::from_ref(&folder), SCENARIO_EXTENSIONS).unwrap();
     assert!(!files.is_empty(), "no scenario files in {}", folder.display());
     for file in &files {
         let read = read_scenario_file(&file.path, &CaseEnv::empty()).unwrap_or_else(|e| panic!("{e}"));
