@@ -382,12 +382,14 @@ impl Project {
     }
 
     /// The scenarios under `paths` (YAML, HOCON or JSON files), each read
-    /// with the project's case environment, or why it cannot be. Validation
-    /// files among them are skipped (`assay validate` runs them).
+    /// with the project's case environment, or why it cannot be (a file in
+    /// Kyma's format gives one per query). Validation files among them are
+    /// skipped (`assay validate` runs them).
     pub fn scenarios(&self, paths: &[PathBuf]) -> Result<Vec<Result<Scenario, CaseError>>, ProjectError> {
         let pick = |file| match file {
-            ScenarioFile::Scenario(scenario) => Some(scenario),
-            ScenarioFile::Validation(_) => None,
+            ScenarioFile::Scenario(scenario) => vec![scenario],
+            ScenarioFile::Queries(scenarios) => scenarios,
+            ScenarioFile::Validation(_) => Vec::new(),
         };
         let found = self.scenario_files(paths, pick)?;
         if found.is_empty() { Err(ProjectError::NoScenarioFiles) } else { Ok(found) }
@@ -397,23 +399,28 @@ impl Project {
     /// Scenario files among them are skipped (`assay eval` runs them).
     pub fn validations(&self, paths: &[PathBuf]) -> Result<Vec<Result<Validation, CaseError>>, ProjectError> {
         let pick = |file| match file {
-            ScenarioFile::Validation(validation) => Some(validation),
-            ScenarioFile::Scenario(_) => None,
+            ScenarioFile::Validation(validation) => vec![validation],
+            ScenarioFile::Scenario(_) | ScenarioFile::Queries(_) => Vec::new(),
         };
         let found = self.scenario_files(paths, pick)?;
         if found.is_empty() { Err(ProjectError::NoValidationFiles) } else { Ok(found) }
     }
 
-    /// The scenario-format files under `paths` that `pick` keeps, read (a
-    /// file that cannot be read is kept, as its error).
+    /// What `pick` takes from each scenario-format file under `paths`, read
+    /// (a file that cannot be read is kept, as its error).
     fn scenario_files<T>(
         &self,
         paths: &[PathBuf],
-        pick: impl Fn(ScenarioFile) -> Option<T>,
+        pick: impl Fn(ScenarioFile) -> Vec<T>,
     ) -> Result<Vec<Result<T, CaseError>>, ProjectError> {
         let files = discover_with(paths, SCENARIO_EXTENSIONS)?;
         let read = files.iter().map(|file| read_scenario_file(&file.path, &self.case_env));
-        Ok(read.filter_map(|file| file.map(&pick).transpose()).collect())
+        Ok(read
+            .flat_map(|file| match file {
+                Ok(file) => pick(file).into_iter().map(Ok).collect(),
+                Err(error) => vec![Err(error)],
+            })
+            .collect())
     }
 
     /// `files` read and planned as the run goes, each case changed by

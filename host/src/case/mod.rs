@@ -3,8 +3,9 @@
 //! The main type is [`TestCase`], read from neuro-san HOCON files by
 //! [`read_case_file`]; [`discover`] finds the files a run names (a file, a
 //! directory searched recursively for `*.hocon`, or a glob). Scenario and
-//! validation files (the seed's prompt-engineering workflow) are read by
-//! [`read_scenario_file`] into a [`Scenario`] or a [`Validation`]. Both
+//! validation files (the seed's prompt-engineering workflow, or Kyma's
+//! current scenario format) are read by [`read_scenario_file`] into
+//! [`Scenario`]s or a [`Validation`]. Both
 //! read `${VAR}` only from a [`CaseEnv`]: the environment as the user
 //! allows case files to see it.
 

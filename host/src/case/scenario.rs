@@ -25,6 +25,10 @@
 //! scenario file relative to it) and `mock_responses`, each with
 //! `mock_response_id`, `mock_response_content` and `wanted_results`
 //! (`expectation_id`, `wanted_result`, `weight`).
+//!
+//! A file with `id` or `queries` is in Kyma's current format instead (see
+//! [`kyma`]): each of its queries is a scenario. A file mixing the keys of
+//! both formats is an error naming them.
 
 use crate::case::env::CaseEnv;
 use crate::case::hocon::{parse_object, read_text, reject_unknown_keys};
@@ -34,13 +38,16 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+mod kyma;
+
 /// The matcher key that judges an expectation when it names none.
 pub const DEFAULT_EXPECTATION_KEY: &str = "gist";
 
 /// A problem for the agent and what a good answer does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
-    /// `scenario_id`.
+    /// `scenario_id`; in Kyma's format, the file's `id`, `/` and the
+    /// query's 0-based index (`test-pod-1/0`).
     pub id: String,
     /// The file it was read from.
     pub file: PathBuf,
@@ -49,6 +56,10 @@ pub struct Scenario {
     /// The agent to ask, if the file names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Private data sent with the problem (a Kyma query's `resource`
+    /// arrives as `{"resource": …}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<Map<String, Value>>,
     /// What a good answer does, in order.
     pub expectations: Vec<Expectation>,
 }
@@ -56,7 +67,7 @@ pub struct Scenario {
 /// One thing a good answer does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Expectation {
-    /// `expectation_id`, unique in its scenario.
+    /// `expectation_id` (Kyma's `name`), unique in its scenario.
     pub id: String,
     /// The statement a judge checks the answer against.
     pub statement: String,
@@ -69,6 +80,13 @@ pub struct Expectation {
     pub key: String,
     /// The expected value the matcher gets: `expected`, else the statement.
     pub expected: Value,
+    /// The score over the samples that meets it (Kyma's `threshold`, in
+    /// (0, 1]); `None`: every judged answer must match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Whether its scenario fails when it is not met (Kyma's `required`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
 }
 
 /// A scenario and mock responses with the results a judge should give.
@@ -110,6 +128,8 @@ pub struct WantedResult {
 pub enum ScenarioFile {
     /// A scenario.
     Scenario(Scenario),
+    /// A file in Kyma's current format: one scenario per query, in order.
+    Queries(Vec<Scenario>),
     /// A validation set.
     Validation(Validation),
 }
@@ -121,11 +141,13 @@ const MOCK_RESPONSE_KEYS: &[&str] = &["mock_response_id", "mock_response_content
 const WANTED_RESULT_KEYS: &[&str] = &["expectation_id", "wanted_result", "actual_result", "weight"];
 
 /// Reads a scenario or validation file (a validation file has
-/// `mock_responses`). `${VAR}` in HOCON reads the variables `env` makes
-/// visible.
+/// `mock_responses`; a file with `id` or `queries` is in Kyma's format).
+/// `${VAR}` in HOCON reads the variables `env` makes visible.
 pub fn read_scenario_file(path: &Path, env: &CaseEnv) -> Result<ScenarioFile, CaseError> {
     let root = parse_file(path, env)?;
-    if root.contains_key("mock_responses") {
+    if kyma::is_kyma(&root) {
+        kyma::read_queries(root, path).map(ScenarioFile::Queries).map_err(|kind| CaseError::new(path, kind))
+    } else if root.contains_key("mock_responses") {
         read_validation(root, path, env).map(ScenarioFile::Validation)
     } else {
         read_scenario(root, path).map(ScenarioFile::Scenario).map_err(|kind| CaseError::new(path, kind))
@@ -183,7 +205,7 @@ fn read_scenario(mut root: Map<String, Value>, file: &Path) -> Result<Scenario, 
         }
         expectations.push(expectation);
     }
-    Ok(Scenario { id, file: file.to_owned(), problem, agent, expectations })
+    Ok(Scenario { id, file: file.to_owned(), problem, agent, sly_data: None, expectations })
 }
 
 fn read_expectation(value: Value, at: &str) -> Result<Expectation, CaseErrorKind> {
@@ -210,7 +232,7 @@ fn read_expectation(value: Value, at: &str) -> Result<Expectation, CaseErrorKind
         None | Some(Value::Null) => Value::String(statement.clone()),
         Some(value) => value,
     };
-    Ok(Expectation { id, statement, weight, categories, key, expected })
+    Ok(Expectation { id, statement, weight, categories, key, expected, threshold: None, required: false })
 }
 
 fn read_validation(mut root: Map<String, Value>, file: &Path, env: &CaseEnv) -> Result<Validation, CaseError> {

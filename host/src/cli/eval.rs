@@ -1,6 +1,6 @@
 //! `assay eval`: scenario problems to an agent, the answers judged against
-//! weighted expectations, scores per scenario and category. Writes
-//! `eval.json`.
+//! weighted expectations, scores per scenario and category, and a verdict
+//! for scenarios with required expectations. Writes `eval.json`.
 
 use super::args::EvalArgs;
 use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds};
@@ -38,5 +38,9 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         write_json_report(&results_dir, "eval.json", &report, &redactor).context("failed to write the scores")?;
     writeln!(out, "Scores in {}", path.display())?;
     let below = min_score.is_some_and(|min| report.scenarios.iter().any(|s| s.score.score().is_none_or(|s| s < min)));
-    Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+    Ok(if report.has_errors() || report.has_failures() || below {
+        assay::exit_codes::FAILED
+    } else {
+        assay::exit_codes::OK
+    })
 }

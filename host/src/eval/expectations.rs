@@ -38,6 +38,9 @@ pub(crate) struct Judged {
     /// Pass when every check of the expectation passed; error when one
     /// could not be evaluated.
     pub outcome: Outcome,
+    /// The answer's score on it, in [0, 1]: the lowest of its checks'
+    /// scores ([`check_score`]); `None` when one could not be evaluated.
+    pub score: Option<f64>,
     /// The checks' messages.
     pub message: String,
     /// The checks.
@@ -76,7 +79,20 @@ pub(crate) fn judged(checks: &[CheckResult], sizes: &[usize]) -> Vec<Judged> {
                 Outcome::Fail
             };
             let message = checks.iter().map(|c| c.verdict.message.as_str()).collect::<Vec<_>>().join("; ");
-            Judged { outcome, message, checks }
+            let score = (outcome != Outcome::Error).then(|| checks.iter().map(check_score).fold(1.0, f64::min));
+            Judged { outcome, score, message, checks }
         })
         .collect()
+}
+
+/// A check's score in [0, 1]: the matcher's own score when it gives one
+/// (turned around, `1 - score`, for a `not_` key), else 1 for a pass and 0
+/// for a fail (a judge such as `gist` gives only a verdict).
+pub(crate) fn check_score(check: &CheckResult) -> f64 {
+    match check.verdict.score {
+        Some(score) if check.key.starts_with("not_") => (1.0 - score).clamp(0.0, 1.0),
+        Some(score) => score.clamp(0.0, 1.0),
+        None if check.verdict.passed() => 1.0,
+        None => 0.0,
+    }
 }

@@ -8,7 +8,7 @@
 //!   a judge too);
 //! - scenario evaluation ([`Evaluator`], [`ScenarioScores`]): problems sent
 //!   to an agent, each answer judged against weighted, categorized
-//!   expectations;
+//!   expectations, and gated by the required ones ([`ExpectationScore`]);
 //! - judge validation ([`Validator`], [`Agreement`]): mock responses
 //!   replayed and judged against expectations, and compared with the
 //!   results a trustworthy judge gives.
@@ -18,11 +18,13 @@
 
 mod assess;
 mod expectations;
+mod gate;
 mod scenario;
 mod score;
 mod validate;
 
 pub use assess::{Assessment, Example, Failure, FailureMode, FailureModes, assess, classify_with_judge, shape};
+pub use gate::ExpectationScore;
 pub use scenario::{
     EvalOptions, EvalReport, Evaluator, ExpectationResult, ScenarioResult, ScenarioSample, ScenarioScores,
     scenario_jobs,

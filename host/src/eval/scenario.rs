@@ -12,11 +12,15 @@
 //! score is the same over every expectation in it. An expectation that
 //! could not be judged (judge down, agent error) is an error: counted and
 //! reported, and in neither the numerator nor the denominator.
+//!
+//! A scenario with required expectations (Kyma's format) also passes or
+//! fails: see [`crate::eval::gate`] for thresholds and the gate.
 
 use crate::agent::Agents;
 use crate::case::{Connection, Scenario, SuccessRatio};
 use crate::errors::{CaseError, CaseErrorKind, ErrorKind};
-use crate::eval::expectations::{Judged, judged, plan_expectations};
+use crate::eval::expectations::{judged, plan_expectations};
+use crate::eval::gate::{ExpectationScore, answer_value, expectation_score, meets, passed};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
 use crate::plugin::Registry;
 use crate::run::{
@@ -75,6 +79,11 @@ impl EvalReport {
     pub fn has_errors(&self) -> bool {
         self.scenarios.iter().any(|s| s.error.is_some() || s.score.errors > 0)
     }
+
+    /// Whether a scenario failed: a required expectation was not met.
+    pub fn has_failures(&self) -> bool {
+        self.scenarios.iter().any(|s| s.passed == Some(false))
+    }
 }
 
 /// One scenario's outcome.
@@ -90,6 +99,12 @@ pub struct ScenarioResult {
     pub score: Tally,
     /// Its scores by category.
     pub categories: CategoryTallies,
+    /// Whether every required expectation was met; absent when none is
+    /// required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// Each expectation's score over the samples, in order.
+    pub expectations: Vec<ExpectationScore>,
     /// Each time the problem was asked.
     pub samples: Vec<ScenarioSample>,
     /// Why it could not be evaluated at all.
@@ -119,8 +134,12 @@ pub struct ExpectationResult {
     pub expectation_id: String,
     /// The matcher key that judged it.
     pub key: String,
-    /// Whether it matched; `null` when it could not be judged.
+    /// Whether it matched (its value reached its threshold, if it has
+    /// one); `null` when it could not be judged.
     pub matched: Option<bool>,
+    /// The answer's value on it: its score in [0, 1] with a threshold,
+    /// else 1 or 0 for the verdict; `null` when it could not be judged.
+    pub score: Option<f64>,
     /// What the judge said.
     pub message: String,
     /// Its weight.
@@ -182,7 +201,11 @@ pub fn scenario_jobs(
             Ok((scenario, plan, agent)) => {
                 let id = scores.claim(&scenario.id, &scenario.file);
                 let checks = plan.iter().flatten().cloned().collect();
-                let turn = Turn { timeout: options.timeout, ..Turn::new(scenario.problem.clone(), checks) };
+                let turn = Turn {
+                    timeout: options.timeout,
+                    sly_data: scenario.sly_data.clone(),
+                    ..Turn::new(scenario.problem.clone(), checks)
+                };
                 let samples = options.samples.max(1);
                 jobs.push(LoadedCase::Ready(Box::new(Job {
                     id: id.clone(),
@@ -270,6 +293,8 @@ impl ScenarioScores {
                         agent: String::new(),
                         score: Tally::default(),
                         categories: CategoryTallies::new(),
+                        passed: None,
+                        expectations: Vec::new(),
                         samples: Vec::new(),
                         error: Some(RunError { kind: ErrorKind::NotRun, message }),
                     }
@@ -294,6 +319,8 @@ impl ScenarioScores {
                     agent: String::new(),
                     score: Tally::default(),
                     categories: CategoryTallies::new(),
+                    passed: None,
+                    expectations: Vec::new(),
                     samples: Vec::new(),
                     error: case.error.clone(),
                 },
@@ -313,7 +340,8 @@ impl Reporter for ScenarioScores {
 }
 
 /// Scores one scenario's case: every sample's answer against every
-/// expectation (an expectation is its checks together).
+/// expectation (an expectation is its checks together), and each
+/// expectation over the samples.
 fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&str>) -> ScenarioResult {
     let mut result = ScenarioResult {
         scenario_id: scenario.id.clone(),
@@ -321,9 +349,13 @@ fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&s
         agent: case.agent.clone(),
         score: Tally::default(),
         categories: CategoryTallies::new(),
+        passed: None,
+        expectations: Vec::new(),
         samples: Vec::new(),
         error: case.error.clone(),
     };
+    // The values of the answers that judged each expectation.
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); scenario.expectations.len()];
     for sample in &case.samples {
         let interaction = sample.runs.first().and_then(|run| run.interactions.first());
         let (response, error, judged) = match interaction {
@@ -336,16 +368,19 @@ fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&s
         };
         let mut expectations = Vec::new();
         for (i, expectation) in scenario.expectations.iter().enumerate() {
-            let (matched, message) = match judged.get(i) {
-                Some(Judged { outcome, message, .. }) => (Judged::matched_of(*outcome), message.clone()),
+            let (score, message) = match judged.get(i) {
+                Some(judged) => (answer_value(expectation, judged), judged.message.clone()),
                 None => (None, "not judged: the agent gave no answer".to_owned()),
             };
+            values[i].extend(score);
+            let matched = score.map(|score| meets(expectation, score));
             result.score.add(expectation.weight, matched);
             add_to_categories(&mut result.categories, &expectation.categories, expectation.weight, matched);
             expectations.push(ExpectationResult {
                 expectation_id: expectation.id.clone(),
                 key: key.unwrap_or(&expectation.key).to_owned(),
                 matched,
+                score,
                 message,
                 weight: expectation.weight,
                 categories: expectation.categories.clone(),
@@ -353,5 +388,8 @@ fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&s
         }
         result.samples.push(ScenarioSample { index: sample.index, response, error, expectations });
     }
+    result.expectations =
+        scenario.expectations.iter().zip(&values).map(|(e, values)| expectation_score(e, values)).collect();
+    result.passed = passed(&result.expectations);
     result
 }

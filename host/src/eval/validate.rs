@@ -216,7 +216,7 @@ pub fn validation_jobs(
                     })));
                     mocks.push(None);
                 }
-                agreement.files.push(FileEntry::Planned { validation, plan, mocks });
+                agreement.files.push(FileEntry::Planned { validation: Box::new(validation), plan, mocks });
             }
             Err(error) => {
                 let stem = error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -252,7 +252,7 @@ pub struct Agreement {
 /// A validation file and what is known of it so far.
 enum FileEntry {
     /// Planned: each mock response's result once its case finished.
-    Planned { validation: Validation, plan: PlannedExpectations, mocks: Vec<Option<Result<MockResult, RunError>>> },
+    Planned { validation: Box<Validation>, plan: PlannedExpectations, mocks: Vec<Option<Result<MockResult, RunError>>> },
     /// It cannot run: its case says why.
     Broken { file: PathBuf, error: Option<RunError> },
 }

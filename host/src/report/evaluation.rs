@@ -3,7 +3,7 @@
 //! every report they are redacted, and text from files, agents and plugins
 //! is printed escaped.
 
-use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, FailureMode, ValidateReport};
+use crate::eval::{Assessment, CategoryTallies, Confusion, EvalReport, ExpectationScore, FailureMode, ValidateReport};
 use crate::plural;
 use crate::private_files;
 use crate::report::{Redactor, escape};
@@ -104,7 +104,12 @@ fn write_eval_to(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
     for scenario in &report.scenarios {
         let agent =
             if scenario.agent.is_empty() { String::new() } else { format!(" (agent {})", name(&scenario.agent)) };
-        writeln!(out, "{}{agent}: {}", name(&scenario.scenario_id), scenario.score.describe())?;
+        let verdict = match scenario.passed {
+            Some(true) => ", passed",
+            Some(false) => ", FAILED: a required expectation was not met",
+            None => "",
+        };
+        writeln!(out, "{}{agent}: {}{verdict}", name(&scenario.scenario_id), scenario.score.describe())?;
         if let Some(error) = &scenario.error {
             writeln!(out, "  error: {}", message(&error.message))?;
             continue;
@@ -132,9 +137,37 @@ fn write_eval_to(out: &mut impl Write, report: &EvalReport) -> io::Result<()> {
                 )?;
             }
         }
+        write_gate(out, &scenario.expectations)?;
+    }
+    let gated: Vec<bool> = report.scenarios.iter().filter_map(|s| s.passed).collect();
+    if !gated.is_empty() {
+        let passed = gated.iter().filter(|p| **p).count();
+        writeln!(out, "Passed: {passed} of {} scenarios with required expectations", gated.len())?;
     }
     write_categories(out, &report.categories)?;
     writeln!(out, "Overall: {}", report.overall.describe())
+}
+
+/// Each expectation's score over the samples against its threshold, for a
+/// scenario that has thresholds or required expectations (Kyma's format).
+fn write_gate(out: &mut impl Write, expectations: &[ExpectationScore]) -> io::Result<()> {
+    if !expectations.iter().any(|e| e.required || e.threshold.is_some()) {
+        return Ok(());
+    }
+    for expectation in expectations {
+        let kind = if expectation.required { "required" } else { "optional" };
+        let score = expectation.score.map_or("n/a".to_owned(), |s| format!("{s:.2}"));
+        let threshold = expectation
+            .threshold
+            .map_or("no threshold, every answer must match".to_owned(), |t| format!("threshold {t:.2}"));
+        let met = match expectation.met {
+            Some(true) => "met",
+            Some(false) => "NOT MET",
+            None => "not judged",
+        };
+        writeln!(out, "  {kind} {}: score {score}, {threshold}: {met}", name(&expectation.expectation_id))?;
+    }
+    Ok(())
 }
 
 /// What `assay validate` prints.
@@ -269,6 +302,7 @@ mod tests {
             expectation_id: id.into(),
             key: key.into(),
             matched,
+            score: matched.map(|m| if m { 1.0 } else { 0.0 }),
             message: message.into(),
             weight,
             categories: vec!["problem_finding".into()],
@@ -283,6 +317,8 @@ mod tests {
             agent: "chef".into(),
             score,
             categories: Default::default(),
+            passed: None,
+            expectations: Vec::new(),
             samples,
             error,
         };
@@ -336,6 +372,45 @@ mod tests {
             ],
             categories: [("problem_finding".to_owned(), tally(3, 4, 1)), ("x".to_owned(), tally(0, 0, 0))].into(),
             overall: tally(3, 4, 1),
+        };
+        insta::assert_snapshot!(printed(|out, redactor| write_eval(out, &report, redactor)));
+    }
+
+    #[test]
+    fn eval_report_with_required_expectations() {
+        let gate = |id: &str, score, threshold, required, met| ExpectationScore {
+            expectation_id: id.into(),
+            score,
+            threshold,
+            required,
+            met,
+        };
+        let query = |id: &str, passed, expectations| ScenarioResult {
+            scenario_id: id.into(),
+            file: PathBuf::from("scenarios/kyma.yml"),
+            agent: "companion".into(),
+            score: tally(1, 2, 0),
+            categories: Default::default(),
+            passed: Some(passed),
+            expectations,
+            samples: Vec::new(),
+            error: None,
+        };
+        let report = EvalReport {
+            scenarios: vec![
+                query(
+                    "test-pod-1/0",
+                    false,
+                    vec![
+                        gate("pod_error", Some(1.0), Some(0.5), true, Some(true)),
+                        gate("no_permissions", Some(0.25), Some(0.5), true, Some(false)),
+                        gate("partial_yaml", None, None, false, None),
+                    ],
+                ),
+                query("test-pod-1/1", true, vec![gate("fix", Some(0.75), Some(0.5), true, Some(true))]),
+            ],
+            categories: Default::default(),
+            overall: tally(2, 4, 0),
         };
         insta::assert_snapshot!(printed(|out, redactor| write_eval(out, &report, redactor)));
     }

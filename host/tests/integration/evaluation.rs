@@ -13,12 +13,12 @@ use std::process::Output;
 
 /// A folder with one file of `name` holding `text`, and folders for the
 /// results and the caches.
-struct Project {
+pub(crate) struct Project {
     dir: tempfile::TempDir,
 }
 
 impl Project {
-    fn new(files: &[(&str, &str)]) -> Project {
+    pub(crate) fn new(files: &[(&str, &str)]) -> Project {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in files {
             std::fs::write(dir.path().join(name), text).unwrap();
@@ -26,26 +26,26 @@ impl Project {
         Project { dir }
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.dir.path().join(name).to_str().unwrap().to_owned()
     }
 
     /// Runs `assay COMMAND ARGS --results results/RUN --cache-dir cache`.
-    fn run(&self, judge: Option<&str>, command: &str, args: &[&str], run: &str) -> Output {
+    pub(crate) fn run(&self, judge: Option<&str>, command: &str, args: &[&str], run: &str) -> Output {
         let results = self.path(&format!("results/{run}"));
         let cache = self.path("cache");
         let base = [command, "--results", &results, "--cache-dir", &cache];
         assay_with_judge(judge, &[&base[..], args].concat())
     }
 
-    fn json(&self, run: &str, name: &str) -> Value {
+    pub(crate) fn json(&self, run: &str, name: &str) -> Value {
         let path = Path::new(&self.path(&format!("results/{run}"))).join(name);
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
             .unwrap()
     }
 }
 
-fn show(output: &Output) -> String {
+pub(crate) fn show(output: &Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", stdout(output), stderr(output))
 }
 

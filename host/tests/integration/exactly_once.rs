@@ -119,7 +119,7 @@ fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
         std::fs::write(&path, text).unwrap();
         match read_scenario_file(&path, &Default::default()).unwrap() {
             ScenarioFile::Scenario(scenario) => Ok(scenario),
-            ScenarioFile::Validation(_) => unreachable!(),
+            ScenarioFile::Validation(_) | ScenarioFile::Queries(_) => unreachable!(),
         }
     };
     let scenarios = vec![write("judged", "gist"), write("plain", "keywords")];
@@ -152,7 +152,7 @@ fn a_mock_response_whose_judging_panics_is_an_internal_error_and_validate_goes_o
     .unwrap();
     let validation = match read_scenario_file(&path, &Default::default()).unwrap() {
         ScenarioFile::Validation(validation) => validation,
-        ScenarioFile::Scenario(_) => unreachable!(),
+        ScenarioFile::Scenario(_) | ScenarioFile::Queries(_) => unreachable!(),
     };
     let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
     let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());

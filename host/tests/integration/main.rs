@@ -18,6 +18,7 @@ mod deterministic;
 mod discovery;
 mod dispatch;
 mod evaluation;
+mod evaluation_kyma;
 mod exactly_once;
 mod fake_server;
 mod fuzz;
