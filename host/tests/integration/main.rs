@@ -41,7 +41,7 @@ mod run;
 mod secrets;
 mod serve_limits;
 mod size_caps;
-mod suite_report;
 mod suite_opensearch;
+mod suite_report;
 mod terminal_counts;
 mod util;
