@@ -8,14 +8,11 @@
 //! and maps every shape `evaluate` returns, and every way it fails, onto a
 //! verdict.
 
-use crate::hostile_support::{Project, path, warm};
-use crate::util::{assay_command, fixture, runtime, stderr, stdout};
-use assay::plugin::{ActualValue, CheckInput, EvaluationError, MatcherPlugin};
-use assay::sandbox::{ComponentOptions, ComponentSource};
+use crate::hostile_support::{Project, assay_command as hostile_assay, log_text, path, warm, warm_plugin};
+use crate::util::{assay_command, fixture, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 /// The committed fixture component.
 const COMPONENT: &str = "fixtures/plugins/seed-metric-py/seed-metric-py.wasm";
@@ -131,52 +128,55 @@ fn the_fixture_metric_decides_a_case_of_assay_run_and_its_extras_are_recorded() 
     assert_eq!(check["extras"], json!({"output_words": 3, "expected_words": 4}), "{check}");
 }
 
-/// The fixture, loaded once for the tests that call it directly.
-fn plugin() -> &'static MatcherPlugin {
-    static PLUGIN: OnceLock<MatcherPlugin> = OnceLock::new();
-    PLUGIN.get_or_init(|| {
-        let path = crate::util::root().join(COMPONENT);
-        let bytes = std::fs::read(&path).unwrap();
-        MatcherPlugin::load(runtime(), ComponentSource::File(path), &bytes, ComponentOptions::default()).unwrap()
-    })
+/// `assay check` of `result_shapes` on the `actual` (JSON) with `expected`,
+/// through the binary: the test process never compiles the Python
+/// component itself (its memory would show in the peak memory every child
+/// it forks reports, which the hostile-memory tests measure).
+fn check_on(actual: &str, expected: &Value) -> Value {
+    warm_plugin(COMPONENT);
+    let expected = expected.to_string();
+    let args = ["check", "--plugin", COMPONENT, "--key", "result_shapes", "--actual", actual, "--expected", &expected];
+    let output = hostile_assay(&args).arg("--json").output().unwrap();
+    serde_json::from_str(&stdout(&output)).unwrap_or_else(|e| panic!("{expected}: {e}: {}", stderr(&output)))
 }
 
 /// `result_shapes` asked to return what `expected` says, on the text `hi`.
-fn shape(expected: Value) -> (Result<assay::plugin::Evaluation, EvaluationError>, Vec<String>) {
-    let expected = expected.to_string();
-    let mut output = plugin()
-        .evaluate(&[ActualValue::Text("hi")], &[CheckInput { key: "result_shapes", actual: 0, expected: &expected }]);
-    let log = output.log.iter().map(|line| format!("{} {}", line.level, line.message)).collect();
-    (output.results.remove(0), log)
+fn shape(expected: &Value) -> Value {
+    check_on(r#""hi""#, expected)
 }
 
-/// The verdict's pass, score and message, which must be one.
+/// The verdict's pass, score, message and extras, which must be one.
 fn verdict(expected: Value) -> (bool, Option<f64>, String, Option<Value>) {
-    let (result, _) = shape(expected.clone());
-    let evaluation = result.unwrap_or_else(|e| panic!("{expected}: {e}"));
-    (evaluation.pass, evaluation.score, evaluation.message, evaluation.extras)
+    let verdict = shape(&expected);
+    assert!(verdict["outcome"] == "pass" || verdict["outcome"] == "fail", "{expected}: {verdict}");
+    let extras = Some(verdict["extras"].clone()).filter(|e| !e.is_null());
+    (verdict["pass"].as_bool().unwrap(), verdict["score"].as_f64(), verdict["message"].as_str().unwrap().into(), extras)
 }
 
-/// The error message, which must be one.
+/// The error message, which must be one the plugin gave.
 fn refused(expected: Value) -> String {
-    match shape(expected.clone()).0 {
-        Err(EvaluationError::Rejected(message)) => message,
-        other => panic!("{expected}: {other:?}"),
-    }
+    let verdict = shape(&expected);
+    assert_eq!(
+        (&verdict["outcome"], &verdict["error_kind"]),
+        (&json!("error"), &json!("rejected")),
+        "{expected}: {verdict}"
+    );
+    verdict["message"].as_str().unwrap().to_owned()
 }
 
 #[test]
 fn the_plugin_describes_a_key_per_metric_file_summed_up_by_its_docstring() {
-    let keys = plugin().keys();
-    let keys: Vec<(&str, &str)> = keys.iter().map(|k| (k.key.as_str(), k.summary.as_str())).collect();
-    assert_eq!(
-        keys,
-        [
-            ("answer_length", "answer_length: how close the answer's length is to the expected answer's, in words."),
-            ("result_shapes", "result_shapes: returns whatever the check asks for, to test the glue."),
-        ]
+    warm_plugin(COMPONENT);
+    let listed = hostile_assay(&["plugins", "--plugin", COMPONENT]).output().unwrap();
+    let listed = stdout(&listed);
+    assert!(listed.contains("seed-metric-py 0.1.0"), "{listed}");
+    let answer_length =
+        "answer_length answer_length: how close the answer's length is to the expected answer's, in words.";
+    assert!(listed.contains(answer_length), "{listed}");
+    assert!(
+        listed.contains("result_shapes result_shapes: returns whatever the check asks for, to test the glue."),
+        "{listed}"
     );
-    assert_eq!((plugin().name(), plugin().version()), ("seed-metric-py", "0.1.0"));
 }
 
 #[test]
@@ -198,9 +198,9 @@ fn a_number_is_the_score_passing_from_the_threshold_default_one_half() {
     };
     assert_eq!(scored(json!(0.5), None), (true, 0.5, "`result_shapes` scored 0.5, threshold 0.5".into()));
     assert_eq!(scored(json!(0.49), None), (false, 0.49, "`result_shapes` scored 0.49, threshold 0.5".into()));
-    assert_eq!(scored(json!(0.7), Some(0.8)).0, false);
+    assert!(!scored(json!(0.7), Some(0.8)).0);
     assert_eq!(scored(json!(1), Some(1.0)), (true, 1.0, "`result_shapes` scored 1, threshold 1".into()));
-    assert_eq!(scored(json!(0), Some(0.0)).0, true);
+    assert!(scored(json!(0), Some(0.0)).0);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn a_dict_gives_its_score_and_every_other_key_as_extras() {
 #[test]
 fn a_string_is_read_as_the_seeds_runner_reads_a_metrics_output() {
     let string = |value: &str| verdict(json!({"return": "string", "value": value}));
-    assert_eq!(string("true\n").0, true);
+    assert!(string("true\n").0);
     assert_eq!(string("false").1, Some(0.0));
     assert_eq!(string(" 0.8 ").1, Some(0.8));
     let (pass, score, _, extras) = string(r#"{"score": 0.3, "rouge1": 0.4}"#);
@@ -231,12 +231,8 @@ fn the_output_is_the_text_and_an_expected_value_not_an_object_is_wrapped() {
     let message = refused(json!("plain"));
     assert!(message.starts_with("`result_shapes.py` raised KeyError: 'unknown return None'"), "{message}");
     // A JSON actual reaches it as its JSON text.
-    let output = plugin().evaluate(
-        &[ActualValue::Json(r#"{"a": 1}"#)],
-        &[CheckInput { key: "result_shapes", actual: 0, expected: r#"{"return": "echo"}"# }],
-    );
-    let extras = output.results[0].as_ref().unwrap().extras.clone().unwrap();
-    assert_eq!(extras["output"], json!(r#"{"a": 1}"#));
+    let verdict = check_on(r#"{"a": 1}"#, &json!({"return": "echo"}));
+    assert_eq!(verdict["extras"]["output"], json!(r#"{"a":1}"#), "{verdict}");
 }
 
 #[test]
@@ -293,29 +289,28 @@ fn a_score_outside_zero_to_one_or_nan_is_an_error() {
 }
 
 #[test]
-fn an_exception_is_an_error_and_its_traceback_goes_to_the_log() {
-    let (result, log) = shape(json!({"return": "raise"}));
-    match result {
-        Err(EvaluationError::Rejected(message)) => assert_eq!(
-            message,
-            "`result_shapes.py` raised ValueError: asked to raise (its traceback is in the plugin's log)"
-        ),
-        other => panic!("{other:?}"),
-    }
-    let log = log.join("\n");
-    assert!(log.contains("stderr Traceback (most recent call last)"), "{log}");
-    assert!(log.contains("ValueError: asked to raise"), "{log}");
+fn an_exception_is_an_error_and_its_traceback_goes_to_the_log_as_does_what_it_prints() {
+    assert_eq!(
+        refused(json!({"return": "raise"})),
+        "`result_shapes.py` raised ValueError: asked to raise (its traceback is in the plugin's log)"
+    );
     assert_eq!(
         refused(json!({"return": "exit"})),
         "`result_shapes.py` raised SystemExit: 3 (its traceback is in the plugin's log)"
     );
-    // The plugin keeps answering after its metric failed.
-    assert_eq!(verdict(json!({"return": "true"})).0, true);
-}
 
-#[test]
-fn what_a_metric_prints_goes_to_the_log() {
-    let (result, log) = shape(json!({"return": "print"}));
-    assert!(result.unwrap().pass);
-    assert_eq!(log, ["stdout printed by result_shapes"]);
+    let project = Project::new(&format!("[plugins.seed]\npath = \"{}\"\n", path(COMPONENT)));
+    warm(&project.config());
+    project.simple_case("raise", "echo", "hi", r#""result_shapes": { "return": "raise" }"#, None);
+    project.simple_case("print", "echo", "hi", r#""result_shapes": { "return": "print" }"#, None);
+    let run = project.run(&[]);
+    let interaction = |id: &str| {
+        let case = run.results.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id}: {}", run.describe()));
+        case["samples"][0]["runs"][0]["interactions"][0].clone()
+    };
+    let raised = log_text(&interaction("raise"), "seed-metric-py", "stderr");
+    assert!(raised.contains("Traceback (most recent call last)"), "{raised}");
+    assert!(raised.contains("ValueError: asked to raise"), "{raised}");
+    assert_eq!(log_text(&interaction("print"), "seed-metric-py", "stdout"), "printed by result_shapes");
+    assert_eq!(interaction("print")["passed"], true, "{}", run.describe());
 }
