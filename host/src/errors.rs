@@ -1125,6 +1125,34 @@ pub enum AuthoringError {
     /// The component was built but does not load as a matcher plugin.
     #[error(transparent)]
     Load(ComponentLoadError),
+    /// The virtual environment a Python plugin is built with has no
+    /// componentize-py of the pinned version.
+    #[error(
+        "failed to find componentize-py {version} in `{venv}` ({found})\n\nConsider installing it there (from PyPI, with Python 3.10 or later):\n  python3 -m venv {venv} && {venv}/bin/pip install componentize-py=={version}\nor pointing COMPONENTIZE_PY_VENV at a virtual environment that has it",
+        venv = venv.display()
+    )]
+    NoComponentizePy {
+        /// The virtual environment looked in.
+        venv: std::path::PathBuf,
+        /// The pinned version.
+        version: String,
+        /// What was found instead: no Python there, or another version.
+        found: String,
+    },
+    /// componentize-py's Python could not be started.
+    #[error("failed to run componentize-py with `{}`: {cause}", python.display())]
+    Componentizer {
+        /// The virtual environment's Python.
+        python: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// componentize-py ran and failed.
+    #[error("failed to build the Python plugin `{name}` with componentize-py (see its output above)")]
+    PythonBuildFailed {
+        /// The plugin's name.
+        name: String,
+    },
 }
 
 impl AuthoringError {
@@ -1139,6 +1167,7 @@ impl AuthoringError {
                 | AuthoringError::NotEmpty(_)
                 | AuthoringError::Manifest { .. }
                 | AuthoringError::NoWasmToolchain
+                | AuthoringError::NoComponentizePy { .. }
         )
     }
 }
@@ -1155,6 +1184,24 @@ pub enum ManifestErrorKind {
     /// It names no package.
     #[error("it has no [package] name")]
     NoPackageName,
+    /// A Python plugin's `pyproject.toml` names no project.
+    #[error(
+        "it has no [project] name\n\nConsider `name = \"NAME\"` under [project], as `assay plugin new --python` writes"
+    )]
+    NoProjectName,
+    /// A Python plugin's `pyproject.toml` lists no metric file.
+    #[error(
+        "it lists no metric files\n\nConsider `metrics = [\"KEY.py\"]` under [tool.assay]: each file's `evaluate(output, expected)` is the key named after it"
+    )]
+    NoMetrics,
+    /// A metric file a Python plugin lists cannot be one.
+    #[error("its metric `{file}` {reason}")]
+    BadMetric {
+        /// The file as listed.
+        file: String,
+        /// Why it cannot be a metric, with the fix.
+        reason: String,
+    },
 }
 
 /// The plugins of a project could not be pinned in its configuration (see

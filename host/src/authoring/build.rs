@@ -3,6 +3,7 @@
 //! made a component with wit-component, written where the manifest says,
 //! and loaded as assay would load it, with nothing granted.
 
+use super::python;
 use super::toolchain::wasm_cargo;
 use crate::errors::{AuthoringError, ManifestErrorKind};
 use crate::plugin::{MatcherKey, MatcherPlugin};
@@ -19,10 +20,12 @@ pub struct BuildOptions {
     /// cargo's target directory (default: the crate's `target/`). The
     /// command line passes `CARGO_TARGET_DIR` here.
     pub target_dir: Option<PathBuf>,
-    /// Where cargo's standard output goes (default: inherited).
+    /// Where cargo's (or for a Python plugin, componentize-py's) standard
+    /// output goes (default: inherited).
     pub cargo_stdout: Stdio,
     /// Where cargo's standard error, its progress and compiler messages,
-    /// goes (default: inherited).
+    /// goes (for a Python plugin, componentize-py's and the traceback of a
+    /// metric that fails to import) (default: inherited).
     pub cargo_stderr: Stdio,
 }
 
@@ -49,12 +52,20 @@ pub enum BuildStep {
         /// The crate's package name.
         package: String,
     },
+    /// componentize-py is building a Python plugin.
+    Componentizing {
+        /// The plugin's name.
+        name: String,
+        /// The componentize-py version.
+        version: String,
+    },
 }
 
 impl fmt::Display for BuildStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildStep::Compiling { package } => write!(f, "building {package} for wasm32-unknown-unknown"),
+            BuildStep::Componentizing { name, version } => write!(f, "building {name} with componentize-py {version}"),
         }
     }
 }
@@ -77,8 +88,15 @@ pub struct BuiltPlugin {
 
 /// Builds the plugin crate in `options.dir` into a component and checks it
 /// by loading it. `progress` is told each step as it starts.
+///
+/// A folder with a `pyproject.toml` and no `Cargo.toml` is a Python plugin
+/// (one `assay plugin new --python` made): it is built with componentize-py
+/// instead (see [`super::python`]), its output going where cargo's would.
 pub fn build(options: BuildOptions, mut progress: impl FnMut(&BuildStep)) -> Result<BuiltPlugin, AuthoringError> {
     let dir = &options.dir;
+    if python::is_python_plugin(dir) {
+        return python::build(options, progress);
+    }
     let (package, component) = read_manifest(&dir.join("Cargo.toml"))?;
     // Absolute, because cargo runs in `dir` and would read a relative
     // target directory from there (`my-check/my-check/target`).
@@ -107,17 +125,22 @@ pub fn build(options: BuildOptions, mut progress: impl FnMut(&BuildStep)) -> Res
         .map_err(|cause| AuthoringError::Componentize { path: module_path, cause: format!("{cause:#}") })?;
     let output = dir.join(&component);
     std::fs::write(&output, &bytes).map_err(|cause| AuthoringError::Write { path: output.clone(), cause })?;
-    // Load it as assay will, with nothing granted beyond the default.
+    load_built(output, &bytes)
+}
+
+/// Loads the component just written to `output` (`bytes`) as assay will,
+/// with nothing granted beyond the default, and says what it is.
+pub(super) fn load_built(output: PathBuf, bytes: &[u8]) -> Result<BuiltPlugin, AuthoringError> {
     let plugin = MatcherPlugin::load(
         &Runtime::default(),
         ComponentSource::File(output.clone()),
-        &bytes,
+        bytes,
         ComponentOptions::default(),
     )
     .map_err(AuthoringError::Load)?;
     Ok(BuiltPlugin {
         component: output,
-        sha256: sha256_hex(&bytes),
+        sha256: sha256_hex(bytes),
         name: plugin.name().to_owned(),
         version: plugin.version().to_owned(),
         keys: plugin.keys().to_vec(),

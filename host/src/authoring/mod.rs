@@ -3,16 +3,20 @@
 //! such a crate with whichever toolchain can build `wasm32-unknown-unknown`
 //! here, and loads it as assay would to check it. The `assay plugin new`
 //! and `assay plugin build` commands are these two functions and printing.
+//! [`scaffold_python`] makes a Python metric plugin instead, which
+//! [`build`] builds with componentize-py (`python/`).
 //!
 //! Files: `scaffold.rs` (the name, the folder, the files written),
 //! `template.rs` (the crate's `Cargo.toml` and `src/lib.rs`), `build.rs`
 //! (cargo, componentizing, the load check), `toolchain.rs` (finding a
-//! toolchain with the wasm target).
+//! toolchain with the wasm target), `python/` (Python metric plugins).
 
 mod build;
+mod python;
 mod scaffold;
 mod template;
 mod toolchain;
 
 pub use build::{BuildOptions, BuildStep, BuiltPlugin, build};
+pub use python::scaffold_python;
 pub use scaffold::{Scaffold, ScaffoldOptions, SdkDependency, scaffold};

@@ -4,7 +4,7 @@
 
 use super::template;
 use crate::errors::AuthoringError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What to scaffold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,39 +79,53 @@ pub struct Scaffold {
 /// its unit tests) and `.gitignore`. It refuses a name no plugin can have,
 /// and a folder that has files in it.
 pub fn scaffold(options: ScaffoldOptions) -> Result<Scaffold, AuthoringError> {
-    let name = options.name.trim();
+    let (name, dir) = checked_name_and_dir(&options.name, options.dir)?;
+    let key = name.replace('-', "_");
+    let sdk = options.sdk.to_toml()?;
+    let contents = [
+        ("Cargo.toml".to_owned(), template::cargo_toml(name, &sdk)),
+        ("src/lib.rs".to_owned(), template::lib_rs(name, &key)),
+        (".gitignore".to_owned(), "/target\n".to_owned()),
+    ];
+    let files = write_files(&dir, &contents)?;
+    Ok(Scaffold { name: name.to_owned(), key, dir, files })
+}
+
+/// The name trimmed and checked (one a plugin, and with `-` as `_` its key,
+/// can have), and the folder to write in (`dir`, default `NAME`), which must
+/// not exist or be empty.
+pub(super) fn checked_name_and_dir(name: &str, dir: Option<PathBuf>) -> Result<(&str, PathBuf), AuthoringError> {
+    let name = name.trim();
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
     if !valid || name.starts_with("not_") || name.starts_with("not-") {
         return Err(AuthoringError::BadName(name.to_owned()));
     }
-    let dir = options.dir.unwrap_or_else(|| PathBuf::from(name));
+    let dir = dir.unwrap_or_else(|| PathBuf::from(name));
     // A file, or a folder that cannot be read, counts as taken too.
     if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(AuthoringError::NotEmpty(dir));
     }
-    let key = name.replace('-', "_");
-    let sdk = options.sdk.to_toml()?;
-    let contents = [
-        ("Cargo.toml", template::cargo_toml(name, &sdk)),
-        ("src/lib.rs", template::lib_rs(name, &key)),
-        (".gitignore", "/target\n".to_owned()),
-    ];
+    Ok((name, dir))
+}
+
+/// Writes each `(path relative to dir, contents)`, creating folders as
+/// needed; the files written, in order.
+pub(super) fn write_files(dir: &Path, contents: &[(String, String)]) -> Result<Vec<PathBuf>, AuthoringError> {
     let mut files = Vec::new();
-    for (relative, text) in &contents {
+    for (relative, text) in contents {
         let path = dir.join(relative);
-        std::fs::create_dir_all(path.parent().expect("a file in the crate"))
-            .map_err(|cause| AuthoringError::CreateDir { path: dir.clone(), cause })?;
+        std::fs::create_dir_all(path.parent().expect("a file in the folder"))
+            .map_err(|cause| AuthoringError::CreateDir { path: dir.to_owned(), cause })?;
         std::fs::write(&path, text).map_err(|cause| AuthoringError::Write { path: path.clone(), cause })?;
         files.push(path);
     }
-    Ok(Scaffold { name: name.to_owned(), key, dir, files })
+    Ok(files)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn options(name: &str, dir: &Path) -> ScaffoldOptions {
         ScaffoldOptions { dir: Some(dir.to_owned()), ..ScaffoldOptions::new(name) }

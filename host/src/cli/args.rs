@@ -56,7 +56,8 @@ pub enum AgentCommand {
 /// `assay plugin ...`.
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
-    /// Create a plugin crate with a working matcher and its unit test.
+    /// Create a plugin crate (or with --python, a Python metric plugin) with
+    /// a working matcher and its unit test.
     New(PluginNewArgs),
     /// Build a plugin crate into a component, load it, print its path and
     /// sha256.
@@ -77,12 +78,17 @@ pub struct PluginNewArgs {
     /// assay's major.minor version].
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
+    /// Create a Python metric plugin instead: `KEY.py` with
+    /// `evaluate(output, expected)`, built with componentize-py.
+    #[arg(long, conflicts_with = "sdk")]
+    pub python: bool,
 }
 
 /// `assay plugin build`.
 #[derive(Debug, Args)]
 pub struct PluginBuildArgs {
-    /// The plugin crate [default: the current directory].
+    /// The plugin crate, or Python plugin (a folder with a pyproject.toml)
+    /// [default: the current directory].
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }

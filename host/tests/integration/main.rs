@@ -3,6 +3,7 @@
 
 mod agents;
 mod authoring;
+mod authoring_python;
 #[cfg(unix)]
 mod caches;
 mod capability_errors;
