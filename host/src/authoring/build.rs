@@ -3,88 +3,12 @@
 //! made a component with wit-component, written where the manifest says,
 //! and loaded as assay would load it, with nothing granted.
 
+use super::built::{BuildOptions, BuildStep, BuiltPlugin, load_built};
 use super::python;
 use super::toolchain::wasm_cargo;
 use crate::errors::{AuthoringError, ManifestErrorKind};
-use crate::plugin::{MatcherKey, MatcherPlugin};
-use crate::sandbox::{ComponentOptions, ComponentSource, Runtime, read_component_file, sha256_hex};
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-
-/// What to build, and where cargo builds it and prints.
-#[derive(Debug)]
-pub struct BuildOptions {
-    /// The plugin crate's folder.
-    pub dir: PathBuf,
-    /// cargo's target directory (default: the crate's `target/`). The
-    /// command line passes `CARGO_TARGET_DIR` here.
-    pub target_dir: Option<PathBuf>,
-    /// Where cargo's (or for a Python plugin, componentize-py's) standard
-    /// output goes (default: inherited).
-    pub cargo_stdout: Stdio,
-    /// Where cargo's standard error, its progress and compiler messages,
-    /// goes (for a Python plugin, componentize-py's and the traceback of a
-    /// metric that fails to import) (default: inherited).
-    pub cargo_stderr: Stdio,
-}
-
-impl BuildOptions {
-    /// The crate in `dir`, built into its own `target/`, cargo printing to
-    /// this process's standard output and error.
-    pub fn new(dir: impl Into<PathBuf>) -> BuildOptions {
-        BuildOptions {
-            dir: dir.into(),
-            target_dir: None,
-            cargo_stdout: Stdio::inherit(),
-            cargo_stderr: Stdio::inherit(),
-        }
-    }
-}
-
-/// A step of [`build`] that takes long enough to be worth telling the user
-/// about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BuildStep {
-    /// cargo is building the crate's wasm module.
-    Compiling {
-        /// The crate's package name.
-        package: String,
-    },
-    /// componentize-py is building a Python plugin.
-    Componentizing {
-        /// The plugin's name.
-        name: String,
-        /// The componentize-py version.
-        version: String,
-    },
-}
-
-impl fmt::Display for BuildStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildStep::Compiling { package } => write!(f, "building {package} for wasm32-unknown-unknown"),
-            BuildStep::Componentizing { name, version } => write!(f, "building {name} with componentize-py {version}"),
-        }
-    }
-}
-
-/// A component [`build`] made, as assay loads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuiltPlugin {
-    /// The component file: `[package.metadata.assay] component` of the
-    /// manifest (default `NAME.wasm`), in the crate's folder as given.
-    pub component: PathBuf,
-    /// Its sha256, lowercase hex: what `[plugins.NAME] sha256` pins.
-    pub sha256: String,
-    /// The name the plugin gives itself.
-    pub name: String,
-    /// The version it gives itself.
-    pub version: String,
-    /// The keys it answers.
-    pub keys: Vec<MatcherKey>,
-}
+use crate::sandbox::read_component_file;
+use std::path::Path;
 
 /// Builds the plugin crate in `options.dir` into a component and checks it
 /// by loading it. `progress` is told each step as it starts.
@@ -126,25 +50,6 @@ pub fn build(options: BuildOptions, mut progress: impl FnMut(&BuildStep)) -> Res
     let output = dir.join(&component);
     std::fs::write(&output, &bytes).map_err(|cause| AuthoringError::Write { path: output.clone(), cause })?;
     load_built(output, &bytes)
-}
-
-/// Loads the component just written to `output` (`bytes`) as assay will,
-/// with nothing granted beyond the default, and says what it is.
-pub(super) fn load_built(output: PathBuf, bytes: &[u8]) -> Result<BuiltPlugin, AuthoringError> {
-    let plugin = MatcherPlugin::load(
-        &Runtime::default(),
-        ComponentSource::File(output.clone()),
-        bytes,
-        ComponentOptions::default(),
-    )
-    .map_err(AuthoringError::Load)?;
-    Ok(BuiltPlugin {
-        component: output,
-        sha256: sha256_hex(bytes),
-        name: plugin.name().to_owned(),
-        version: plugin.version().to_owned(),
-        keys: plugin.keys().to_vec(),
-    })
 }
 
 /// The package name and its `[package.metadata.assay] component` (default

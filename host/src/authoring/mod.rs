@@ -12,11 +12,13 @@
 //! toolchain with the wasm target), `python/` (Python metric plugins).
 
 mod build;
+mod built;
 mod python;
 mod scaffold;
 mod template;
 mod toolchain;
 
-pub use build::{BuildOptions, BuildStep, BuiltPlugin, build};
+pub use build::build;
+pub use built::{BuildOptions, BuildStep, BuiltPlugin};
 pub use python::scaffold_python;
 pub use scaffold::{Scaffold, ScaffoldOptions, SdkDependency, scaffold};

@@ -5,9 +5,8 @@
 //! component written where `[tool.assay] component` says and loaded as
 //! assay would load it.
 
-use super::super::build::load_built;
 use super::componentize_py_version;
-use crate::authoring::{BuildOptions, BuildStep, BuiltPlugin};
+use crate::authoring::built::{BuildOptions, BuildStep, BuiltPlugin, load_built};
 use crate::errors::{AuthoringError, ManifestErrorKind};
 use crate::sandbox::CompileCache;
 use std::path::{Path, PathBuf};
