@@ -333,6 +333,9 @@ pub enum ErrorKind {
     /// A replay has no recorded answer for a case, sample, connection or
     /// interaction.
     NotRecorded,
+    /// The case's prerequisite (a suite's setup of its cluster state)
+    /// failed, so no request was sent.
+    Setup,
 }
 
 impl ErrorKind {
@@ -376,6 +379,7 @@ impl ErrorKind {
             ErrorKind::UnknownKey => "unknown-key",
             ErrorKind::MissingPath => "missing-path",
             ErrorKind::NotRecorded => "not-recorded",
+            ErrorKind::Setup => "setup",
         }
     }
 }
