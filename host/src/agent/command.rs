@@ -200,8 +200,9 @@ impl CommandAgents {
 }
 
 /// The environment a process gets: the `listed` variables that `lookup`
-/// finds, and a `PATH` ([`MINIMAL_PATH`] unless `PATH` is listed).
-fn environment(listed: &[String], lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(OsString, OsString)> {
+/// finds, and a `PATH` ([`MINIMAL_PATH`] unless `PATH` is listed). A
+/// suite's setup command gets the same (`crate::suite`).
+pub(crate) fn environment(listed: &[String], lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(OsString, OsString)> {
     let mut variables: Vec<_> =
         listed.iter().filter_map(|name| lookup(name).map(|value| (OsString::from(name), value))).collect();
     if !listed.iter().any(|name| name == "PATH") {
@@ -415,7 +416,7 @@ fn parse_answer(line: &[u8]) -> Result<Result<AgentResponse, AgentErrorKind>, Pr
 }
 
 /// `exited with status 3`, `was killed by signal 9`.
-fn describe_exit(status: std::process::ExitStatus) -> String {
+pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return format!("was killed by signal {signal}");
@@ -427,7 +428,7 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 }
 
 /// The command as a shell would take it.
-fn shown_command(command: &[String]) -> String {
+pub(crate) fn shown_command(command: &[String]) -> String {
     let quoted = command.iter().map(|word| {
         let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
         if plain { word.clone() } else { format!("'{}'", word.replace('\'', r"'\''")) }

@@ -1,0 +1,131 @@
+//! A suite's `[setup]` as the runner's [`Prerequisite`] of each cluster
+//! state: a command started in the suite's folder with the minimal
+//! environment of `command` connections (the `env` variables and a
+//! `PATH`), or the OpenSearch loader; either bounded by `timeout_secs`. A
+//! failure names the state, what ran, how it ended and the tail of its
+//! stderr; it becomes the error verdict of that state's cases.
+
+use crate::agent::{describe_exit, process_environment, shown_command};
+use crate::run::Prerequisite;
+use crate::suite::file::{STATE_FIELD, Setup, SetupKind};
+use crate::suite::opensearch::load_cluster_state;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+/// How much of a setup command's stderr its error keeps.
+const STDERR_TAIL_BYTES: usize = 2 << 10;
+
+/// The prerequisite of `state`'s cases in the suite at `suite_file`.
+pub fn prerequisite(setup: &Arc<Setup>, suite_file: &Path, state: &str) -> Prerequisite {
+    let folder = suite_file.parent().unwrap_or(Path::new("")).to_path_buf();
+    let name = format!("the setup of cluster state {state:?} of `{}`", suite_file.display());
+    let (setup, state) = (setup.clone(), state.to_owned());
+    let described = name.clone();
+    Prerequisite::new(
+        name,
+        Box::new(move || {
+            let (setup, state, folder, described) = (setup.clone(), state.clone(), folder.clone(), described.clone());
+            Box::pin(async move { run(&setup, &folder, &state).await.map_err(|e| format!("{described}: {e}")) })
+        }),
+    )
+}
+
+async fn run(setup: &Setup, folder: &Path, state: &str) -> Result<(), String> {
+    let seconds = setup.timeout.as_secs_f64();
+    match &setup.kind {
+        SetupKind::Command { command, env } => {
+            let line = Map::from_iter([(STATE_FIELD.to_owned(), Value::String(state.to_owned()))]);
+            let words: Vec<String> = command
+                .iter()
+                .map(|word| word.fill(&line).expect("a setup command names only the state"))
+                .collect();
+            run_command(&words, env, folder, setup.timeout).await
+        }
+        SetupKind::OpenSearch { url, indices, recreate } => {
+            match tokio::time::timeout(setup.timeout, load_cluster_state(url, indices, state, *recreate)).await {
+                Ok(result) => result.map_err(|e| format!("loading `{}` into {url}: {e}", indices.join(state).display())),
+                Err(_) => Err(format!(
+                    "loading `{}` into {url} did not finish within its timeout_secs of {seconds} s",
+                    indices.join(state).display()
+                )),
+            }
+        }
+    }
+}
+
+/// Runs `words` in `folder` and waits for it to exit 0, at most `timeout`.
+async fn run_command(words: &[String], env: &[String], folder: &Path, timeout: Duration) -> Result<(), String> {
+    let shown = format!("`{}` in `{}`", shown_command(words), display_folder(folder));
+    let program = program(&words[0], folder);
+    let mut child = tokio::process::Command::new(&program)
+        .args(&words[1..])
+        .current_dir(if folder.as_os_str().is_empty() { Path::new(".") } else { folder })
+        .env_clear()
+        .envs(process_environment(env, |name| std::env::var_os(name)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("the command {shown} could not start: {e}"))?;
+    let stderr = child.stderr.take().expect("stderr was piped");
+    let tail = tokio::spawn(stderr_tail(stderr));
+    let status = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => status.map_err(|e| format!("the command {shown} could not be waited for: {e}"))?,
+        Err(_) => {
+            let _ = child.kill().await;
+            let stderr = with_stderr(collected(tail).await);
+            return Err(format!(
+                "the command {shown} did not finish within its timeout_secs of {} s and was killed{stderr}",
+                timeout.as_secs_f64()
+            ));
+        }
+    };
+    if status.success() {
+        return Ok(());
+    }
+    Err(format!("the command {shown} {}{}", describe_exit(status), with_stderr(collected(tail).await)))
+}
+
+/// The stderr tail, once the stream closes. A process's stderr closes when
+/// it exits, unless a child it started keeps it open: then the error goes
+/// without it rather than wait for that child.
+async fn collected(tail: tokio::task::JoinHandle<String>) -> String {
+    tokio::time::timeout(Duration::from_millis(500), tail).await.ok().and_then(Result::ok).unwrap_or_default()
+}
+
+/// A program named by a path (`./setup.sh`) is found from the suite's
+/// folder; a bare name in the minimal `PATH`, as a shell would.
+fn program(word: &str, folder: &Path) -> PathBuf {
+    let path = Path::new(word);
+    if path.components().count() > 1 && !path.is_absolute() { folder.join(path) } else { path.to_path_buf() }
+}
+
+fn display_folder(folder: &Path) -> String {
+    if folder.as_os_str().is_empty() { ".".into() } else { folder.display().to_string() }
+}
+
+fn with_stderr(tail: String) -> String {
+    if tail.is_empty() { "; it wrote nothing to stderr".into() } else { format!("; its stderr ends:\n{tail}") }
+}
+
+/// The last [`STDERR_TAIL_BYTES`] of a stream, read to its end.
+async fn stderr_tail(mut stderr: tokio::process::ChildStderr) -> String {
+    let mut kept = Vec::new();
+    let mut buffer = vec![0; 8 << 10];
+    let mut cut = false;
+    while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
+        kept.extend_from_slice(&buffer[..read]);
+        if kept.len() > 2 * STDERR_TAIL_BYTES {
+            kept.drain(..kept.len() - STDERR_TAIL_BYTES);
+            cut = true;
+        }
+    }
+    let start = kept.len().saturating_sub(STDERR_TAIL_BYTES);
+    let text = String::from_utf8_lossy(&kept[start..]).trim().to_owned();
+    if (cut || start > 0) && !text.is_empty() { format!("…{text}") } else { text }
+}
