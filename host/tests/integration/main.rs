@@ -40,5 +40,6 @@ mod run;
 mod secrets;
 mod serve_limits;
 mod size_caps;
+mod suites;
 mod terminal_counts;
 mod util;
