@@ -317,9 +317,10 @@ async fn read_line(stdout: &mut BufReader<ChildStdout>, cap: usize, idle: Durati
     }
 }
 
-/// The last bytes a process wrote to stderr.
+/// The last bytes a process wrote to stderr (a suite's setup command
+/// keeps its own the same way).
 #[derive(Default)]
-struct StderrTail {
+pub(crate) struct StderrTail {
     bytes: Vec<u8>,
     cut: bool,
 }
@@ -336,7 +337,7 @@ impl StderrTail {
     }
 
     /// The last [`STDERR_TAIL_BYTES`], as text (URL credentials removed).
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let start = self.bytes.len().saturating_sub(STDERR_TAIL_BYTES);
         let text = String::from_utf8_lossy(&self.bytes[start..]);
         let text = redact_urls(text.trim()).into_owned();
@@ -345,7 +346,7 @@ impl StderrTail {
 }
 
 /// Reads a process's stderr until it closes, keeping its tail.
-async fn keep_stderr_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
+pub(crate) async fn keep_stderr_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
     let mut buffer = vec![0; 8 << 10];
     while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
         tail.lock().expect("the stderr tail's lock").push(&buffer[..read]);

@@ -228,7 +228,8 @@ fn resolve_specs(folder: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, Cas
     Ok(files)
 }
 
-fn display_folder(folder: &Path) -> String {
+/// A folder for messages: `.` for the current one.
+pub(super) fn display_folder(folder: &Path) -> String {
     if folder.as_os_str().is_empty() { ".".into() } else { folder.display().to_string() }
 }
 

@@ -5,19 +5,15 @@
 //! failure names the state, what ran, how it ended and the tail of its
 //! stderr; it becomes the error verdict of that state's cases.
 
-use crate::agent::{describe_exit, process_environment, shown_command};
+use crate::agent::{StderrTail, describe_exit, keep_stderr_tail, process_environment, shown_command};
 use crate::run::Prerequisite;
-use crate::suite::file::{STATE_FIELD, Setup, SetupKind};
+use crate::suite::file::{STATE_FIELD, Setup, SetupKind, display_folder};
 use crate::suite::opensearch::load_cluster_state;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-
-/// How much of a setup command's stderr its error keeps.
-const STDERR_TAIL_BYTES: usize = 2 << 10;
 
 /// The prerequisite of `state`'s cases in the suite at `suite_file`.
 pub fn prerequisite(setup: &Arc<Setup>, suite_file: &Path, state: &str) -> Prerequisite {
@@ -73,12 +69,13 @@ async fn run_command(words: &[String], env: &[String], folder: &Path, timeout: D
         .spawn()
         .map_err(|e| format!("the command {shown} could not start: {e}"))?;
     let stderr = child.stderr.take().expect("stderr was piped");
-    let tail = tokio::spawn(stderr_tail(stderr));
+    let tail = Arc::new(Mutex::new(StderrTail::default()));
+    let reader = tokio::spawn(keep_stderr_tail(stderr, tail.clone()));
     let status = match tokio::time::timeout(timeout, child.wait()).await {
         Ok(status) => status.map_err(|e| format!("the command {shown} could not be waited for: {e}"))?,
         Err(_) => {
             let _ = child.kill().await;
-            let stderr = with_stderr(collected(tail).await);
+            let stderr = with_stderr(collected(reader, &tail).await);
             return Err(format!(
                 "the command {shown} did not finish within its timeout_secs of {} s and was killed{stderr}",
                 timeout.as_secs_f64()
@@ -88,14 +85,15 @@ async fn run_command(words: &[String], env: &[String], folder: &Path, timeout: D
     if status.success() {
         return Ok(());
     }
-    Err(format!("the command {shown} {}{}", describe_exit(status), with_stderr(collected(tail).await)))
+    Err(format!("the command {shown} {}{}", describe_exit(status), with_stderr(collected(reader, &tail).await)))
 }
 
 /// The stderr tail, once the stream closes. A process's stderr closes when
 /// it exits, unless a child it started keeps it open: then the error goes
 /// without it rather than wait for that child.
-async fn collected(tail: tokio::task::JoinHandle<String>) -> String {
-    tokio::time::timeout(Duration::from_millis(500), tail).await.ok().and_then(Result::ok).unwrap_or_default()
+async fn collected(reader: tokio::task::JoinHandle<()>, tail: &Mutex<StderrTail>) -> String {
+    let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    tail.lock().expect("the stderr tail's lock").text()
 }
 
 /// A program named by a path (`./setup.sh`) is found from the suite's
@@ -105,27 +103,6 @@ fn program(word: &str, folder: &Path) -> PathBuf {
     if path.components().count() > 1 && !path.is_absolute() { folder.join(path) } else { path.to_path_buf() }
 }
 
-fn display_folder(folder: &Path) -> String {
-    if folder.as_os_str().is_empty() { ".".into() } else { folder.display().to_string() }
-}
-
 fn with_stderr(tail: String) -> String {
     if tail.is_empty() { "; it wrote nothing to stderr".into() } else { format!("; its stderr ends:\n{tail}") }
-}
-
-/// The last [`STDERR_TAIL_BYTES`] of a stream, read to its end.
-async fn stderr_tail(mut stderr: tokio::process::ChildStderr) -> String {
-    let mut kept = Vec::new();
-    let mut buffer = vec![0; 8 << 10];
-    let mut cut = false;
-    while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
-        kept.extend_from_slice(&buffer[..read]);
-        if kept.len() > 2 * STDERR_TAIL_BYTES {
-            kept.drain(..kept.len() - STDERR_TAIL_BYTES);
-            cut = true;
-        }
-    }
-    let start = kept.len().saturating_sub(STDERR_TAIL_BYTES);
-    let text = String::from_utf8_lossy(&kept[start..]).trim().to_owned();
-    if (cut || start > 0) && !text.is_empty() { format!("…{text}") } else { text }
 }

@@ -4,8 +4,8 @@
 //! script writes); located errors; non-gating checks recorded and not
 //! deciding; every case reported exactly once.
 
-use crate::util::{assay, root, stderr, stdout};
-use assay::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunOptions};
+use crate::util::{Collect, assay, root, stderr, stdout};
+use assay::run::{CaseStatus, RunOptions};
 use assay::{Project, ProjectOptions};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -121,8 +121,11 @@ fn list_filter_and_plan_read_suites_without_running_a_setup() {
 
     let list = assay(&["run", suite, "--list"]);
     assert!(list.status.success(), "{}", stderr(&list));
+    // A suite file named by its path has that path as its id, as a case
+    // file does; then each line's id.
     let ids: Vec<String> = stdout(&list).lines().map(|line| line.split("  ").next().unwrap().to_owned()).collect();
-    assert_eq!(ids, ["qa/a1", "qa/a2", "qa/s1", "qa/n1", "qa/a3", "qa/free"], "{}", stdout(&list));
+    let wanted = ["a1", "a2", "s1", "n1", "a3", "free"].map(|id| format!("{}/qa/{id}", dir.path().display()));
+    assert_eq!(ids, wanted, "{}", stdout(&list));
     assert!(stdout(&list).contains("agent echo  connections direct  success_ratio 1/1  (2 checks)"));
 
     let filtered = assay(&["run", suite, "--list", "--filter", "/a[13]$"]);
@@ -298,19 +301,6 @@ gate = false
     let checks = &results["qa/broken"]["samples"][0]["runs"][0]["interactions"][0]["checks"];
     assert_eq!(checks[1]["outcome"], "pass");
     assert_eq!(checks[1]["gate"], false);
-}
-
-/// Keeps every finished case.
-#[derive(Default)]
-struct Collect(Vec<CaseResult>);
-
-impl Reporter for Collect {
-    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-        if let EventKind::CaseFinished(case) = event.kind {
-            self.0.push((*case).clone());
-        }
-        Ok(())
-    }
 }
 
 #[test]
