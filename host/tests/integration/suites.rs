@@ -390,3 +390,29 @@ fn every_reference_opensearch_spec_file_reads_as_spec_lines() {
         .sum();
     assert_eq!(planned, lines, "every line of the {count} spec files is one planned case");
 }
+
+#[test]
+fn cases_of_other_states_do_not_wait_for_a_slow_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let specs = r#"{"id":"late","clusterStateId":"slow","question":"q1","never":"zzz"}
+{"id":"early","clusterStateId":"fast","question":"q2","never":"zzz"}
+"#;
+    write_suite(dir.path(), SUITE, &[("a.jsonl", specs)]);
+    let setup = "#!/bin/sh\nif [ \"$1\" = slow ]; then sleep 2; fi\necho \"$1\" >> setup.log\n";
+    std::fs::write(dir.path().join("setup.sh"), setup).unwrap();
+    let out = dir.path().join("results");
+    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stdout(&run));
+    // results.jsonl is written as cases finish: the case of `fast`, second
+    // in the spec, is done while `slow` is still being set up.
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let order: Vec<String> =
+        text.lines().map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(order, ["qa/early", "qa/late"]);
+    // The slow case waited for its setup (its duration counts the wait).
+    assert_eq!(std::fs::read_to_string(dir.path().join("setup.log")).unwrap(), "fast\nslow\n");
+    let late: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert!(late["duration_ms"].as_f64().unwrap() >= 1900.0, "{late}");
+    let early: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert!(early["duration_ms"].as_f64().unwrap() < 1900.0, "{early}");
+}
