@@ -14,8 +14,7 @@ use crate::agent::serve::ServedAgents;
 use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use crate::case::{
-    CaseEnv, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with,
-    read_scenario_file,
+    CaseEnv, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with, read_scenario_file,
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};

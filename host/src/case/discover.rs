@@ -35,7 +35,9 @@ impl CaseFile {
 fn has_extension(path: &Path, extension: &str) -> bool {
     path.file_name().is_some_and(|name| {
         let name = name.to_string_lossy();
-        name.len() > extension.len() + 1 && name.ends_with(extension) && name[..name.len() - extension.len()].ends_with('.')
+        name.len() > extension.len() + 1
+            && name.ends_with(extension)
+            && name[..name.len() - extension.len()].ends_with('.')
     })
 }
 

@@ -6,10 +6,10 @@ use super::args::PlanArgs;
 use anyhow::Result;
 use assay::case::{Connection, SuccessRatio, TestCase, read_case_file};
 use assay::check::{CasePlan, Check, plan_case};
-use assay::run::{Job, LoadedCase};
 use assay::errors::CaseError;
 use assay::plural;
 use assay::report::escape;
+use assay::run::{Job, LoadedCase};
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {

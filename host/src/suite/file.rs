@@ -285,7 +285,10 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
         }
         (Some(command), None) => {
             if command.is_empty() || command[0].is_empty() {
-                return Err(invalid("setup.command", "it names no program, e.g. [\"./setup.sh\", \"{{clusterStateId}}\"]"));
+                return Err(invalid(
+                    "setup.command",
+                    "it names no program, e.g. [\"./setup.sh\", \"{{clusterStateId}}\"]",
+                ));
             }
             if let Some(name) = raw.env.iter().find(|name| name.is_empty() || name.contains(['=', '\0'])) {
                 return Err(invalid("setup.env", format!("{name:?} is not an environment variable name")));
@@ -322,7 +325,10 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
             if !indices.is_dir() {
                 return Err(invalid(
                     "setup.opensearch.indices",
-                    format!("`{}` is not a folder (it holds one folder of index groups per cluster state)", indices.display()),
+                    format!(
+                        "`{}` is not a folder (it holds one folder of index groups per cluster state)",
+                        indices.display()
+                    ),
                 ));
             }
             SetupKind::OpenSearch { url: opensearch.url, indices, recreate: opensearch.recreate }

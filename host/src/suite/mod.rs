@@ -220,8 +220,8 @@ impl SpecCase {
         for (i, check) in suite.checks.iter().enumerate() {
             let at = format!("checks[{i}]");
             let expected = check.expected.fill(&line).map_err(|field| missing(field, &format!("{at}.expected")))?;
-            let planned =
-                plan_entry(&check.key, &expected, check.target.clone(), &format!("{at}.key"), keys).map_err(in_suite)?;
+            let planned = plan_entry(&check.key, &expected, check.target.clone(), &format!("{at}.key"), keys)
+                .map_err(in_suite)?;
             checks.extend(planned.into_iter().map(|planned| crate::check::Check { gate: check.gate, ..planned }));
         }
         Ok(Job {

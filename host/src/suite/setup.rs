@@ -35,15 +35,15 @@ async fn run(setup: &Setup, folder: &Path, state: &str) -> Result<(), String> {
     match &setup.kind {
         SetupKind::Command { command, env } => {
             let line = Map::from_iter([(STATE_FIELD.to_owned(), Value::String(state.to_owned()))]);
-            let words: Vec<String> = command
-                .iter()
-                .map(|word| word.fill(&line).expect("a setup command names only the state"))
-                .collect();
+            let words: Vec<String> =
+                command.iter().map(|word| word.fill(&line).expect("a setup command names only the state")).collect();
             run_command(&words, env, folder, setup.timeout).await
         }
         SetupKind::OpenSearch { url, indices, recreate } => {
             match tokio::time::timeout(setup.timeout, load_cluster_state(url, indices, state, *recreate)).await {
-                Ok(result) => result.map_err(|e| format!("loading `{}` into {url}: {e}", indices.join(state).display())),
+                Ok(result) => {
+                    result.map_err(|e| format!("loading `{}` into {url}: {e}", indices.join(state).display()))
+                }
                 Err(_) => Err(format!(
                     "loading `{}` into {url} did not finish within its timeout_secs of {seconds} s",
                     indices.join(state).display()

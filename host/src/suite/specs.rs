@@ -131,7 +131,9 @@ pub fn read_line(path: &Path, offset: u64, line: usize) -> Result<Map<String, Va
     match serde_json::from_slice::<Value>(&buffer) {
         Ok(Value::Object(map)) => Ok(map),
         // The file changed since it was indexed.
-        Ok(other) => Err(format!("it is {}, not a JSON object (did the file change during the run?)", describe(&other))),
+        Ok(other) => {
+            Err(format!("it is {}, not a JSON object (did the file change during the run?)", describe(&other)))
+        }
         Err(error) => Err(not_json(Some(&error), &buffer)),
     }
 }
@@ -166,15 +168,16 @@ mod tests {
     #[test]
     fn lines_are_indexed_with_their_place_and_errors_located() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
-        write!(
-            file,
-            "{}\n\n{}\nnot json\n[1]\n{}\n{}",
+        let lines = [
             r#"{"id":"a","clusterStateId":"s1","question":"q"}"#,
+            "",
             r#"{"id":7,"question":"q"}"#,
+            "not json",
+            "[1]",
             r#"{"question":"no id"}"#,
-            r#"{"id":"b","clusterStateId":["x"]}"#
-        )
-        .unwrap();
+            r#"{"id":"b","clusterStateId":["x"]}"#,
+        ];
+        write!(file, "{}", lines.join("\n")).unwrap();
         let lines = index(file.path()).unwrap();
         assert_eq!(lines[0], Indexed::Spec { id: "a".into(), state: Some("s1".into()), line: 1, offset: 0 });
         assert_eq!(lines[1], Indexed::Spec { id: "7".into(), state: None, line: 3, offset: 49 });
@@ -186,7 +189,11 @@ mod tests {
             })
             .collect();
         assert_eq!(bad[0].0, 4);
-        assert!(bad[0].1.starts_with("it is not JSON (expected ident at line 1 column 2): \"not json\""), "{}", bad[0].1);
+        assert!(
+            bad[0].1.starts_with("it is not JSON (expected ident at line 1 column 2): \"not json\""),
+            "{}",
+            bad[0].1
+        );
         assert_eq!(bad[1], (5, "it is not a JSON object: \"[1]\""));
         assert_eq!(bad[2], (6, "it has no `id`; every spec line needs one, unique in its suite"));
         assert_eq!(bad[3], (7, "its `clusterStateId` is the list [\"x\"]; it must be a string"));

@@ -35,7 +35,9 @@ impl Template {
                 parts.push(Part::Text(rest[..start].to_owned()));
             }
             let after = &rest[start + 2..];
-            let end = after.find("}}").ok_or_else(|| format!("`{{{{` at {:?} is not closed by `}}}}`", short(&rest[start..])))?;
+            let end = after
+                .find("}}")
+                .ok_or_else(|| format!("`{{{{` at {:?} is not closed by `}}}}`", short(&rest[start..])))?;
             let name = after[..end].trim();
             if name.is_empty() || name.contains(['{', '}']) {
                 return Err(format!("`{{{{{}}}}}` names no field; write `{{{{FIELD}}}}`", &after[..end]));
@@ -126,7 +128,9 @@ impl ValueTemplate {
                 Some(name) => line.get(name).cloned().ok_or_else(|| MissingField(name.to_owned()))?,
                 None => Value::String(template.fill(line)?),
             },
-            ValueTemplate::List(items) => Value::Array(items.iter().map(|item| item.fill(line)).collect::<Result<_, _>>()?),
+            ValueTemplate::List(items) => {
+                Value::Array(items.iter().map(|item| item.fill(line)).collect::<Result<_, _>>()?)
+            }
             ValueTemplate::Object(entries) => Value::Object(
                 entries.iter().map(|(key, item)| Ok((key.clone(), item.fill(line)?))).collect::<Result<_, _>>()?,
             ),

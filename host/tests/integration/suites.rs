@@ -172,10 +172,9 @@ fn a_failing_setup_errors_its_states_cases_only_naming_state_command_status_and_
 #[test]
 fn a_setup_that_runs_too_long_is_killed_and_one_that_cannot_start_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let suite = SUITE.replace("skip = [\"none\"]", "skip = [\"none\"]\ntimeout_secs = 0.5").replace(
-        "command = [\"./setup.sh\", \"{{clusterStateId}}\"]",
-        "command = [\"./slow-{{clusterStateId}}.sh\"]",
-    );
+    let suite = SUITE
+        .replace("skip = [\"none\"]", "skip = [\"none\"]\ntimeout_secs = 0.5")
+        .replace("command = [\"./setup.sh\", \"{{clusterStateId}}\"]", "command = [\"./slow-{{clusterStateId}}.sh\"]");
     let specs = r#"{"id":"slow","clusterStateId":"sleepy","question":"q","never":"zzz"}
 {"id":"gone","clusterStateId":"missing","question":"q","never":"zzz"}
 "#;
@@ -194,7 +193,11 @@ fn a_setup_that_runs_too_long_is_killed_and_one_that_cannot_start_is_named() {
     assert_eq!(run.status.code(), Some(1));
     let results = results(&out);
     let message = |id: &str| results[id]["error"]["message"].as_str().unwrap().to_owned();
-    assert!(message("qa/slow").contains("did not finish within its timeout_secs of 0.5 s and was killed"), "{}", message("qa/slow"));
+    assert!(
+        message("qa/slow").contains("did not finish within its timeout_secs of 0.5 s and was killed"),
+        "{}",
+        message("qa/slow")
+    );
     assert!(message("qa/gone").contains("`./slow-missing.sh` in"), "{}", message("qa/gone"));
     assert!(message("qa/gone").contains("could not start"), "{}", message("qa/gone"));
 }
@@ -220,7 +223,15 @@ not json
     let ids: Vec<&str> = results.keys().map(String::as_str).collect();
     assert_eq!(
         ids,
-        ["qa/q1", "qa/q2", "qa/specs/a.jsonl:4", "qa/specs/a.jsonl:5", "qa/specs/a.jsonl:6", "qa/specs/a.jsonl:7", "qa/specs/b.jsonl:1"]
+        [
+            "qa/q1",
+            "qa/q2",
+            "qa/specs/a.jsonl:4",
+            "qa/specs/a.jsonl:5",
+            "qa/specs/a.jsonl:6",
+            "qa/specs/a.jsonl:7",
+            "qa/specs/b.jsonl:1"
+        ]
     );
     assert_eq!(results["qa/q1"]["status"], "passed");
     let message = |id: &str| {
@@ -243,7 +254,9 @@ not json
         message("qa/specs/a.jsonl:6"),
         format!("`{a}`: line 6: it has no `id`; every spec line needs one, unique in its suite")
     );
-    assert!(message("qa/specs/a.jsonl:7").starts_with(&format!("`{a}`: line 7: its id \"q1\" is also the id of line 1;")));
+    assert!(
+        message("qa/specs/a.jsonl:7").starts_with(&format!("`{a}`: line 7: its id \"q1\" is also the id of line 1;"))
+    );
     assert!(
         message("qa/specs/b.jsonl:1").contains(&format!("line 1: its id \"q2\" is also the id of `{a}` line 2;")),
         "{}",
@@ -256,7 +269,11 @@ fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path(), &SUITE.replace("key = \"value\"", "key = \"valeu\""), &[("a.jsonl", GOOD_SPECS)]);
     let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
-    assert!(stderr(&listed).contains("unknown matcher key `valeu` at `checks[0].key` (did you mean `value`?)"), "{}", stderr(&listed));
+    assert!(
+        stderr(&listed).contains("unknown matcher key `valeu` at `checks[0].key` (did you mean `value`?)"),
+        "{}",
+        stderr(&listed)
+    );
 
     write_suite(dir.path(), &SUITE.replace("specs = [\"specs/*.jsonl\"]", "specs = [\"spec/*.jsonl\"]"), &[]);
     let out = dir.path().join("results");
@@ -268,7 +285,11 @@ fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
 
     write_suite(dir.path(), "specs = [\"specs/*.jsonl\"]\nagent = \"echo\"\ntext = \"{{question\"\n", &[]);
     let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
-    assert!(stderr(&listed).contains("invalid `text`: `{{` at \"{{question\" is not closed by `}}`"), "{}", stderr(&listed));
+    assert!(
+        stderr(&listed).contains("invalid `text`: `{{` at \"{{question\" is not closed by `}}`"),
+        "{}",
+        stderr(&listed)
+    );
 }
 
 #[test]
@@ -354,7 +375,11 @@ fn ten_thousand_spec_lines_are_indexed_and_listed() {
 #[ignore = "reads the OpenSearch spec files in ../shared/reference, which are not part of this repository"]
 fn every_reference_opensearch_spec_file_reads_as_spec_lines() {
     let folder = root().join("../shared/reference/opensearch");
-    assert!(folder.is_dir(), "{} does not exist: this test needs the OpenSearch reference specs there", folder.display());
+    assert!(
+        folder.is_dir(),
+        "{} does not exist: this test needs the OpenSearch reference specs there",
+        folder.display()
+    );
     let dir = tempfile::tempdir().unwrap();
     let mut count = 0;
     for group in ["specs", "skills-eval-specs"] {
@@ -406,8 +431,10 @@ fn cases_of_other_states_do_not_wait_for_a_slow_setup() {
     // results.jsonl is written as cases finish: the case of `fast`, second
     // in the spec, is done while `slow` is still being set up.
     let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
-    let order: Vec<String> =
-        text.lines().map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].as_str().unwrap().to_owned()).collect();
+    let order: Vec<String> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(order, ["qa/early", "qa/late"]);
     // The slow case waited for its setup (its duration counts the wait).
     assert_eq!(std::fs::read_to_string(dir.path().join("setup.log")).unwrap(), "fast\nslow\n");
