@@ -62,7 +62,9 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         }
     }
     if bad > 0 {
-        eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), "test case"));
+        // Suites' spec lines are cases, not files.
+        let noun = if files.iter().all(|file| file.case_file().is_some()) { "test case file" } else { "test case" };
+        eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), noun));
         return Ok(assay::exit_codes::FAILED);
     }
     Ok(assay::exit_codes::OK)

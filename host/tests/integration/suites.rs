@@ -443,3 +443,44 @@ fn cases_of_other_states_do_not_wait_for_a_slow_setup() {
     let early: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert!(early["duration_ms"].as_f64().unwrap() < 1900.0, "{early}");
 }
+
+#[test]
+fn an_opensearch_setup_is_checked_when_read_and_runs_the_loader_once_per_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = SUITE.replace(
+        "command = [\"./setup.sh\", \"{{clusterStateId}}\"]",
+        "opensearch = { url = \"http://127.0.0.1:9\", indices = \"data/indices\" }\ntimeout_secs = 10",
+    );
+    let specs = r#"{"id":"a1","clusterStateId":"alerting","question":"q1","never":"zzz"}
+{"id":"n1","clusterStateId":"none","question":"q2","never":"zzz"}
+"#;
+    write_suite(dir.path(), &suite, &[("a.jsonl", specs)]);
+    // Not a folder yet: the suite is one error case naming the setting.
+    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    assert!(stderr(&listed).contains("invalid `setup.opensearch.indices`"), "{}", stderr(&listed));
+
+    let group = dir.path().join("data/indices/alerting/alerts");
+    std::fs::create_dir_all(&group).unwrap();
+    std::fs::write(group.join("mappings.json"), r#"{"mappings":{"properties":{"name":{"type":"keyword"}}}}"#).unwrap();
+    std::fs::write(group.join("documents.ndjson"), "{\"id\":\"x1\",\"name\":\"first\"}\n").unwrap();
+    let out = dir.path().join("results");
+    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+    let results = results(&out);
+    // Nothing listens on port 9: the loader fails, and only its state's
+    // case is an error.
+    assert_eq!(results["qa/n1"]["status"], "passed");
+    assert_eq!(results["qa/a1"]["error"]["kind"], "setup");
+    let message = results["qa/a1"]["error"]["message"].as_str().unwrap();
+    let loading = format!("loading `{}` into http://127.0.0.1:9", dir.path().join("data/indices/alerting").display());
+    assert!(message.contains("cluster state \"alerting\"") && message.contains(&loading), "{message}");
+
+    let bad = suite.replace("http://127.0.0.1:9", "localhost:9200");
+    write_suite(dir.path(), &bad, &[]);
+    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    assert!(
+        stderr(&listed).contains("invalid `setup.opensearch.url`: `localhost:9200` is not an http(s) URL"),
+        "{}",
+        stderr(&listed)
+    );
+}
