@@ -110,6 +110,14 @@ fn a_suite_over_echo_passes_with_one_case_per_spec_line_and_setup_once_per_state
     assert_eq!(checks[1]["expected"], "zzz");
     assert_eq!(checks[1]["outcome"], "fail");
     assert_eq!(checks[1]["gate"], false);
+
+    // A replay asks no agent, so it sets nothing up either.
+    std::fs::remove_file(dir.path().join("setup.log")).unwrap();
+    let again = dir.path().join("replayed");
+    let replay = assay(&["run", suite, "--replay", out.to_str().unwrap(), "--results", again.to_str().unwrap()]);
+    assert!(replay.status.success(), "{}{}", stdout(&replay), stderr(&replay));
+    assert_eq!(self::results(&again).len(), 6);
+    assert_eq!(setup_log(dir.path()), Vec::<String>::new());
 }
 
 #[test]
