@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The documents of one cluster state: every
-/// `indices/<state>/*/documents.ndjson`.
+/// `indices/<state>/*/documents.ndjson`. Read once per state and shared by
+/// the reader threads, so it must be `Send + Sync`.
 #[derive(Debug, Default)]
 pub struct DocumentsOfState {}
 

@@ -107,7 +107,6 @@ pub fn expand(file: &CaseFile) -> Vec<PendingCase> {
 }
 
 /// A suite file, read: shared by its cases.
-#[derive(Debug)]
 struct Suite {
     /// Its id (from discovery).
     id: String,
@@ -119,6 +118,13 @@ struct Suite {
     /// The documents of each cluster state, read once for its date
     /// templates (a suite with `[setup] opensearch` only).
     documents: Mutex<HashMap<String, Arc<Result<DocumentsOfState, String>>>>,
+}
+
+impl std::fmt::Debug for Suite {
+    /// Its id and file (the documents of its states need not be `Debug`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Suite").field("id", &self.id).field("path", &self.path).finish_non_exhaustive()
+    }
 }
 
 impl Suite {
