@@ -347,3 +347,81 @@ fn seconds(value: f64, at: &str) -> Result<Duration, CaseErrorKind> {
         .filter(|d| !d.is_zero())
         .ok_or_else(|| invalid(at, format!("{value} is not a positive number of seconds")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error `suite` (after a `specs` line that matches) reads as.
+    fn error_of(suite: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "{\"id\": 1}\n").unwrap();
+        let path = dir.path().join("t.suite.toml");
+        std::fs::write(&path, format!("specs = [\"*.jsonl\"]\n{suite}")).unwrap();
+        read_suite_file(&path).unwrap_err().to_string()
+    }
+
+    const CHECK: &str = "[[checks]]\nkey = \"value\"\nexpected = \"x\"\n";
+
+    #[test]
+    fn what_a_suite_file_gets_wrong_is_named_with_its_key() {
+        assert!(error_of(&format!("text = \"q\"\n{CHECK}")).starts_with("invalid `(file)`: it names neither"));
+        assert!(
+            error_of("agent = \"echo\"\ntext = \"q\"\n").starts_with("invalid `checks`: the suite has no [[checks]]")
+        );
+        assert!(
+            error_of(&format!("agent = \"echo\"\ntext = \"q\"\ncolour = 1\n{CHECK}"))
+                .contains("unknown field `colour`")
+        );
+        let target = error_of(
+            "agent = \"echo\"\ntext = \"q\"\n[[checks]]\nkey = \"value\"\ntarget = \"slydata.a\"\nexpected = 1\n",
+        );
+        assert_eq!(
+            target,
+            "unknown target `slydata` at `checks[0].target` (did you mean `sly_data`?); the known ones are text, \
+             sly_data.KEY, structure.KEY"
+        );
+        let bare = error_of(
+            "agent = \"echo\"\ntext = \"q\"\n[[checks]]\nkey = \"value\"\ntarget = \"structure\"\nexpected = 1\n",
+        );
+        assert_eq!(
+            bare,
+            "invalid `checks[0].target`: `structure` names no key; write `structure.KEY` (dots for nested keys)"
+        );
+        let both = format!(
+            "agent = \"echo\"\ntext = \"q\"\n[setup]\ncommand = [\"./s\"]\nopensearch = {{ url = \"http://h\", indices = \".\" }}\n{CHECK}"
+        );
+        assert_eq!(error_of(&both), "invalid `setup`: it sets both `command` and `opensearch`: choose one");
+        let per_line =
+            format!("agent = \"echo\"\ntext = \"q\"\n[setup]\ncommand = [\"./s\", \"{{{{question}}}}\"]\n{CHECK}");
+        assert_eq!(
+            error_of(&per_line),
+            "invalid `setup.command[1]`: `{{question}}`: a setup runs once per cluster state, so only \
+             `{{clusterStateId}}` can be in it"
+        );
+        let ratio = format!("agent = \"echo\"\ntext = \"q\"\nsuccess_ratio = \"3/2\"\n{CHECK}");
+        assert_eq!(error_of(&ratio), "invalid `success_ratio`: `3/2`: 3 passing samples out of 2 can never happen");
+    }
+
+    #[test]
+    fn a_named_connection_stands_in_for_the_agent_and_checks_gate_by_default() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("specs")).unwrap();
+        std::fs::write(dir.path().join("specs/b.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("specs/a.jsonl"), "").unwrap();
+        let path = dir.path().join("t.suite.toml");
+        let text = "specs = [\"specs/b.jsonl\", \"specs/*.jsonl\"]\nconnection = \"os-agent\"\ntext = \"{{question}}\"\n\
+                    [[checks]]\nkey = \"rouge\"\ntarget = \"structure.answer.text\"\nexpected = { reference = \"{{a}}\" }\n\
+                    gate = false\n[[checks]]\nkey = \"value\"\nexpected = 1\n";
+        std::fs::write(&path, text).unwrap();
+        let suite = read_suite_file(&path).unwrap();
+        // Patterns in order, each sorted, a file named twice read once.
+        assert_eq!(suite.specs, [dir.path().join("specs/b.jsonl"), dir.path().join("specs/a.jsonl")]);
+        assert_eq!(suite.connection, Connection::Named("os-agent".into()));
+        assert_eq!(suite.agent, "os-agent");
+        assert_eq!(suite.checks[0].target, Target::Structure(vec!["answer".into(), "text".into()]));
+        assert!(!suite.checks[0].gate);
+        assert!(suite.checks[1].gate);
+        assert!(suite.setup.is_none());
+    }
+}
