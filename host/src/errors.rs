@@ -333,6 +333,9 @@ pub enum ErrorKind {
     /// A replay has no recorded answer for a case, sample, connection or
     /// interaction.
     NotRecorded,
+    /// The case's prerequisite (a suite's setup of its cluster state)
+    /// failed, so no request was sent.
+    Setup,
 }
 
 impl ErrorKind {
@@ -376,6 +379,7 @@ impl ErrorKind {
             ErrorKind::UnknownKey => "unknown-key",
             ErrorKind::MissingPath => "missing-path",
             ErrorKind::NotRecorded => "not-recorded",
+            ErrorKind::Setup => "setup",
         }
     }
 }
@@ -497,7 +501,7 @@ pub enum ProjectError {
     #[error(transparent)]
     Discover(#[from] DiscoverError),
     /// The paths of a run name no test case file.
-    #[error("no test case files (*.hocon) found")]
+    #[error("no test case files (*.hocon) or suite files (*.suite.toml) found")]
     NoCaseFiles,
     /// No test case file is selected by the filter.
     #[error("no test case matches --filter `{filter}`")]
@@ -934,6 +938,18 @@ pub enum CaseErrorKind {
         path: String,
         /// What it holds.
         what: &'static str,
+    },
+    /// A suite file is not valid TOML, or not a suite (the parser's message
+    /// names the line and column).
+    #[error("TOML: {0}")]
+    Toml(String),
+    /// A line of a spec file (JSON lines) cannot be a case.
+    #[error("line {line}: {message}")]
+    SpecLine {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong, with a suggestion.
+        message: String,
     },
 }
 

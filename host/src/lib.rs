@@ -35,6 +35,10 @@
 //!   conversation state, and the event stream to reporters;
 //! - [`report`]: the terminal, `results.jsonl`, JUnit.
 //!
+//! [`suite`] reads suite files (`*.suite.toml`): spec files of JSON lines,
+//! each line a case, mapped onto a request and checks, with a setup per
+//! cluster state.
+//!
 //! [`eval`] builds the evaluation workflows on these stages: the Assessor
 //! (failure modes of a case's samples), scenario evaluation (weighted
 //! scores) and judge validation (agreement with wanted results).

@@ -14,14 +14,13 @@ use crate::agent::serve::ServedAgents;
 use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use crate::case::{
-    CaseEnv, CaseFile, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover, discover_with,
-    read_scenario_file,
+    CaseEnv, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with, read_scenario_file,
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
 use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
 use crate::report::Redactor;
-use crate::run::{CaseAdjustment, CaseFilter, CaseSource, RunOptions, Runner};
+use crate::run::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, PendingCase, RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::{
@@ -365,20 +364,23 @@ impl Project {
         })
     }
 
-    /// The test case files `paths` name (files, directories searched for
-    /// `*.hocon`, globs) that `filter` selects.
-    pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Vec<CaseFile>, ProjectError> {
-        let mut files = discover(paths)?;
+    /// The cases `paths` name (files, directories searched for `*.hocon`
+    /// and `*.suite.toml`, globs) that `filter` selects: a test case file is
+    /// one case, a suite file one per line of its spec files (read now, to
+    /// know their ids: see [`crate::suite`]).
+    pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Vec<PendingCase>, ProjectError> {
+        let files = discover_with(paths, RUN_EXTENSIONS)?;
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
+        let mut cases = crate::suite::expand_all(files);
         if let Some(filter) = filter {
-            files.retain(|file| filter.matches(&file.id));
-            if files.is_empty() {
+            cases.retain(|case| filter.matches(case.id()));
+            if cases.is_empty() {
                 return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
             }
         }
-        Ok(files)
+        Ok(cases)
     }
 
     /// The scenarios under `paths` (YAML, HOCON or JSON files), each read
@@ -423,9 +425,14 @@ impl Project {
             .collect())
     }
 
-    /// `files` read and planned as the run goes, each case changed by
-    /// `adjust` (`--connection`, `--samples`).
-    pub fn cases(&self, files: Vec<CaseFile>, adjust: Option<CaseAdjustment>) -> Result<CaseSource, ProjectError> {
+    /// `files` (what [`Project::discover`] found, or case files) read and
+    /// planned as the run goes, each case changed by `adjust`
+    /// (`--connection`, `--samples`).
+    pub fn cases<C: CaseReader + 'static>(
+        &self,
+        files: Vec<C>,
+        adjust: Option<CaseAdjustment>,
+    ) -> Result<CaseSource, ProjectError> {
         Ok(CaseSource::read(files, self.case_names()?, Arc::new(self.case_env.clone()), adjust))
     }
 

@@ -200,8 +200,9 @@ impl CommandAgents {
 }
 
 /// The environment a process gets: the `listed` variables that `lookup`
-/// finds, and a `PATH` ([`MINIMAL_PATH`] unless `PATH` is listed).
-fn environment(listed: &[String], lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(OsString, OsString)> {
+/// finds, and a `PATH` ([`MINIMAL_PATH`] unless `PATH` is listed). A
+/// suite's setup command gets the same (`crate::suite`).
+pub(crate) fn environment(listed: &[String], lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(OsString, OsString)> {
     let mut variables: Vec<_> =
         listed.iter().filter_map(|name| lookup(name).map(|value| (OsString::from(name), value))).collect();
     if !listed.iter().any(|name| name == "PATH") {
@@ -316,9 +317,10 @@ async fn read_line(stdout: &mut BufReader<ChildStdout>, cap: usize, idle: Durati
     }
 }
 
-/// The last bytes a process wrote to stderr.
+/// The last bytes a process wrote to stderr (a suite's setup command
+/// keeps its own the same way).
 #[derive(Default)]
-struct StderrTail {
+pub(crate) struct StderrTail {
     bytes: Vec<u8>,
     cut: bool,
 }
@@ -335,7 +337,7 @@ impl StderrTail {
     }
 
     /// The last [`STDERR_TAIL_BYTES`], as text (URL credentials removed).
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let start = self.bytes.len().saturating_sub(STDERR_TAIL_BYTES);
         let text = String::from_utf8_lossy(&self.bytes[start..]);
         let text = redact_urls(text.trim()).into_owned();
@@ -344,7 +346,7 @@ impl StderrTail {
 }
 
 /// Reads a process's stderr until it closes, keeping its tail.
-async fn keep_stderr_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
+pub(crate) async fn keep_stderr_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
     let mut buffer = vec![0; 8 << 10];
     while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
         tail.lock().expect("the stderr tail's lock").push(&buffer[..read]);
@@ -415,7 +417,7 @@ fn parse_answer(line: &[u8]) -> Result<Result<AgentResponse, AgentErrorKind>, Pr
 }
 
 /// `exited with status 3`, `was killed by signal 9`.
-fn describe_exit(status: std::process::ExitStatus) -> String {
+pub(crate) fn describe_exit(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return format!("was killed by signal {signal}");
@@ -427,7 +429,7 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 }
 
 /// The command as a shell would take it.
-fn shown_command(command: &[String]) -> String {
+pub(crate) fn shown_command(command: &[String]) -> String {
     let quoted = command.iter().map(|word| {
         let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
         if plain { word.clone() } else { format!("'{}'", word.replace('\'', r"'\''")) }

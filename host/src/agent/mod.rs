@@ -31,6 +31,9 @@ mod transport;
 
 pub use catalog::{AgentCatalog, DEMO_AGENTS};
 pub use command::{CommandAgents, CommandSettings, MINIMAL_PATH};
+pub(crate) use command::{
+    StderrTail, describe_exit, environment as process_environment, keep_stderr_tail, shown_command,
+};
 pub use component::{AgentCallError, AgentComponent};
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};

@@ -18,20 +18,47 @@ pub struct CaseFile {
     /// Where the file is.
     pub path: PathBuf,
     /// The case id: the path relative to the directory it was found in (or
-    /// as given, for a file or glob), without the `.hocon` extension, with
-    /// `/` separators.
+    /// as given, for a file or glob), without the `.hocon` (or
+    /// `.suite.toml`) extension, with `/` separators.
     pub id: String,
+}
+
+impl CaseFile {
+    /// Whether it is a suite file (`*.suite.toml`), whose spec lines are
+    /// the cases, rather than one test case.
+    pub fn is_suite(&self) -> bool {
+        has_extension(&self.path, SUITE_EXTENSION)
+    }
+}
+
+/// Whether the file's name ends with `.EXTENSION` (which may have dots).
+fn has_extension(path: &Path, extension: &str) -> bool {
+    path.file_name().is_some_and(|name| {
+        let name = name.to_string_lossy();
+        name.len() > extension.len() + 1
+            && name.ends_with(extension)
+            && name[..name.len() - extension.len()].ends_with('.')
+    })
 }
 
 /// The extension of neuro-san test case files.
 const CASE_EXTENSIONS: &[&str] = &["hocon"];
+
+/// The extensions of the files a run reads (`Project::discover`):
+/// neuro-san test case files, and suite files (each naming spec files whose
+/// every line is a case).
+pub const RUN_EXTENSIONS: &[&str] = &["hocon", SUITE_EXTENSION];
+
+/// The extension of suite files (`crate::suite`).
+pub const SUITE_EXTENSION: &str = "suite.toml";
 
 /// The extensions of scenario and validation files.
 pub const SCENARIO_EXTENSIONS: &[&str] = &["yaml", "yml", "hocon", "json"];
 
 /// Finds every test case file named by `inputs`, in a stable order (each
 /// input's files sorted by path; inputs in the order given; duplicates
-/// dropped). Directories are searched for `*.hocon`.
+/// dropped). Directories are searched for `*.hocon` (see [`RUN_EXTENSIONS`]
+/// for suite files too).
 pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
     discover_with(inputs, CASE_EXTENSIONS)
 }
@@ -53,7 +80,7 @@ pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<Case
 fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     let text = input.to_string_lossy();
     if input.is_dir() {
-        let wanted = |path: &Path| path.extension().is_some_and(|e| extensions.iter().any(|x| e == *x));
+        let wanted = |path: &Path| extensions.iter().any(|x| has_extension(path, x));
         let paths = walk(input, true, wanted)
             .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
         return Ok(paths
@@ -170,7 +197,8 @@ fn walk(root: &Path, skip_hidden: bool, wanted: impl Fn(&Path) -> bool) -> std::
 }
 
 fn id_of(path: &Path) -> String {
-    let without = path.with_extension("");
+    let suite = path.to_string_lossy().strip_suffix(&format!(".{SUITE_EXTENSION}")).map(PathBuf::from);
+    let without = suite.unwrap_or_else(|| path.with_extension(""));
     let text = without.to_string_lossy().replace('\\', "/");
     text.trim_start_matches("./").to_owned()
 }
@@ -183,5 +211,16 @@ mod tests {
     fn ids_drop_the_extension_and_leading_dot() {
         assert_eq!(id_of(Path::new("./math_guy/basic.hocon")), "math_guy/basic");
         assert_eq!(id_of(Path::new("case.hocon")), "case");
+        assert_eq!(id_of(Path::new("./suites/alerts.suite.toml")), "suites/alerts");
+    }
+
+    #[test]
+    fn extensions_are_matched_on_the_whole_name() {
+        assert!(has_extension(Path::new("a/alerts.suite.toml"), "suite.toml"));
+        assert!(!has_extension(Path::new("a/assay.toml"), "suite.toml"));
+        assert!(!has_extension(Path::new("a/.suite.toml"), "suite.toml"));
+        assert!(!has_extension(Path::new("a/mysuite.toml"), "suite.toml"));
+        assert!(has_extension(Path::new("basic.hocon"), "hocon"));
+        assert!(!has_extension(Path::new("hocon"), "hocon"));
     }
 }

@@ -8,5 +8,5 @@
 mod plan;
 mod verdict;
 
-pub use plan::{CasePlan, Check, KeySet, Target, plan_case, plan_entry, plan_response};
+pub use plan::{CasePlan, Check, KeySet, Target, check_connections, plan_case, plan_entry, plan_response};
 pub use verdict::{CheckResult, Outcome, Verdict};

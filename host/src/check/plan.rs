@@ -85,6 +85,15 @@ pub struct Check {
     /// `expected` as JSON text, computed once.
     #[serde(skip)]
     pub expected_json: String,
+    /// Whether its verdict decides the interaction's pass or fail (a
+    /// suite's `gate = false` check is evaluated and recorded, but never
+    /// fails its case; case files' checks always gate).
+    #[serde(skip_serializing_if = "is_true")]
+    pub gate: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl Check {
@@ -121,7 +130,7 @@ pub fn plan_case(case: &TestCase, keys: &dyn KeySet) -> Result<CasePlan, CaseErr
 }
 
 /// Every connection a case names must be built in or configured.
-fn check_connections(connections: &[Connection], keys: &dyn KeySet) -> Result<(), CaseErrorKind> {
+pub fn check_connections(connections: &[Connection], keys: &dyn KeySet) -> Result<(), CaseErrorKind> {
     let Some((index, unknown)) = connections.iter().enumerate().find_map(|(i, connection)| match connection {
         Connection::Named(name) if !keys.connection_names().iter().any(|known| known == name.as_ref()) => {
             Some((i, name))
@@ -312,6 +321,7 @@ fn push_checks(
             negated,
             expected: value.clone(),
             expected_json: value.to_string(),
+            gate: true,
         });
     }
     Ok(())

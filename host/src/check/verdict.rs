@@ -57,6 +57,23 @@ pub struct CheckResult {
     /// The verdict.
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// Whether the verdict decides pass or fail: results show `"gate":
+    /// false` for a suite's non-gating check, and nothing for the others.
+    #[serde(skip_serializing_if = "is_true")]
+    pub gate: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+impl CheckResult {
+    /// Whether it lets its interaction pass: a gating check that passed,
+    /// or a non-gating one whatever its outcome (an error included: it is
+    /// recorded, and flagged by reports, but decides nothing).
+    pub fn lets_pass(&self) -> bool {
+        !self.gate || self.verdict.passed()
+    }
 }
 
 impl Verdict {

@@ -4,11 +4,12 @@
 
 use super::args::PlanArgs;
 use anyhow::Result;
-use assay::case::{TestCase, read_case_file};
-use assay::check::{CasePlan, plan_case};
+use assay::case::{Connection, SuccessRatio, TestCase, read_case_file};
+use assay::check::{CasePlan, Check, plan_case};
 use assay::errors::CaseError;
 use assay::plural;
 use assay::report::escape;
+use assay::run::{Job, LoadedCase};
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
@@ -19,7 +20,26 @@ pub fn run(args: PlanArgs) -> Result<u8> {
     let files = project.discover(&args.paths, None)?;
     let mut out = std::io::stdout().lock();
     let mut bad = 0;
-    for file in &files {
+    for pending in &files {
+        let Some(file) = pending.case_file() else {
+            match pending.load(names.as_ref(), env) {
+                LoadedCase::Ready(job) if args.json => {
+                    out.write_all(&redactor.to_json(&job_json(&job), false)?)?;
+                    writeln!(out)?;
+                }
+                LoadedCase::Ready(job) => {
+                    let mut text = Vec::new();
+                    print_job(&mut text, &job)?;
+                    out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())?;
+                }
+                LoadedCase::Broken { error, .. } => {
+                    bad += 1;
+                    let error = escape::lines(&error.to_string(), "  ").into_owned();
+                    eprintln!("error: {}", redactor.redact(&error));
+                }
+            }
+            continue;
+        };
         let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
             let plan = plan_case(&case, names.as_ref()).map_err(|kind| CaseError::new(&file.path, kind))?;
             Ok((case, plan))
@@ -42,34 +62,78 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         }
     }
     if bad > 0 {
-        eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), "test case file"));
+        // Suites' spec lines are cases, not files.
+        let noun = if files.iter().all(|file| file.case_file().is_some()) { "test case file" } else { "test case" };
+        eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), noun));
         return Ok(assay::exit_codes::FAILED);
     }
     Ok(assay::exit_codes::OK)
 }
 
 fn print_case(out: &mut impl Write, case: &TestCase, plan: &CasePlan) -> std::io::Result<()> {
-    let connections: Vec<&str> = case.connections.iter().map(|c| c.name()).collect();
+    let head = Head { id: &case.id, agent: &case.agent, connections: &case.connections, ratio: case.success_ratio };
+    let texts = case.interactions.iter().map(|interaction| interaction.text.as_deref().unwrap_or(""));
+    print_plan(out, head, texts.zip(plan.interactions.iter().map(Vec::as_slice)))
+}
+
+/// A case that is no file of its own (a suite's spec line), as its job.
+fn print_job(out: &mut impl Write, job: &Job) -> std::io::Result<()> {
+    let head = Head { id: &job.id, agent: &job.agent, connections: &job.connections, ratio: job.success_ratio };
+    print_plan(out, head, job.turns.iter().map(|turn| (turn.text.as_str(), turn.checks.as_slice())))
+}
+
+/// A job in the shape `--json` shows a case file's case and plan.
+fn job_json(job: &Job) -> serde_json::Value {
+    let interactions: Vec<_> = job.turns.iter().map(|turn| serde_json::json!({ "text": turn.text })).collect();
+    let checks: Vec<_> = job.turns.iter().map(|turn| &turn.checks).collect();
+    serde_json::json!({
+        "case": {
+            "id": job.id,
+            "file": job.file,
+            "agent": job.agent,
+            "connections": job.connections,
+            "success_ratio": job.success_ratio,
+            "interactions": interactions,
+        },
+        "plan": { "interactions": checks },
+    })
+}
+
+/// What the first line of a planned case shows.
+struct Head<'a> {
+    id: &'a str,
+    agent: &'a str,
+    connections: &'a [Connection],
+    ratio: SuccessRatio,
+}
+
+fn print_plan<'a>(
+    out: &mut impl Write,
+    head: Head<'_>,
+    turns: impl Iterator<Item = (&'a str, &'a [Check])> + Clone,
+) -> std::io::Result<()> {
+    let connections: Vec<&str> = head.connections.iter().map(|c| c.name()).collect();
+    let count: usize = turns.clone().map(|(_, checks)| checks.len()).sum();
     writeln!(
         out,
         "{}  agent {}  connections {}  success_ratio {}  ({})",
-        escape::one_line(&case.id),
-        escape::one_line(&case.agent),
+        escape::one_line(head.id),
+        escape::one_line(head.agent),
         connections.join(","),
-        case.success_ratio,
-        plural::count(plan.check_count(), "check")
+        head.ratio,
+        plural::count(count, "check")
     )?;
-    for (i, (interaction, checks)) in case.interactions.iter().zip(&plan.interactions).enumerate() {
-        let text = interaction.text.as_deref().unwrap_or("");
+    for (i, (text, checks)) in turns.enumerate() {
         let mut said: String = text.chars().take(60).collect::<String>().replace('\n', " ");
         if said.len() < text.len() {
             said.push('…');
         }
         writeln!(out, "  {}. {said:?}", i + 1)?;
         for check in checks {
+            let gate = if check.gate { "" } else { "  (not gating)" };
             writeln!(
                 out,
-                "     {:<28} {:<14} {}",
+                "     {:<28} {:<14} {}{gate}",
                 escape::one_line(&check.target.to_string()),
                 escape::one_line(&check.display_key()),
                 escape::one_line(&check.expected.to_string())

@@ -217,6 +217,7 @@ pub fn scenario_jobs(
                     metadata: Vec::new(),
                     turns: vec![turn],
                     recording: None,
+                    prerequisite: None,
                 })));
                 scores.expect(id, Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario });
             }

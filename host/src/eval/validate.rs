@@ -213,6 +213,7 @@ pub fn validation_jobs(
                         metadata: Vec::new(),
                         turns: vec![Turn::new("", checks)],
                         recording: Some(Arc::new(recording)),
+                        prerequisite: None,
                     })));
                     mocks.push(None);
                 }

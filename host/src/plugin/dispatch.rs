@@ -71,6 +71,7 @@ pub fn evaluate(
                 expected: check.expected.clone(),
                 actual: None,
                 verdict: Verdict::fail(missing_message(&check.target, response)),
+                gate: check.gate,
             });
             continue;
         };
@@ -84,6 +85,7 @@ pub fn evaluate(
                     crate::errors::ErrorKind::UnknownKey,
                     format!("no loaded plugin provides the key `{}`", check.key),
                 ),
+                gate: check.gate,
             });
             continue;
         };
@@ -136,6 +138,7 @@ pub fn evaluate(
                 expected: check.expected.clone(),
                 actual: Some(preview(actuals[global])),
                 verdict: verdict_of(answer, check.negated),
+                gate: check.gate,
             });
         }
     }

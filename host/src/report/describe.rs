@@ -43,7 +43,7 @@ pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
             if let Some(error) = &interaction.error {
                 lines.push(format!("{at}: {}", escape::lines(&error.message, CONTINUATION)));
             }
-            for check in interaction.checks.iter().filter(|c| !c.verdict.passed()) {
+            for check in interaction.checks.iter().filter(|c| !c.lets_pass()) {
                 lines.push(format!("{at}: {}", check_line(check)));
             }
         }

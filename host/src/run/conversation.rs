@@ -5,6 +5,7 @@
 
 use crate::agent::{AgentResponse, Agents, ChatRequest, SAMPLE_METADATA};
 use crate::case::Connection;
+use crate::check::CheckResult;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
 use crate::plugin::{self, Registry, ResponseView};
@@ -140,7 +141,7 @@ pub async fn converse(
                     .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
             }
         };
-        let passed = checks.iter().all(|c| c.verdict.passed());
+        let passed = checks.iter().all(CheckResult::lets_pass);
         let usage = response.usage;
         interactions.push(InteractionResult {
             index,

@@ -9,6 +9,7 @@
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
 use crate::check::{CasePlan, Check};
+use crate::run::prerequisite::Prerequisite;
 use crate::run::replay::Recording;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -39,6 +40,10 @@ pub struct Job {
     /// The answers to give instead of asking an agent, per sample ×
     /// connection × turn; what it has no answer for is an error verdict.
     pub recording: Option<Arc<Recording>>,
+    /// What must be done once before its first request (a suite's setup of
+    /// the job's cluster state), shared with the other jobs that need it;
+    /// skipped when the job is answered from a recording.
+    pub prerequisite: Option<Arc<Prerequisite>>,
 }
 
 /// One turn: what is sent, and the checks on the answer.
@@ -100,6 +105,7 @@ impl Job {
             metadata: case.metadata,
             turns,
             recording: None,
+            prerequisite: None,
         }
     }
 

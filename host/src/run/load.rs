@@ -3,13 +3,14 @@
 //! so one bad file never stops the others.
 //!
 //! A run takes its cases from a [`CaseSource`]: either cases already
-//! loaded, or files read and planned on worker threads a bounded distance
-//! ahead of the runner, so that the first case runs while the last is still
-//! on disk and memory stays flat however many cases there are.
+//! loaded, or [`PendingCase`]s (case files, a suite's spec lines: anything
+//! that is a [`CaseReader`]) read and planned on worker threads a bounded
+//! distance ahead of the runner, so that the first case runs while the last
+//! is still on disk and memory stays flat however many cases there are.
 
 use crate::case::{CaseEnv, CaseFile, read_case_file};
 use crate::check::{KeySet, plan_case};
-use crate::errors::CaseError;
+use crate::errors::{CaseError, CaseErrorKind};
 use crate::run::job::Job;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,22 +66,75 @@ impl CaseFilter {
     }
 }
 
-/// Reads and plans every file, keeping the ones `filter` selects.
-pub fn load_cases(
-    files: &[CaseFile],
+/// One case known by its id, read and planned when its turn comes: a test
+/// case file, or a line of a suite's spec (`crate::suite`). What it holds
+/// until then is small, so that a run of many cases stays flat in memory.
+pub trait CaseReader: Send + Sync + std::fmt::Debug {
+    /// The case's id, unique in a run.
+    fn id(&self) -> &str;
+    /// Reads and plans it.
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase;
+    /// The test case file it is, when it is one (`assay plan --json` shows
+    /// a file's case as written).
+    fn case_file(&self) -> Option<&CaseFile> {
+        None
+    }
+}
+
+impl CaseReader for CaseFile {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+        load_case(self, keys, env)
+    }
+
+    fn case_file(&self) -> Option<&CaseFile> {
+        Some(self)
+    }
+}
+
+/// A case of a run, not read yet: what `Project::discover` finds.
+pub type PendingCase = Box<dyn CaseReader>;
+
+impl CaseReader for PendingCase {
+    fn id(&self) -> &str {
+        self.as_ref().id()
+    }
+
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+        self.as_ref().load(keys, env)
+    }
+
+    fn case_file(&self) -> Option<&CaseFile> {
+        self.as_ref().case_file()
+    }
+}
+
+/// Reads and plans every case, keeping the ones `filter` selects.
+pub fn load_cases<C: CaseReader>(
+    files: &[C],
     keys: &dyn KeySet,
     env: &CaseEnv,
     filter: Option<&CaseFilter>,
 ) -> Vec<LoadedCase> {
-    files
-        .iter()
-        .filter(|file| filter.is_none_or(|f| f.matches(&file.id)))
-        .map(|file| load_case(file, keys, env))
-        .collect()
+    files.iter().filter(|file| filter.is_none_or(|f| f.matches(file.id()))).map(|file| file.load(keys, env)).collect()
 }
 
-/// Reads and plans one file.
+/// Reads and plans one test case file. A suite file (`*.suite.toml`) is
+/// not one case: it is an error here, pointing at `Project::discover`,
+/// which expands it into its spec lines.
 pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+    if file.is_suite() {
+        let kind = CaseErrorKind::Invalid {
+            path: "(file)".into(),
+            message: "it is a suite file, which holds many cases; expand it with assay::Project::discover (or \
+                      assay::suite::expand) rather than reading it as one test case"
+                .into(),
+        };
+        return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
+    }
     let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
         let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
         Ok((case, plan))
@@ -116,11 +170,11 @@ impl CaseSource {
         CaseSource { count, cases: receiver }
     }
 
-    /// `files` read and planned on one thread per CPU, each case adjusted
-    /// by `adjust`, at most a few dozen ahead of the runner. The threads
-    /// stop when the source is dropped.
-    pub fn read(
-        files: Vec<CaseFile>,
+    /// `files` (case files, or any pending cases) read and planned on one
+    /// thread per CPU, each case adjusted by `adjust`, at most a few dozen
+    /// ahead of the runner. The threads stop when the source is dropped.
+    pub fn read<C: CaseReader + 'static>(
+        files: Vec<C>,
         keys: Arc<dyn KeySet + Send + Sync>,
         env: Arc<CaseEnv>,
         adjust: Option<CaseAdjustment>,
@@ -137,7 +191,7 @@ impl CaseSource {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { return };
-                    let mut case = load_case(file, keys.as_ref(), &env);
+                    let mut case = file.load(keys.as_ref(), &env);
                     if let (LoadedCase::Ready(job), Some(adjust)) = (&mut case, &adjust) {
                         adjust(job);
                     }

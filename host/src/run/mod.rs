@@ -44,13 +44,15 @@ mod conversation;
 mod event;
 mod job;
 mod load;
+mod prerequisite;
 mod replay;
 mod result;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use job::{Job, Turn};
-pub use load::{CaseAdjustment, CaseFilter, CaseSource, LoadedCase, load_case, load_cases};
+pub use load::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases};
+pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub use replay::{RecordedAnswer, Recording, Replay};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
@@ -321,8 +323,12 @@ async fn admit(
         };
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
+        // One with a prerequisite to wait for runs as a task instead, so
+        // that no slot is held while it waits.
         let in_process = match &case {
-            LoadedCase::Ready(job) => unrecorded.is_none() && job.is_in_process(),
+            LoadedCase::Ready(job) => {
+                unrecorded.is_none() && job.is_in_process() && (job.prerequisite.is_none() || job.recording.is_some())
+            }
             LoadedCase::Broken { .. } => false,
         };
         let slot = match in_process {
@@ -465,6 +471,11 @@ impl CaseTask {
     /// it starts all `n` and waits for every one.
     async fn run(self) -> CaseResult {
         let started = Instant::now();
+        if let (Some(prerequisite), None) = (&self.job.prerequisite, &self.job.recording)
+            && let Err(message) = prerequisite.ensure().await
+        {
+            return Identity::of(&self.job).failed(RunError { kind: ErrorKind::Setup, message });
+        }
         let ratio = self.job.success_ratio;
         let exhaustive = self.exhaustive;
         let task = Arc::new(self);

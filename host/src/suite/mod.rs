@@ -1,5 +1,274 @@
-//! Suite files: the OpenSearch index loader and the date templates of spec lines.
+//! Suite files → cases: a `*.suite.toml` names spec files (JSON lines) and
+//! maps every spec line onto a request and checks; each line is one case,
+//! with the id `SUITE_ID/SPEC_ID` (the suite file's id, as discovery gives
+//! it, then the line's `id`).
+//!
+//! [`expand`] reads the suite file and indexes its spec files when the run
+//! is discovered, so that the count of cases, their ids (for `--filter`,
+//! `--list`) and duplicate ids are known before anything runs; what it
+//! keeps per line is its id, cluster state and place (a few dozen bytes),
+//! never the line itself. Each [`PendingCase`] reads its line again when
+//! its turn comes, resolves date templates (a suite whose `[setup]` has
+//! `indices`, its own or the `opensearch` loader's), fills the templates and plans the checks into a
+//! [`Job`]. A line's cluster state, unless skipped, gives the job the
+//! state's setup as its prerequisite, run once before the first of that
+//! state's cases.
+//!
+//! Errors are located: a suite file that cannot be read is one error case
+//! (its id); a spec line that is not a JSON object, has no `id`, repeats
+//! another's id or lacks a field the suite uses is one error case naming
+//! the spec file and line (id `SUITE_ID/SPEC_FILE:LINE` when the line has
+//! no usable id).
 
 pub mod dates;
+mod file;
 mod index_group;
 pub mod opensearch;
+mod setup;
+mod specs;
+mod template;
+
+pub use file::{DEFAULT_SETUP_TIMEOUT, STATE_FIELD};
+pub use specs::MAX_LINE_BYTES;
+
+use crate::case::{CaseEnv, CaseFile};
+use crate::check::{KeySet, check_connections, plan_entry};
+use crate::errors::{CaseError, CaseErrorKind};
+use crate::run::{CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
+use dates::DocumentsOfState;
+use file::{SuiteFile, read_suite_file};
+use serde_json::{Map, Value};
+use specs::Indexed;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The cases of a suite file, in spec order (spec files in the order of
+/// their patterns, lines in file order); one error case when the suite
+/// file, or a spec file, cannot be read.
+pub fn expand(file: &CaseFile) -> Vec<PendingCase> {
+    let broken = |error: CaseError, id: String| -> Vec<PendingCase> { vec![Box::new(Unreadable { id, error })] };
+    let suite = match read_suite_file(&file.path) {
+        Ok(suite) => suite,
+        Err(kind) => return broken(CaseError::new(&file.path, kind), file.id.clone()),
+    };
+    let suite = Arc::new(Suite::new(file, suite));
+    let mut cases: Vec<PendingCase> = Vec::new();
+    let mut seen: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut setups: HashMap<String, Arc<Prerequisite>> = HashMap::new();
+    for (spec_index, spec) in suite.file.specs.iter().enumerate() {
+        let lines = match specs::index(spec) {
+            Ok(lines) => lines,
+            Err(message) => {
+                let id = format!("{}/{}", suite.id, suite.spec_name(spec_index));
+                return broken(CaseError::new(spec, CaseErrorKind::Io(message)), id);
+            }
+        };
+        for indexed in lines {
+            let (spec_id, state, line, offset) = match indexed {
+                Indexed::Spec { id, state, line, offset } => (id, state, line, offset),
+                Indexed::Bad { line, message } => {
+                    cases.push(suite.bad_line(spec_index, line, message));
+                    continue;
+                }
+            };
+            if let Some(&(first_spec, first_line)) = seen.get(&spec_id) {
+                let first = match first_spec == spec_index {
+                    true => format!("line {first_line}"),
+                    false => format!("`{}` line {first_line}", suite.file.specs[first_spec].display()),
+                };
+                let message = format!(
+                    "its id {spec_id:?} is also the id of {first}; ids must be unique in a suite, as they name its \
+                     cases ({}/ID)",
+                    suite.id
+                );
+                cases.push(suite.bad_line(spec_index, line, message));
+                continue;
+            }
+            seen.insert(spec_id.clone(), (spec_index, line));
+            let prerequisite = state.as_deref().and_then(|state| {
+                let setup = suite.setup.as_ref().filter(|setup| !setup.skip.iter().any(|s| s == state))?;
+                let made = setups
+                    .entry(state.to_owned())
+                    .or_insert_with(|| Arc::new(setup::prerequisite(setup, &suite.path, state)));
+                Some(made.clone())
+            });
+            cases.push(Box::new(SpecCase {
+                id: format!("{}/{spec_id}", suite.id),
+                suite: suite.clone(),
+                spec: spec_index,
+                line,
+                offset,
+                state,
+                prerequisite,
+            }));
+        }
+    }
+    cases
+}
+
+/// A suite file, read: shared by its cases.
+struct Suite {
+    /// Its id (from discovery).
+    id: String,
+    /// Where it is.
+    path: PathBuf,
+    file: SuiteFile,
+    /// `[setup]`, shared with the prerequisites made from it.
+    setup: Option<Arc<file::Setup>>,
+    /// The documents of each cluster state, read once for its date
+    /// templates (a suite whose `[setup]` names `indices`).
+    documents: Mutex<HashMap<String, Arc<Result<DocumentsOfState, String>>>>,
+}
+
+impl std::fmt::Debug for Suite {
+    /// Its id and file (the documents of its states need not be `Debug`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Suite").field("id", &self.id).field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Suite {
+    fn new(case_file: &CaseFile, mut file: SuiteFile) -> Suite {
+        let setup = file.setup.take().map(Arc::new);
+        Suite { id: case_file.id.clone(), path: case_file.path.clone(), file, setup, documents: Mutex::default() }
+    }
+
+    /// A spec file's name as its error cases' ids show it.
+    fn spec_name(&self, spec: usize) -> String {
+        let path = &self.file.specs[spec];
+        let folder = self.path.parent().unwrap_or(Path::new(""));
+        path.strip_prefix(folder).unwrap_or(path).to_string_lossy().replace('\\', "/")
+    }
+
+    /// The error case of a line that cannot be a case.
+    fn bad_line(&self, spec: usize, line: usize, message: String) -> PendingCase {
+        Box::new(Unreadable {
+            id: format!("{}/{}:{line}", self.id, self.spec_name(spec)),
+            error: CaseError::new(&self.file.specs[spec], CaseErrorKind::SpecLine { line, message }),
+        })
+    }
+
+    /// The documents of `state`, for its date templates in `time_zone`.
+    fn documents(
+        &self,
+        indices: &Path,
+        time_zone: chrono_tz::Tz,
+        state: &str,
+    ) -> Arc<Result<DocumentsOfState, String>> {
+        let mut documents = self.documents.lock().expect("the documents' lock");
+        let read = || Arc::new(DocumentsOfState::read(indices, state).map(|d| d.with_time_zone(time_zone)));
+        documents.entry(state.to_owned()).or_insert_with(read).clone()
+    }
+}
+
+/// A case that is an error before it is read.
+#[derive(Debug)]
+struct Unreadable {
+    id: String,
+    error: CaseError,
+}
+
+impl CaseReader for Unreadable {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn load(&self, _keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
+        LoadedCase::Broken { id: self.id.clone(), error: self.error.clone() }
+    }
+}
+
+/// One spec line of a suite, read when its turn comes.
+#[derive(Debug)]
+struct SpecCase {
+    id: String,
+    suite: Arc<Suite>,
+    spec: usize,
+    line: usize,
+    offset: u64,
+    state: Option<String>,
+    prerequisite: Option<Arc<Prerequisite>>,
+}
+
+impl CaseReader for SpecCase {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn load(&self, keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
+        match self.job(keys) {
+            Ok(job) => LoadedCase::Ready(Box::new(job)),
+            Err(error) => LoadedCase::Broken { id: self.id.clone(), error },
+        }
+    }
+}
+
+impl SpecCase {
+    fn job(&self, keys: &dyn KeySet) -> Result<Job, CaseError> {
+        let suite = &self.suite.file;
+        let spec = &suite.specs[self.spec];
+        let at_line = |message: String| CaseError::new(spec, CaseErrorKind::SpecLine { line: self.line, message });
+        let in_suite = |kind: CaseErrorKind| CaseError::new(&self.suite.path, kind);
+        let mut line = specs::read_line(spec, self.offset, self.line).map_err(at_line)?;
+        if let (Some(setup), Some(state)) = (&self.suite.setup, &self.state)
+            && let Some(indices) = &setup.indices
+            && !setup.skip.contains(state)
+        {
+            let documents = self.suite.documents(indices, setup.time_zone, state);
+            let documents = documents.as_ref().as_ref().map_err(|e| at_line(format!("its date templates: {e}")))?;
+            dates::resolve_line(&mut line, documents).map_err(|e| at_line(format!("its date templates: {e}")))?;
+        }
+        let missing = |field: template::MissingField, used_in: &str| {
+            at_line(format!(
+                "it has no field `{}`, which the suite's {used_in} uses (`{}`); the line has {}",
+                field.0,
+                self.suite.path.display(),
+                field_names(&line)
+            ))
+        };
+        let text = suite.text.fill(&line).map_err(|field| missing(field, "text"))?;
+        check_connections(std::slice::from_ref(&suite.connection), keys).map_err(in_suite)?;
+        let mut checks = Vec::new();
+        for (i, check) in suite.checks.iter().enumerate() {
+            let at = format!("checks[{i}]");
+            let expected = check.expected.fill(&line).map_err(|field| missing(field, &format!("{at}.expected")))?;
+            let planned = plan_entry(&check.key, &expected, check.target.clone(), &format!("{at}.key"), keys)
+                .map_err(in_suite)?;
+            checks.extend(planned.into_iter().map(|planned| crate::check::Check { gate: check.gate, ..planned }));
+        }
+        Ok(Job {
+            id: self.id.clone(),
+            file: spec.clone(),
+            agent: suite.agent.clone(),
+            connections: vec![suite.connection.clone()],
+            success_ratio: suite.success_ratio,
+            timeout: suite.timeout,
+            metadata: suite.metadata.clone(),
+            turns: vec![Turn::new(text, checks)],
+            recording: None,
+            prerequisite: self.prerequisite.clone(),
+        })
+    }
+}
+
+/// A line's field names, for messages: `id, question, clusterStateId`.
+fn field_names(line: &Map<String, Value>) -> String {
+    let names: Vec<String> = line.keys().map(|key| format!("`{key}`")).collect();
+    if names.is_empty() { "no fields".into() } else { names.join(", ") }
+}
+
+/// The cases of every file: a suite file expanded into its spec lines, any
+/// other file as one case. Ids stay unique: a suite's id is its path, and
+/// a spec line's id is unique in its suite.
+pub fn expand_all(files: Vec<CaseFile>) -> Vec<PendingCase> {
+    let mut cases: Vec<PendingCase> = Vec::new();
+    for file in files {
+        if file.is_suite() {
+            cases.extend(expand(&file));
+        } else {
+            cases.push(Box::new(file));
+        }
+    }
+    cases
+}

@@ -136,7 +136,7 @@ fn plan_with_no_case_files_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let output = assay(&["plan", dir.path().to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(stderr(&output), "error: no test case files (*.hocon) found\n");
+    assert_eq!(stderr(&output), "error: no test case files (*.hocon) or suite files (*.suite.toml) found\n");
     let output = assay(&["plan", "no/such/dir"]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(stderr(&output), "error: `no/such/dir` does not exist\n");

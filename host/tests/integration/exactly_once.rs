@@ -3,11 +3,11 @@
 //! case's task, and the run reports that case as an internal error while
 //! every other case is reported as usual.
 
-use crate::util::{Served, runtime};
+use crate::util::{Collect, Served, runtime};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
 use assay::plugin::Registry;
-use assay::run::{CaseResult, CaseSource, EventKind, Reporter, RunEvent, RunOptions, Runner, load_cases};
+use assay::run::{CaseResult, CaseSource, RunOptions, Runner, load_cases};
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, Capabilities, Limits};
 use std::sync::Arc;
@@ -18,19 +18,6 @@ struct PanickingJudge;
 impl Judge for PanickingJudge {
     fn complete(&self, _prompt: &str) -> Answered<String> {
         panic!("the embedder's judge has a bug");
-    }
-}
-
-/// Keeps every finished case.
-#[derive(Default)]
-struct Collect(Vec<CaseResult>);
-
-impl Reporter for Collect {
-    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
-        if let EventKind::CaseFinished(case) = event.kind {
-            self.0.push((*case).clone());
-        }
-        Ok(())
     }
 }
 

@@ -44,5 +44,6 @@ mod serve_limits;
 mod size_caps;
 mod suite_opensearch;
 mod suite_report;
+mod suites;
 mod terminal_counts;
 mod util;

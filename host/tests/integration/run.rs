@@ -39,7 +39,14 @@ fn the_project_fixtures_pass_against_the_demo_agents() {
     let output = run(out.path(), &["fixtures/"]);
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
     let results = results(out.path());
-    let files = glob::glob(&format!("{}/fixtures/**/*.hocon", crate::util::root().display())).unwrap().count();
+    let root = crate::util::root().display().to_string();
+    let hocon = glob::glob(&format!("{root}/fixtures/**/*.hocon")).unwrap().count();
+    let spec_lines: usize = glob::glob(&format!("{root}/fixtures/suites/**/specs/*.jsonl"))
+        .unwrap()
+        .map(|spec| std::fs::read_to_string(spec.unwrap()).unwrap().lines().filter(|l| !l.trim().is_empty()).count())
+        .sum();
+    assert!(spec_lines >= 4, "the fixture suite's spec lines are cases too");
+    let files = hocon + spec_lines;
     assert_eq!(results.len(), files);
     for line in &results {
         let expected = if line["agent"] == "flaky" { "flaky" } else { "passed" };

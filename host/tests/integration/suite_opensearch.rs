@@ -590,3 +590,86 @@ fn every_date_template_of_the_reference_specs_resolves_and_no_other_text_changes
     }
     assert!(resolved >= 8, "only {resolved} lines had templates");
 }
+
+/// A suite whose setup loads its index groups into the cluster and whose
+/// spec lines' date templates resolve from them, in the suite's time zone.
+const LOADING_SUITE: &str = r#"
+specs = ["*.jsonl"]
+agent = "echo"
+text = "{{question}}"
+
+[setup]
+SETUP
+skip = ["none"]
+time_zone = "Europe/Paris"
+
+[[checks]]
+key = "value"
+expected = "{{expectedAnswer}}"
+"#;
+
+const DATED_SPECS: &str = r#"{"id":"day","clusterStateId":"alerting","question":"alerts on <a1.start_time,date>?","expectedAnswer":"alerts on Dec 06?"}
+{"id":"time","clusterStateId":"alerting","question":"the alert at <a1.start_time,dateAndTime>","expectedAnswer":"the alert at Dec 06 15:00"}
+{"id":"plain","clusterStateId":"none","question":"no <dates> here","expectedAnswer":"no <dates> here"}
+"#;
+
+/// `assay run` of a suite folder: its results by id.
+fn run_suite(dir: &Path, setup: &str) -> (std::process::Output, BTreeMap<String, Value>) {
+    std::fs::write(dir.join("qa.suite.toml"), LOADING_SUITE.replace("SETUP", setup)).unwrap();
+    std::fs::write(dir.join("specs.jsonl"), DATED_SPECS).unwrap();
+    let out = dir.join("results");
+    let _ = std::fs::remove_dir_all(&out);
+    let output = crate::util::assay(&["run", dir.to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap_or_default();
+    let lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap());
+    (output, lines.map(|l| (l["id"].as_str().unwrap().to_owned(), l)).collect())
+}
+
+#[test]
+fn a_suite_loads_its_states_indices_once_and_answers_its_date_templates_from_them() {
+    let cluster = Cluster::start();
+    let dir = indices(&[
+        ("data/alerting/alerts/mappings.json", r#"{"properties":{"start_time":{"type":"date"}}}"#),
+        // 14:00 UTC is 15:00 in Paris in December.
+        ("data/alerting/alerts/documents.ndjson", "{\"_id\":\"a1\",\"start_time\":1733493600000}\n"),
+    ]);
+    let setup = format!("opensearch = {{ url = \"{}\", indices = \"data\" }}", cluster.url());
+    let (output, results) = run_suite(dir.path(), &setup);
+    assert_eq!(output.status.code(), Some(0), "{}{}", crate::util::stdout(&output), crate::util::stderr(&output));
+    assert_eq!(results.len(), 3);
+    assert!(results.values().all(|line| line["status"] == "passed"), "{results:?}");
+    assert_eq!(
+        cluster.lines(),
+        ["PUT /alerts", "POST /_bulk", "POST /alerts/_refresh"],
+        "the state `alerting` loaded once, `none` never"
+    );
+    assert!(cluster.state().violations.is_empty(), "{:?}", cluster.state().violations);
+
+    // A command setup reads the same documents through `[setup] indices`.
+    let script = dir.path().join("setup.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (output, results) =
+        run_suite(dir.path(), "command = [\"./setup.sh\", \"{{clusterStateId}}\"]\nindices = \"data\"");
+    assert_eq!(output.status.code(), Some(0), "{}{}", crate::util::stdout(&output), crate::util::stderr(&output));
+    let asked = &results["qa/time"]["samples"][0]["runs"][0]["interactions"][0]["response"]["text"];
+    assert_eq!(asked, "the alert at Dec 06 15:00", "the question went out resolved");
+
+    // A template naming a document the state does not have is that line's
+    // error, naming the id.
+    let broken = DATED_SPECS.replace("<a1.start_time,date>", "<a9.start_time,date>");
+    std::fs::write(dir.path().join("specs.jsonl"), &broken).unwrap();
+    let out = dir.path().join("results");
+    let _ = std::fs::remove_dir_all(&out);
+    crate::util::assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let day: Value =
+        text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|l| l["id"] == "qa/day").unwrap();
+    assert_eq!(day["status"], "error", "{day}");
+    let message = day["error"]["message"].as_str().unwrap();
+    assert!(message.contains("line 1: its date templates") && message.contains("a9"), "{message}");
+}

@@ -7,6 +7,19 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// A reporter that keeps every finished case.
+#[derive(Default)]
+pub struct Collect(pub Vec<assay::run::CaseResult>);
+
+impl assay::run::Reporter for Collect {
+    fn report(&mut self, event: &assay::run::RunEvent<'_>) -> std::io::Result<()> {
+        if let assay::run::EventKind::CaseFinished(case) = event.kind {
+            self.0.push((*case).clone());
+        }
+        Ok(())
+    }
+}
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
