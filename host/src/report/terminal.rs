@@ -157,7 +157,13 @@ impl Terminal {
                             lines.push(format!("{INDENT}{at}: {}", error_message(&error.message)));
                         }
                         for check in &interaction.checks {
-                            let mark = if check.verdict.passed() { "ok  " } else { "FAIL" };
+                            // A non-gating check decides nothing: its miss is
+                            // a note, not a failure.
+                            let mark = match (check.verdict.passed(), check.gate) {
+                                (true, _) => "ok  ",
+                                (false, true) => "FAIL",
+                                (false, false) => "note",
+                            };
                             lines.push(format!("{INDENT}{mark} {at}: {}", check_line(check)));
                         }
                     }

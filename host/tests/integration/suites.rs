@@ -330,6 +330,57 @@ gate = false
     let checks = &results["qa/broken"]["samples"][0]["runs"][0]["interactions"][0]["checks"];
     assert_eq!(checks[1]["outcome"], "pass");
     assert_eq!(checks[1]["gate"], false);
+
+    // --verbose marks a missed non-gating check as a note, not a failure.
+    let verbose = assay(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--filter",
+        "kept",
+        "--verbose",
+        "--results",
+        out.to_str().unwrap(),
+    ]);
+    let shown = stdout(&verbose);
+    assert!(shown.contains(r#"note [direct] sample 0 interaction 1: text value "pears""#), "{shown}");
+    assert!(!shown.contains("FAIL [direct]"), "{shown}");
+}
+
+/// OpenSearch's `os_query_eval` as a suite check: the agent's answer is a
+/// result table (echo hands back the table in the question), compared by
+/// `table_equivalence` with the spec line's gold rows, which `{{gold_rows}}`
+/// hands over as the list it is.
+#[test]
+fn a_suite_compares_result_tables_with_table_equivalence() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = r#"
+specs = ["specs/*.jsonl"]
+agent = "echo"
+text = "{{question}}"
+[[checks]]
+key = "table_equivalence"
+expected = { rows = "{{gold_rows}}" }
+"#;
+    let specs = r#"{"id":"same-rows","question":"[{\"name\": \"Bob\", \"n\": 5}, {\"name\": \"Ann\", \"n\": 3}]","gold_rows":[["Ann",3],["Bob",5]]}
+{"id":"wrong-count","question":"[{\"name\": \"Ann\", \"n\": 4}]","gold_rows":[["Ann",3]]}
+"#;
+    write_suite(dir.path(), suite, &[("q.jsonl", specs)]);
+    let plugin = root().join("plugins/table-equivalence/table_equivalence.wasm");
+    let out = dir.path().join("results");
+    let run = assay(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--plugin",
+        plugin.to_str().unwrap(),
+        "--results",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    let results = results(&out);
+    assert_eq!(results["qa/same-rows"]["status"], "passed", "{}", results["qa/same-rows"]);
+    assert_eq!(results["qa/wrong-count"]["status"], "failed", "{}", results["qa/wrong-count"]);
+    let check = &results["qa/wrong-count"]["samples"][0]["runs"][0]["interactions"][0]["checks"][0];
+    assert_eq!(check["key"], "table_equivalence", "{check}");
 }
 
 #[test]
