@@ -609,7 +609,7 @@ expected = "{{expectedAnswer}}"
 "#;
 
 const DATED_SPECS: &str = r#"{"id":"day","clusterStateId":"alerting","question":"alerts on <a1.start_time,date>?","expectedAnswer":"alerts on Dec 06?"}
-{"id":"time","clusterStateId":"alerting","question":"the alert at <a1.start_time,dateAndTime>","expectedAnswer":"the alert at Dec 06 15:00"}
+{"id":"time","clusterStateId":"alerting","question":"the alert at <a1.start_time,dateAndTime>","expectedAnswer":"the alert at <a1.start_time,dateAndTime>"}
 {"id":"plain","clusterStateId":"none","question":"no <dates> here","expectedAnswer":"no <dates> here"}
 "#;
 
@@ -658,6 +658,8 @@ fn a_suite_loads_its_states_indices_once_and_answers_its_date_templates_from_the
     assert_eq!(output.status.code(), Some(0), "{}{}", crate::util::stdout(&output), crate::util::stderr(&output));
     let asked = &results["qa/time"]["samples"][0]["runs"][0]["interactions"][0]["response"]["text"];
     assert_eq!(asked, "the alert at Dec 06 15:00", "the question went out resolved");
+    let expected = &results["qa/time"]["samples"][0]["runs"][0]["interactions"][0]["checks"][0]["expected"];
+    assert_eq!(expected, "the alert at Dec 06 15:00", "and the expected answer was resolved too");
 
     // A template naming a document the state does not have is that line's
     // error, naming the id.
