@@ -114,6 +114,9 @@ impl HttpAgents {
     async fn read_stream(&self, response: reqwest::Response) -> Result<Vec<ChatMessage>, AgentErrorKind> {
         let cap = self.settings.max_response_bytes;
         let mut stream = response.bytes_stream();
+        // The bytes of lines not yet ended. Each chunk is searched for
+        // newlines once (never the bytes before it again, however long a
+        // line grows), and the ended lines leave the buffer together.
         let mut buffer: Vec<u8> = Vec::new();
         let mut messages = Vec::new();
         let mut line_number = 0;
@@ -129,14 +132,19 @@ impl HttpAgents {
             if received > cap {
                 return Err(AgentErrorKind::TooLarge(cap));
             }
+            let mut scanned = buffer.len();
             buffer.extend_from_slice(&chunk);
-            while let Some(end) = buffer.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buffer.drain(..=end).collect();
+            let mut start = 0;
+            while let Some(offset) = buffer[scanned..].iter().position(|&b| b == b'\n') {
+                let end = scanned + offset;
                 line_number += 1;
-                if let Some(message) = parse_line(&line[..end], line_number)? {
+                if let Some(message) = parse_line(&buffer[start..end], line_number)? {
                     messages.push(message);
                 }
+                start = end + 1;
+                scanned = start;
             }
+            buffer.drain(..start);
         }
         if !buffer.iter().all(u8::is_ascii_whitespace) {
             line_number += 1;
