@@ -373,7 +373,7 @@ impl Project {
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
-        let mut cases = crate::suite::expand_all(files);
+        let mut cases = crate::run::with_distinct_ids(crate::suite::expand_all(files));
         if let Some(filter) = filter {
             cases.retain(|case| filter.matches(case.id()));
             if cases.is_empty() {

@@ -12,6 +12,7 @@ use crate::case::{CaseEnv, CaseFile, read_case_file};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::run::job::Job;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
@@ -72,6 +73,9 @@ impl CaseFilter {
 pub trait CaseReader: Send + Sync + std::fmt::Debug {
     /// The case's id, unique in a run.
     fn id(&self) -> &str;
+    /// The file it comes from (a case file, a suite's spec file), for
+    /// messages.
+    fn source(&self) -> &std::path::Path;
     /// Reads and plans it.
     fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase;
     /// The test case file it is, when it is one (`assay plan --json` shows
@@ -86,6 +90,10 @@ impl CaseReader for CaseFile {
         &self.id
     }
 
+    fn source(&self) -> &std::path::Path {
+        &self.path
+    }
+
     fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
         load_case(self, keys, env)
     }
@@ -98,9 +106,71 @@ impl CaseReader for CaseFile {
 /// A case of a run, not read yet: what `Project::discover` finds.
 pub type PendingCase = Box<dyn CaseReader>;
 
+/// A case known to be an error before it is read (a suite file that cannot
+/// be read, an id another case has): reported as that error.
+#[derive(Debug)]
+pub struct BrokenCase {
+    /// Its id.
+    pub id: String,
+    /// Why it cannot run.
+    pub error: CaseError,
+}
+
+impl CaseReader for BrokenCase {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn source(&self) -> &std::path::Path {
+        &self.error.file
+    }
+
+    fn load(&self, _keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
+        LoadedCase::Broken { id: self.id.clone(), error: self.error.clone() }
+    }
+}
+
+/// `cases` with every id made unique: a case whose id an earlier one has
+/// (`a/x.hocon` and `b/x.hocon` given as `a/ b/`, a suite `qa.suite.toml`
+/// beside `qa/a1.hocon`) becomes an error case `ID~N` naming both files,
+/// so that every case is reported, and replayed, under an id of its own.
+pub fn with_distinct_ids(cases: Vec<PendingCase>) -> Vec<PendingCase> {
+    let mut first: HashMap<String, std::path::PathBuf> = HashMap::new();
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<PendingCase> = Vec::with_capacity(cases.len());
+    for case in cases {
+        let id = case.id().to_owned();
+        let Some(earlier) = first.get(&id) else {
+            first.insert(id, case.source().to_path_buf());
+            out.push(case);
+            continue;
+        };
+        let count = taken.entry(id.clone()).or_insert(1);
+        *count += 1;
+        let mut renamed = format!("{id}~{count}");
+        while first.contains_key(&renamed) {
+            *count += 1;
+            renamed = format!("{id}~{count}");
+        }
+        let message = format!(
+            "its id `{id}` is the id of the case from `{}` too; reported as `{renamed}` and not run\n\nConsider \
+             running the folders separately, or renaming one of the files",
+            earlier.display()
+        );
+        let error = CaseError::new(case.source(), CaseErrorKind::Invalid { path: "id".into(), message });
+        first.insert(renamed.clone(), case.source().to_path_buf());
+        out.push(Box::new(BrokenCase { id: renamed, error }));
+    }
+    out
+}
+
 impl CaseReader for PendingCase {
     fn id(&self) -> &str {
         self.as_ref().id()
+    }
+
+    fn source(&self) -> &std::path::Path {
+        self.as_ref().source()
     }
 
     fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {

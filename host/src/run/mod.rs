@@ -51,7 +51,10 @@ mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use job::{Job, Turn};
-pub use load::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases};
+pub use load::{
+    BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases,
+    with_distinct_ids,
+};
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub use replay::{RecordedAnswer, Recording, Replay};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};

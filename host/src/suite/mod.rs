@@ -34,7 +34,7 @@ pub use specs::MAX_LINE_BYTES;
 use crate::case::{CaseEnv, CaseFile};
 use crate::check::{KeySet, check_connections, plan_entry};
 use crate::errors::{CaseError, CaseErrorKind};
-use crate::run::{CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
+use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
 use dates::DocumentsOfState;
 use file::{SuiteFile, read_suite_file};
 use serde_json::{Map, Value};
@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex};
 /// their patterns, lines in file order); one error case when the suite
 /// file, or a spec file, cannot be read.
 pub fn expand(file: &CaseFile) -> Vec<PendingCase> {
-    let broken = |error: CaseError, id: String| -> Vec<PendingCase> { vec![Box::new(Unreadable { id, error })] };
+    let broken = |error: CaseError, id: String| -> Vec<PendingCase> { vec![Box::new(BrokenCase { id, error })] };
     let suite = match read_suite_file(&file.path) {
         Ok(suite) => suite,
         Err(kind) => return broken(CaseError::new(&file.path, kind), file.id.clone()),
@@ -143,7 +143,7 @@ impl Suite {
 
     /// The error case of a line that cannot be a case.
     fn bad_line(&self, spec: usize, line: usize, message: String) -> PendingCase {
-        Box::new(Unreadable {
+        Box::new(BrokenCase {
             id: format!("{}/{}:{line}", self.id, self.spec_name(spec)),
             error: CaseError::new(&self.file.specs[spec], CaseErrorKind::SpecLine { line, message }),
         })
@@ -162,23 +162,6 @@ impl Suite {
     }
 }
 
-/// A case that is an error before it is read.
-#[derive(Debug)]
-struct Unreadable {
-    id: String,
-    error: CaseError,
-}
-
-impl CaseReader for Unreadable {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn load(&self, _keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
-        LoadedCase::Broken { id: self.id.clone(), error: self.error.clone() }
-    }
-}
-
 /// One spec line of a suite, read when its turn comes.
 #[derive(Debug)]
 struct SpecCase {
@@ -194,6 +177,10 @@ struct SpecCase {
 impl CaseReader for SpecCase {
     fn id(&self) -> &str {
         &self.id
+    }
+
+    fn source(&self) -> &Path {
+        &self.suite.file.specs[self.spec]
     }
 
     fn load(&self, keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {

@@ -374,3 +374,42 @@ fn assay_toml_names_agent_components_and_the_server() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("unknown field `urll`"), "{}", stderr(&output));
 }
+
+#[test]
+fn two_cases_with_one_id_are_both_reported_the_second_as_an_error_naming_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let case =
+        r#"{ "agent": "echo", "interactions": [ { "text": "hi", "response": { "text": { "value": "hi" } } } ] }"#;
+    for folder in ["a", "b"] {
+        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+        std::fs::write(dir.path().join(folder).join("x.hocon"), case).unwrap();
+    }
+    // A suite `qa.suite.toml` beside `qa/s1.hocon` gives its line `s1` the same id.
+    std::fs::create_dir_all(dir.path().join("a/qa")).unwrap();
+    std::fs::write(dir.path().join("a/qa/s1.hocon"), case).unwrap();
+    std::fs::write(
+        dir.path().join("a/qa.suite.toml"),
+        "specs = [\"s.jsonl\"]\nagent = \"echo\"\ntext = \"{{q}}\"\n[[checks]]\nkey = \"value\"\nexpected = \"hi\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a/s.jsonl"), "{\"id\": \"s1\", \"q\": \"hi\"}\n").unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let output = run(out.path(), &[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let results = results(out.path());
+    let mut ids: Vec<&str> = results.iter().map(|line| line["id"].as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, ["qa/s1", "qa/s1~2", "x", "x~2"], "every case once, under an id of its own");
+    assert_eq!(result(&results, "x")["status"], "passed");
+    let second = result(&results, "x~2");
+    assert_eq!(second["status"], "error");
+    let message = second["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("`{}`", b.join("x.hocon").display())), "{message}");
+    assert!(
+        message.contains(&format!("is the id of the case from `{}` too", a.join("x.hocon").display())),
+        "{message}"
+    );
+    assert_eq!(result(&results, "qa/s1~2")["status"], "error");
+}
