@@ -13,6 +13,8 @@
 //! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
 //! (a suite) for the terminal, `summary.json` and JUnit.
 //!
+//! [`read_results_dir`] reads a results directory back ([`ResultsOfRun`]).
+//!
 //! `describe.rs` turns a case result into the lines a person reads; the
 //! terminal and JUnit share it. `evaluation.rs` renders the reports of
 //! `assay assess`, `eval` and `validate`.
@@ -28,6 +30,7 @@ mod evaluation;
 #[cfg(test)]
 mod fixtures;
 mod junit;
+mod read;
 mod redact;
 mod results_dir;
 mod set;
@@ -37,6 +40,7 @@ mod terminal;
 pub use describe::{failure_lines, sample_failure_lines};
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
 pub use junit::JunitReport;
+pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::ResultsDir;
 pub use set::{ReporterSet, ReporterSetBuilder};

@@ -53,6 +53,7 @@ pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use job::{Job, Turn};
 pub use load::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases};
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
+pub(crate) use replay::json_error;
 pub use replay::{RecordedAnswer, Recording, Replay};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 
