@@ -55,7 +55,7 @@ pub fn write_diff(out: &mut dyn Write, diff: &RunDiff, colour: bool) -> io::Resu
         let reasons: Vec<String> = diff.verdict.regressions.iter().map(|r| r.describe()).collect();
         writeln!(out, "{} {}", paint(colour, "REGRESSED", CaseStatus::Failed), reasons.join("; "))?;
     } else {
-        writeln!(out, "{} beyond the allowances", paint(colour, "NO REGRESSION", CaseStatus::Passed))?;
+        writeln!(out, "{}", paint(colour, "NO REGRESSION", CaseStatus::Passed))?;
     }
     out.flush()
 }
