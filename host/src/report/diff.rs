@@ -332,7 +332,8 @@ fn key_scores(
                 })
                 .collect();
             let paired = moves.len();
-            let change = mean(moves.iter().map(|m| m.change));
+            // Float noise is no change: JSON and terminal show 0, not -5e-17.
+            let change = mean(moves.iter().map(|m| m.change)).map(|c| if c.abs() > SCORE_NOISE { c } else { 0.0 });
             // Largest drop first; ties by id, so that the order is stable.
             moves.sort_by(|a, b| a.change.total_cmp(&b.change).then_with(|| a.id.cmp(&b.id)));
             let dropped: Vec<ScoreMove> = moves.iter().filter(|m| m.change < 0.0).take(top).cloned().collect();
@@ -372,27 +373,7 @@ fn regressions(diff: &RunDiff, allow: &Allowances) -> Vec<Regression> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::CaseFlags;
-    use serde_json::Value;
-
-    /// A run of cases `(id, status, rouge score)`.
-    fn run(dir: &str, cases: &[(&str, CaseStatus, Option<f64>)]) -> ResultsOfRun {
-        let cases = cases
-            .iter()
-            .enumerate()
-            .map(|(index, &(id, status, score))| CaseOfRun {
-                id: id.to_owned(),
-                file: PathBuf::from(format!("{id}.hocon")),
-                agent: "echo".to_owned(),
-                status,
-                flags: CaseFlags::default(),
-                scores: score.map(|s| BTreeMap::from([("rouge".to_owned(), s)])).unwrap_or_default(),
-                line: index + 1,
-                json: Value::Null,
-            })
-            .collect();
-        ResultsOfRun { dir: PathBuf::from(dir), summary: None, cases }
-    }
+    use crate::report::fixtures::run_of as run;
 
     fn ids(changes: &[StatusChange]) -> Vec<&str> {
         changes.iter().map(|c| c.id.as_str()).collect()

@@ -100,3 +100,28 @@ fn counts_line(diff: &RunDiff) -> String {
         diff.removed.len()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::diff::{DiffOptions, diff};
+    use crate::report::fixtures::run_of;
+    use CaseStatus::{Error, Failed, Flaky, Passed};
+
+    /// Every kind of line, in colour; an id that would drive the terminal
+    /// is escaped.
+    #[test]
+    fn colour() {
+        let old = run_of(
+            "results/old",
+            &[("a", Passed, Some(0.9)), ("b", Failed, Some(0.2)), ("c", Passed, None), ("gone", Error, None)],
+        );
+        let new = run_of(
+            "results/new",
+            &[("a", Failed, Some(0.5)), ("b", Passed, Some(0.6)), ("c", Flaky, None), ("new\u{1b}[2K", Passed, None)],
+        );
+        let mut out = Vec::new();
+        write_diff(&mut out, &diff(&old, &new, &DiffOptions::default()), true).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
+    }
+}

@@ -223,7 +223,7 @@ fn rouge_score_moves_are_measured_and_a_mean_drop_regresses_beyond_its_allowance
 
     let output = diff(&old, &new, &[]);
     let text = stdout(&output);
-    assert!(text.contains(&format!("          SCORE rouge: mean ")), "{text}");
+    assert!(text.contains("          SCORE rouge: mean "), "{text}");
     assert!(text.contains(&format!("{:+.3} over 3 cases in both", mean)), "{text}");
     assert!(text.contains(&format!("{:+.3} worse (1.000 → ", change(dropped))), "{text}");
     assert!(text.contains(&format!("REGRESSED mean rouge dropped {:.3} (allowed 0)", -mean)), "{text}");
