@@ -433,6 +433,80 @@ pub enum ReplayError {
     },
 }
 
+/// A results directory (`results/<stamp>/`) could not be read back (see
+/// [`crate::report::read_results_dir`]).
+#[derive(Debug, Error)]
+pub enum ReadResultsError {
+    /// The directory holds no `results.jsonl`.
+    #[error(
+        "failed to read the results in `{}`: it is not the results directory of a run (it holds no results.jsonl){}",
+        dir.display(),
+        suggest_runs(runs)
+    )]
+    NotAResultsDir {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// The results directories found in it, newest first (at most a few).
+        runs: Vec<std::path::PathBuf>,
+    },
+    /// A file cannot be read.
+    #[error("failed to read `{}`: {cause}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// A line of `results.jsonl` is not a case's result.
+    #[error(
+        "failed to read `{}`: line {line} is not a case's result: {cause}\n\nConsider the results.jsonl an `assay run` wrote, as it wrote it",
+        path.display()
+    )]
+    Line {
+        /// The file.
+        path: std::path::PathBuf,
+        /// 1-based.
+        line: usize,
+        /// What is wrong with it.
+        cause: String,
+    },
+    /// Two lines hold one case.
+    #[error("failed to read `{}`: line {line} holds case `{id}` again (first on line {first})", path.display())]
+    Duplicate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The case's id.
+        id: String,
+        /// The first line holding it, 1-based.
+        first: usize,
+        /// The line holding it again, 1-based.
+        line: usize,
+    },
+    /// `summary.json` is not a run's summary.
+    #[error(
+        "failed to read `{}`: it is not a run's summary: {cause}\n\nConsider the summary.json an `assay run` wrote, or removing it (the cases are read from results.jsonl)",
+        path.display()
+    )]
+    Summary {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        cause: String,
+    },
+}
+
+/// "\n\nConsider one of its runs: `results/…`, …", or a pointer to where
+/// `assay run` writes them.
+fn suggest_runs(runs: &[std::path::PathBuf]) -> String {
+    match runs {
+        [] => "\n\nConsider a folder `assay run` wrote: results/<timestamp> (or its --results DIR)".to_owned(),
+        runs => {
+            let runs: Vec<String> = runs.iter().map(|run| format!("`{}`", run.display())).collect();
+            format!("\n\nConsider one of the runs in it (newest first): {}", runs.join(", "))
+        }
+    }
+}
+
 /// A project could not be opened, or what a run needs from it could not be
 /// made (see [`crate::project::Project`]).
 #[derive(Debug, Error)]

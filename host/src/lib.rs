@@ -33,7 +33,8 @@
 //!   reduction;
 //! - [`run`]: the [`run::Runner`]: samples, success ratios, timeouts,
 //!   conversation state, and the event stream to reporters;
-//! - [`report`]: the terminal, `results.jsonl`, JUnit.
+//! - [`report`]: the terminal, `results.jsonl`, JUnit; a results directory
+//!   read back, and two runs compared (`assay diff`).
 //!
 //! [`suite`] reads suite files (`*.suite.toml`): spec files of JSON lines,
 //! each line a case, mapped onto a request and checks, with a setup per

@@ -34,6 +34,10 @@ pub enum Command {
     /// Measure how far a judge can be trusted: judge mock responses with
     /// known right answers, report agreement and a confusion matrix.
     Validate(ValidateArgs),
+    /// Compare two runs' results directories: what newly fails, passes or
+    /// is flaky, what was added or removed, how scores moved; exit 1 when
+    /// something regressed beyond the allowances.
+    Diff(DiffArgs),
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
@@ -360,6 +364,26 @@ pub struct ValidateArgs {
     /// Where validate.json goes [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+}
+
+/// `assay diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier run's results directory (results/<timestamp>).
+    pub old: PathBuf,
+    /// The later run's results directory.
+    pub new: PathBuf,
+    /// Let this much get worse before it counts as a regression
+    /// (repeatable): newly-failing=N, newly-flaky=N, score-drop=X (any key's
+    /// mean), score-drop:KEY=X. Each defaults to 0.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub allow: Vec<String>,
+    /// List this many cases whose score moved most, each way, per key.
+    #[arg(long, value_name = "N", default_value_t = assay::report::diff::DEFAULT_TOP)]
+    pub top: usize,
+    /// Print the diff as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `assay plan`.

@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{AuthoringError, LockError, ProjectError, ReplayError};
+use assay::errors::{AuthoringError, LockError, ProjectError, ReadResultsError, ReplayError};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -45,6 +45,10 @@ pub enum CliError {
     /// `assay run --replay DIR` names no results directory of a run.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// `assay diff OLD NEW` names something that is not a run's results
+    /// directory.
+    #[error(transparent)]
+    ReadResults(#[from] ReadResultsError),
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),

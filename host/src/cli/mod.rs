@@ -6,6 +6,7 @@ mod agent;
 mod args;
 mod assess;
 mod check;
+mod diff;
 mod error;
 mod eval;
 mod options;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Assess(args) => assess::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Diff(args) => diff::run(args),
     }
 }
 

@@ -13,6 +13,10 @@
 //! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
 //! (a suite) for the terminal, `summary.json` and JUnit.
 //!
+//! [`read_results_dir`] reads a results directory back ([`ResultsOfRun`]);
+//! [`diff()`] compares two runs ([`RunDiff`], `assay diff`), and
+//! [`write_diff`] prints the comparison.
+//!
 //! `describe.rs` turns a case result into the lines a person reads; the
 //! terminal and JUnit share it. `evaluation.rs` renders the reports of
 //! `assay assess`, `eval` and `validate`.
@@ -23,11 +27,14 @@
 //! case files, agents and plugins from controlling the terminal.
 
 mod describe;
+pub mod diff;
+mod diff_terminal;
 pub mod escape;
 mod evaluation;
 #[cfg(test)]
 mod fixtures;
 mod junit;
+mod read;
 mod redact;
 mod results_dir;
 mod set;
@@ -35,8 +42,11 @@ mod tally;
 mod terminal;
 
 pub use describe::{failure_lines, sample_failure_lines};
+pub use diff::{Allowances, DiffOptions, RunDiff, diff};
+pub use diff_terminal::write_diff;
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
 pub use junit::JunitReport;
+pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::ResultsDir;
 pub use set::{ReporterSet, ReporterSetBuilder};

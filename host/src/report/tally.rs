@@ -152,11 +152,19 @@ impl SuiteTally {
 /// `case`'s score per key: the mean of the finite scores its checks with
 /// that key gave; keys whose checks gave none are left out.
 fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
+    mean_per_key(interactions(case).flat_map(|i| &i.checks).map(|c| (c.key.as_str(), c.verdict.score)))
+}
+
+/// Per key, the mean of the finite scores among `scores` (each a check's
+/// key and score); keys with none are left out. A case's score per key,
+/// for the tally here and for a results directory read back
+/// ([`crate::report::read_results_dir`]).
+pub(crate) fn mean_per_key<'a>(scores: impl IntoIterator<Item = (&'a str, Option<f64>)>) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    for check in interactions(case).flat_map(|i| &i.checks) {
+    for (key, score) in scores {
         // A plugin's NaN or infinity would make the mean meaningless.
-        if let Some(score) = check.verdict.score.filter(|s| s.is_finite()) {
-            let (sum, count) = sums.entry(&check.key).or_default();
+        if let Some(score) = score.filter(|s| s.is_finite()) {
+            let (sum, count) = sums.entry(key).or_default();
             *sum += score;
             *count += 1;
         }

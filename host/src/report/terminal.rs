@@ -96,15 +96,7 @@ impl Terminal {
     }
 
     fn paint(&self, text: &str, status: CaseStatus) -> String {
-        if !self.colour {
-            return text.to_owned();
-        }
-        let code = match status {
-            CaseStatus::Passed => "32",
-            CaseStatus::Flaky => "33",
-            CaseStatus::Failed | CaseStatus::Error => "31",
-        };
-        format!("\x1b[1;{code}m{text}\x1b[0m")
+        paint(self.colour, text, status)
     }
 
     /// Writes one line (redacted) to the output, above the bar if there is
@@ -333,6 +325,20 @@ impl Terminal {
         }
         self.out.flush()
     }
+}
+
+/// `text` in the colour of `status` (bold green, yellow or red), when
+/// `colour`: every terminal report paints alike.
+pub(crate) fn paint(colour: bool, text: &str, status: CaseStatus) -> String {
+    if !colour {
+        return text.to_owned();
+    }
+    let code = match status {
+        CaseStatus::Passed => "32",
+        CaseStatus::Flaky => "33",
+        CaseStatus::Failed | CaseStatus::Error => "31",
+    };
+    format!("\x1b[1;{code}m{text}\x1b[0m")
 }
 
 /// `part` of `whole` as a percentage to one decimal, without a trailing

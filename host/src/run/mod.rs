@@ -56,6 +56,7 @@ pub use load::{
     with_distinct_ids,
 };
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
+pub(crate) use replay::json_error;
 pub use replay::{RecordedAnswer, Recording, Replay};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 

@@ -236,7 +236,7 @@ impl Replay {
 
 /// A serde_json error without its position in the line's text, which is
 /// line 1 (the position in the file is said otherwise).
-fn json_error(error: &serde_json::Error) -> String {
+pub(crate) fn json_error(error: &serde_json::Error) -> String {
     let text = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     match text.strip_suffix(&position) {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 /// How a case ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CaseStatus {
     /// Enough samples passed, and none failed.

@@ -16,6 +16,7 @@ mod connections_every;
 mod connections_http;
 mod connections_openai;
 mod deterministic;
+mod diff;
 mod discovery;
 mod dispatch;
 mod evaluation;
