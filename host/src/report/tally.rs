@@ -151,7 +151,7 @@ impl SuiteTally {
 
 /// `case`'s score per key: the mean of the finite scores its checks with
 /// that key gave; keys whose checks gave none are left out.
-fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
+pub(crate) fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     for check in interactions(case).flat_map(|i| &i.checks) {
         // A plugin's NaN or infinity would make the mean meaningless.
