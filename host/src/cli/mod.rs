@@ -13,6 +13,7 @@ mod plan;
 mod plugin;
 mod plugins;
 mod project;
+mod report;
 mod run;
 mod validate;
 
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Assess(args) => assess::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
 
