@@ -507,6 +507,44 @@ fn suggest_runs(runs: &[std::path::PathBuf]) -> String {
     }
 }
 
+/// The HTML report of a results directory could not be written (see
+/// [`crate::report::render_report`]).
+#[derive(Debug, Error)]
+pub enum HtmlReportError {
+    /// A file of the results directory cannot be read.
+    #[error(
+        "failed to write the HTML report: cannot read `{}`: {cause}\n\nConsider the results directory of an `assay run` (it holds results.jsonl and summary.json)",
+        path.display()
+    )]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// A file of the results directory is not what a run writes.
+    #[error(
+        "failed to write the HTML report: `{}`{} is not what `assay run` writes: {cause}\n\nConsider the results directory as the run wrote it",
+        path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default()
+    )]
+    Parse {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The 1-based line of `results.jsonl`, if the error is on one.
+        line: Option<usize>,
+        /// What is wrong with it.
+        cause: String,
+    },
+    /// The report cannot be written.
+    #[error("failed to write the HTML report `{}`: {cause}", path.display())]
+    Write {
+        /// The report's file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
+
 /// A project could not be opened, or what a run needs from it could not be
 /// made (see [`crate::project::Project`]).
 #[derive(Debug, Error)]

@@ -28,7 +28,7 @@ pub struct AgentResponse {
 }
 
 /// The tokens one answer cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Tokens of the prompt (the conversation sent).
     pub prompt_tokens: u64,

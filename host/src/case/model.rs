@@ -1,7 +1,7 @@
 //! The typed model of a neuro-san data-driven test case, as the seed
 //! document `docs/test_case_hocon_reference.md` specifies it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::PathBuf;
@@ -126,6 +126,18 @@ impl Serialize for Connection {
     }
 }
 
+/// Read back from results: any name a case may use, and `replay`.
+impl<'de> Deserialize<'de> for Connection {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Connection, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if name == Connection::Replay.name() {
+            return Ok(Connection::Replay);
+        }
+        Connection::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not the name of a connection")))
+    }
+}
+
 /// neuro-san's chat filter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -172,6 +184,13 @@ impl fmt::Display for SuccessRatio {
 impl Serialize for SuccessRatio {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// Read back from results as `"k/n"`.
+impl<'de> Deserialize<'de> for SuccessRatio {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SuccessRatio, D::Error> {
+        SuccessRatio::parse(&String::deserialize(deserializer)?).map_err(serde::de::Error::custom)
     }
 }
 

@@ -3,11 +3,11 @@
 //! `plugin::verdict_of`), and the [`CheckResult`] a report shows.
 
 use crate::errors::ErrorKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Whether a check passed, failed, or could not be evaluated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The check holds.
@@ -20,7 +20,7 @@ pub enum Outcome {
 }
 
 /// The verdict of one check.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     /// Pass, fail or error.
     pub outcome: Outcome,
@@ -37,12 +37,12 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorKind>,
     /// Whether a host cap cut the plugin's output.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
 }
 
 /// One evaluated check.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     /// What it looked at, e.g. `structure.answer`.
     pub target: String,
@@ -59,12 +59,17 @@ pub struct CheckResult {
     pub verdict: Verdict,
     /// Whether the verdict decides pass or fail: results show `"gate":
     /// false` for a suite's non-gating check, and nothing for the others.
-    #[serde(skip_serializing_if = "is_true")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub gate: bool,
 }
 
 fn is_true(value: &bool) -> bool {
     *value
+}
+
+/// A check read back without `gate` gated.
+fn yes() -> bool {
+    true
 }
 
 impl CheckResult {

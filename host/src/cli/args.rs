@@ -38,6 +38,9 @@ pub enum Command {
     /// is flaky, what was added or removed, how scores moved; exit 1 when
     /// something regressed beyond the allowances.
     Diff(DiffArgs),
+    /// Write the HTML report of a results directory (DIR/report.html): one
+    /// file, no network, opens in any browser.
+    Report(ReportArgs),
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
@@ -252,6 +255,10 @@ pub struct RunArgs {
     /// Also write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write the HTML report here, at the end of the run (from the
+    /// results directory the run wrote).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Exit with failure when a case is flaky.
     #[arg(long)]
     pub fail_on_flaky: bool,
@@ -261,6 +268,15 @@ pub struct RunArgs {
     /// Show only the summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `assay report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The results directory of a run (it holds results.jsonl and
+    /// summary.json).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// `assay assess`.

@@ -14,6 +14,7 @@ mod plan;
 mod plugin;
 mod plugins;
 mod project;
+mod report;
 mod run;
 mod validate;
 
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
 

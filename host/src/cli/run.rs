@@ -1,6 +1,7 @@
 //! `assay run`: load the cases, run them against their agents (or, with
 //! `--replay`, check the answers a results directory recorded), report to
-//! the terminal, the results directory and optionally JUnit.
+//! the terminal, the results directory and optionally JUnit; with `--html`,
+//! the HTML report of the results directory at the end.
 
 use super::CliError;
 use super::args::RunArgs;
@@ -72,6 +73,12 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
         eprintln!("error: failed to {error}");
+    }
+    if let Some(path) = &args.html {
+        assay::report::render_report_to(&results_dir, path)?;
+        if verbosity != Verbosity::Quiet {
+            let _ = writeln!(std::io::stdout(), "HTML report in {}", path.display());
+        }
     }
     if verbosity != Verbosity::Quiet {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.

@@ -7,7 +7,9 @@
 //! - [`ResultsDir`]: `results.jsonl` (one line per case, flushed as each
 //!   finishes) and `summary.json`;
 //! - [`JunitReport`]: JUnit XML, flaky cases marked the way nextest marks
-//!   them.
+//!   them;
+//! - [`render_report`]: after the run, the self-contained HTML report of a
+//!   results directory (`report.html`).
 //!
 //! [`CaseFlags`] are the seed-style flags on every line of
 //! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
@@ -33,6 +35,7 @@ pub mod escape;
 mod evaluation;
 #[cfg(test)]
 mod fixtures;
+mod html;
 mod junit;
 mod read;
 mod redact;
@@ -45,6 +48,7 @@ pub use describe::{failure_lines, sample_failure_lines};
 pub use diff::{Allowances, DiffOptions, RunDiff, diff};
 pub use diff_terminal::write_diff;
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
+pub use html::{render_report, render_report_to};
 pub use junit::JunitReport;
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};

@@ -151,7 +151,7 @@ impl SuiteTally {
 
 /// `case`'s score per key: the mean of the finite scores its checks with
 /// that key gave; keys whose checks gave none are left out.
-fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
+pub(crate) fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
     mean_per_key(interactions(case).flat_map(|i| &i.checks).map(|c| (c.key.as_str(), c.verdict.score)))
 }
 

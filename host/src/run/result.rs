@@ -47,8 +47,10 @@ pub struct RunError {
     pub message: String,
 }
 
-/// The outcome of one test case.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The outcome of one test case. It reads back from a line of
+/// `results.jsonl` (for reports of a finished run), all but the plugins'
+/// logs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CaseResult {
     /// The case's id.
     pub id: String,
@@ -93,7 +95,7 @@ impl CaseResult {
 }
 
 /// One sample: every interaction over every connection.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleResult {
     /// 0-based index (sent to the agent as `x-assay-sample` metadata).
     pub index: u32,
@@ -117,7 +119,7 @@ impl SampleResult {
 }
 
 /// The conversation over one connection, from a fresh start.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionRun {
     /// The connection.
     pub connection: Connection,
@@ -129,7 +131,7 @@ pub struct ConnectionRun {
 }
 
 /// One turn: the request's outcome and its checks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InteractionResult {
     /// 0-based index in the case.
     pub index: usize,
@@ -140,8 +142,9 @@ pub struct InteractionResult {
     /// Why the request failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
-    /// What the matcher plugins logged while checking it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// What the matcher plugins logged while checking it (not read back
+    /// from results).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
     pub logs: Vec<PluginLog>,
     /// What came back, reduced (absent if the request failed).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -38,6 +38,7 @@ mod plugin_config;
 mod plugin_runtime;
 mod properties;
 mod replay;
+mod report_html;
 mod reporting;
 mod run;
 mod secrets;

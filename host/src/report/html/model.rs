@@ -1,0 +1,229 @@
+//! What the HTML report shows, computed in Rust once and embedded in the
+//! page as JSON: the run's `summary.json` as written, every case's line of
+//! `results.jsonl` as written (the drill-down shows it in full), each
+//! case's failure modes as the Assessor groups them ([`assess`]), per
+//! metric key the case scores the suite summaries average
+//! ([`case_scores`]), per connection the agent's latency, and the tokens
+//! answers cost. The page's script only draws it.
+//!
+//! Reading the results directory is done here, small, until the library
+//! has one reader of results directories for every report.
+
+use crate::errors::HtmlReportError;
+use crate::eval::{FailureMode, assess};
+use crate::report::tally::case_scores;
+use crate::run::CaseResult;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How many bars a histogram has.
+const BINS: usize = 20;
+
+/// Everything the page shows.
+#[derive(Debug, Serialize)]
+pub(super) struct Model {
+    /// The results directory, as the title names it.
+    pub title: String,
+    /// `summary.json`, as written (absent when the run was killed before
+    /// it ended).
+    pub summary: Option<Value>,
+    /// One entry per line of `results.jsonl`, in file order.
+    pub cases: Vec<CaseEntry>,
+    /// Per metric key (as written, `not_` included), in name order.
+    pub metrics: Vec<Distribution>,
+    /// Per connection: the agent's latency of every interaction, in
+    /// milliseconds.
+    pub latency: Vec<Distribution>,
+    /// Per connection: the tokens answers cost, where recorded.
+    pub tokens: Vec<Tokens>,
+}
+
+/// One case: its line and its failure modes.
+#[derive(Debug, Serialize)]
+pub(super) struct CaseEntry {
+    /// The line of `results.jsonl`, as written.
+    pub result: Value,
+    /// The Assessor's failure modes of its failed samples, most frequent
+    /// first.
+    pub modes: Vec<FailureMode>,
+}
+
+/// A distribution of values: its mean and a histogram.
+#[derive(Debug, PartialEq, Serialize)]
+pub(super) struct Distribution {
+    /// The metric key or the connection.
+    pub name: String,
+    /// How many values.
+    pub count: usize,
+    /// Their mean.
+    pub mean: f64,
+    /// The median.
+    pub p50: f64,
+    /// The 90th percentile.
+    pub p90: f64,
+    /// The smallest and largest value.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// Where the first bar starts.
+    pub low: f64,
+    /// Where the last bar ends.
+    pub high: f64,
+    /// How many values fall in each of [`BINS`] equal bars from `low` to
+    /// `high` (the last one holds `high`).
+    pub bins: Vec<usize>,
+}
+
+/// The tokens one connection's answers cost.
+#[derive(Debug, Default, PartialEq, Serialize)]
+pub(super) struct Tokens {
+    /// The connection.
+    pub connection: String,
+    /// How many answers reported their cost.
+    pub answers: usize,
+    /// Tokens of the prompts.
+    pub prompt_tokens: u64,
+    /// Tokens of the answers.
+    pub completion_tokens: u64,
+}
+
+/// Reads `dir`'s `results.jsonl` (and `summary.json`, when the run ended)
+/// into the model.
+pub(super) fn read(dir: &Path) -> Result<Model, HtmlReportError> {
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|cause| HtmlReportError::Read { path: path.clone(), cause })?;
+    let mut cases = Vec::new();
+    let mut results = Vec::new();
+    for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let parse_error = |cause: serde_json::Error| HtmlReportError::Parse {
+            path: path.clone(),
+            line: Some(number + 1),
+            cause: cause.to_string(),
+        };
+        let value: Value = serde_json::from_str(line).map_err(parse_error)?;
+        let case: CaseResult = serde_json::from_value(value.clone()).map_err(parse_error)?;
+        cases.push(CaseEntry { modes: assess(&case).modes, result: value });
+        results.push(case);
+    }
+    let summary_path = dir.join("summary.json");
+    let summary = match std::fs::read_to_string(&summary_path) {
+        Ok(text) => Some(serde_json::from_str(&text).map_err(|cause| HtmlReportError::Parse {
+            path: summary_path,
+            line: None,
+            cause: cause.to_string(),
+        })?),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(cause) => return Err(HtmlReportError::Read { path: summary_path, cause }),
+    };
+    let title = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
+    Ok(Model {
+        title,
+        summary,
+        cases,
+        metrics: metrics(&results),
+        latency: latency(&results),
+        tokens: tokens(&results),
+    })
+}
+
+/// Per metric key, the distribution of the case scores (each case's mean
+/// score of that key's checks, as the suite summaries average them).
+fn metrics(results: &[CaseResult]) -> Vec<Distribution> {
+    let mut scores: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for case in results {
+        for (key, score) in case_scores(case) {
+            scores.entry(key).or_default().push(score);
+        }
+    }
+    // Scores are mostly in [0, 1]: keep that scale, so that histograms of
+    // different keys compare, unless some score lies outside it.
+    scores.into_iter().map(|(key, values)| distribution(key, values, (0.0, 1.0))).collect()
+}
+
+/// Per connection, the distribution of `agent_ms` over every interaction
+/// that got an answer.
+fn latency(results: &[CaseResult]) -> Vec<Distribution> {
+    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for run in results.iter().flat_map(|c| &c.samples).flat_map(|s| &s.runs) {
+        let answered = run.interactions.iter().filter(|i| i.error.is_none() && i.agent_ms.is_finite());
+        times.entry(run.connection.to_string()).or_default().extend(answered.map(|i| i.agent_ms));
+    }
+    times.into_iter().filter(|(_, t)| !t.is_empty()).map(|(name, t)| distribution(name, t, (0.0, 0.0))).collect()
+}
+
+/// Per connection, the tokens its answers cost, where they were recorded.
+fn tokens(results: &[CaseResult]) -> Vec<Tokens> {
+    let mut by_connection: BTreeMap<String, Tokens> = BTreeMap::new();
+    for run in results.iter().flat_map(|c| &c.samples).flat_map(|s| &s.runs) {
+        for usage in run.interactions.iter().filter_map(|i| i.usage) {
+            let tokens = by_connection
+                .entry(run.connection.to_string())
+                .or_insert_with(|| Tokens { connection: run.connection.to_string(), ..Tokens::default() });
+            tokens.answers += 1;
+            tokens.prompt_tokens += usage.prompt_tokens;
+            tokens.completion_tokens += usage.completion_tokens;
+        }
+    }
+    by_connection.into_values().collect()
+}
+
+/// The distribution of `values` (finite, at least one), its bars spanning
+/// at least `scale` and every value.
+fn distribution(name: String, mut values: Vec<f64>, scale: (f64, f64)) -> Distribution {
+    values.sort_by(f64::total_cmp);
+    let (min, max) = (values[0], values[values.len() - 1]);
+    let (low, high) = (scale.0.min(min), scale.1.max(max));
+    let width = (high - low) / BINS as f64;
+    let mut bins = vec![0; BINS];
+    for &value in &values {
+        let bin = if width > 0.0 { ((value - low) / width) as usize } else { 0 };
+        bins[bin.min(BINS - 1)] += 1;
+    }
+    let percentile = |p: f64| values[((values.len() - 1) as f64 * p).round() as usize];
+    Distribution {
+        name,
+        count: values.len(),
+        mean: values.iter().sum::<f64>() / values.len() as f64,
+        p50: percentile(0.5),
+        p90: percentile(0.9),
+        min,
+        max,
+        low,
+        high,
+        bins,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+
+    #[test]
+    fn every_fixture_case_reads_back_from_its_line_as_it_was_but_for_plugin_logs() {
+        for case in fixtures::cases().into_iter().chain(fixtures::suite_cases()) {
+            let line = serde_json::to_string(&case).unwrap();
+            let mut expected = case.clone();
+            for interaction in expected.samples.iter_mut().flat_map(|s| &mut s.runs).flat_map(|r| &mut r.interactions) {
+                interaction.logs.clear();
+            }
+            let read: CaseResult = serde_json::from_str(&line).unwrap();
+            assert_eq!(read, expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_distribution_counts_every_value_in_its_bar_and_keeps_the_scale() {
+        let scores = distribution("rouge".into(), vec![0.0, 0.5, 1.0, 0.55], (0.0, 1.0));
+        assert_eq!((scores.count, scores.low, scores.high, scores.min, scores.max), (4, 0.0, 1.0, 0.0, 1.0));
+        assert_eq!(scores.mean, 2.05 / 4.0);
+        assert_eq!(scores.bins.iter().sum::<usize>(), 4);
+        assert_eq!((scores.bins[0], scores.bins[10], scores.bins[11], scores.bins[19]), (1, 1, 1, 1));
+        let wide = distribution("odd".into(), vec![-1.0, 3.0], (0.0, 1.0));
+        assert_eq!((wide.low, wide.high, wide.bins[0], wide.bins[19]), (-1.0, 3.0, 1, 1));
+        let one = distribution("direct".into(), vec![7.0], (0.0, 0.0));
+        assert_eq!((one.low, one.high, one.p50, one.p90, one.bins[19]), (0.0, 7.0, 7.0, 7.0, 1));
+    }
+}

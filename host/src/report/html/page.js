@@ -1,0 +1,412 @@
+// Draws the report from the JSON in #data. Every text from the results goes
+// into the page as text (textContent, SVG text nodes), never as markup.
+// The state (filters, page, open case) lives in the URL's hash, so that a
+// link opens the same view: #status=failed&page=2&size=500&case=ID.
+"use strict";
+(function () {
+  var DATA = JSON.parse(document.getElementById("data").textContent);
+  var CASES = DATA.cases;
+  var SIZES = [50, 100, 500, 1000, 10000];
+  var app = document.getElementById("app");
+
+  // One entry per case for filtering, built once.
+  var INDEX = CASES.map(function (entry, i) {
+    var r = entry.result;
+    var keys = {};
+    (r.samples || []).forEach(function (s) {
+      s.runs.forEach(function (run) {
+        run.interactions.forEach(function (it) {
+          it.checks.forEach(function (c) { keys[c.key] = true; });
+        });
+      });
+    });
+    return {
+      i: i, id: r.id, status: r.status, agent: r.agent, connections: r.connections || [],
+      keys: keys, text: (r.id + "\n" + r.agent + "\n" + r.file).toLowerCase()
+    };
+  });
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    for (var name in attrs || {}) {
+      if (name === "text") node.textContent = attrs[name];
+      else if (name === "className") node.className = attrs[name];
+      else if (name === "onclick" || name === "oninput" || name === "onchange") node[name] = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    }
+    for (var k = 2; k < arguments.length; k++) {
+      var child = arguments[k];
+      if (child === null || child === undefined) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var name in attrs) node.setAttribute(name, attrs[name]);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function fmt(n, digits) {
+    if (typeof n !== "number" || !isFinite(n)) return "–";
+    return n.toFixed(digits === undefined ? 1 : digits);
+  }
+
+  function ms(n) { return n >= 1000 ? fmt(n / 1000, 2) + " s" : fmt(n, 1) + " ms"; }
+
+  function json(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+
+  function unique(list) { var seen = {}; return list.filter(function (v) { return seen[v] ? false : (seen[v] = true); }); }
+
+  // The state in the hash.
+  function readState() {
+    var state = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      if (!part) return;
+      var at = part.indexOf("=");
+      var key = at < 0 ? part : part.slice(0, at);
+      state[decodeURIComponent(key)] = at < 0 ? "" : decodeURIComponent(part.slice(at + 1));
+    });
+    return state;
+  }
+
+  function writeState(state) {
+    var parts = [];
+    for (var key in state) {
+      if (state[key] !== "" && state[key] !== undefined && state[key] !== null) {
+        parts.push(encodeURIComponent(key) + "=" + encodeURIComponent(state[key]));
+      }
+    }
+    location.hash = parts.join("&");
+  }
+
+  function change(updates) {
+    var state = readState();
+    for (var key in updates) state[key] = updates[key];
+    writeState(state);
+  }
+
+  // ---- the summary --------------------------------------------------------
+  function summarySection() {
+    var s = DATA.summary;
+    var section = el("section", { id: "summary" }, el("h2", { text: "Summary" }));
+    if (!s) {
+      section.appendChild(el("p", { className: "failed", text: "The run did not finish: there is no summary.json, the table holds every case that finished." }));
+      return section;
+    }
+    var finished = s.passed + s.flaky;
+    var rate = s.cases ? (finished * 100) / s.cases : 0;
+    var cards = el("div", { className: "cards" });
+    function card(id, label, value, cls) {
+      cards.appendChild(el("div", { className: "card" },
+        el("span", { className: "value " + (cls || ""), id: id, text: String(value) }),
+        el("span", { className: "label", text: label })));
+    }
+    card("summary-cases", "cases", s.cases);
+    card("summary-passed", "passed", s.passed, "passed");
+    card("summary-failed", "failed", s.failed, "failed");
+    card("summary-flaky", "flaky", s.flaky, "flaky");
+    card("summary-errors", "errors", s.errors, "error");
+    card("summary-pass-rate", "pass rate (passed + flaky)", fmt(rate, 1) + " %");
+    card("summary-duration", "duration", ms(s.duration_ms));
+    card("summary-agent", "waiting for agents", ms(s.agent_ms));
+    var flags = s.flags || {};
+    ["api_error", "empty_output", "evaluation_error"].forEach(function (flag) {
+      card("summary-" + flag.replace(/_/g, "-"), flag, flags[flag] || 0);
+    });
+    if (s.usage) card("summary-tokens", "tokens (prompt + answer)", s.usage.prompt_tokens + " + " + s.usage.completion_tokens);
+    section.appendChild(cards);
+    if (s.not_run) section.appendChild(el("p", { className: "failed", text: s.not_run + " cases never ran: a reporter failed." }));
+    (s.reporter_errors || []).forEach(function (e) { section.appendChild(el("p", { className: "failed", text: "failed to " + e })); });
+    if (s.suites && s.suites.length) {
+      var table = el("table", null, el("thead", null, el("tr", null,
+        el("th", { text: "suite" }), el("th", { className: "num", text: "cases" }), el("th", { className: "num", text: "passed" }),
+        el("th", { text: "mean scores" }))));
+      var body = el("tbody");
+      s.suites.forEach(function (suite) {
+        var scores = Object.keys(suite.mean_scores).map(function (k) { return k + " " + fmt(suite.mean_scores[k], 3); }).join(", ");
+        body.appendChild(el("tr", null, el("td", { text: suite.file }), el("td", { className: "num", text: String(suite.cases) }),
+          el("td", { className: "num", text: String(suite.passed) }), el("td", { text: scores })));
+      });
+      table.appendChild(body);
+      section.appendChild(el("h3", { text: "Suites" }));
+      section.appendChild(table);
+    }
+    return section;
+  }
+
+  // ---- charts -------------------------------------------------------------
+  function histogram(dist, caption, unit) {
+    var w = 320, h = 120, pad = 18, max = Math.max.apply(null, dist.bins) || 1;
+    var chart = svg("svg", { width: w, height: h + 2 * pad, viewBox: "0 0 " + w + " " + (h + 2 * pad), role: "img" });
+    chart.appendChild(svg("title", {}, dist.name + ": " + caption));
+    var barWidth = (w - 2) / dist.bins.length;
+    dist.bins.forEach(function (count, i) {
+      if (!count) return;
+      var barHeight = (count / max) * h;
+      var bar = svg("rect", { "class": "bar", x: 1 + i * barWidth, y: pad + h - barHeight, width: Math.max(barWidth - 1, 1), height: barHeight });
+      bar.appendChild(svg("title", {}, count + " in [" + fmt(dist.low + i * (dist.high - dist.low) / dist.bins.length, 3) + ", " +
+        fmt(dist.low + (i + 1) * (dist.high - dist.low) / dist.bins.length, 3) + "]"));
+      chart.appendChild(bar);
+    });
+    chart.appendChild(svg("line", { "class": "axis", x1: 0, y1: pad + h, x2: w, y2: pad + h }));
+    chart.appendChild(svg("text", { x: 0, y: pad + h + 13 }, fmt(dist.low, 2) + unit));
+    chart.appendChild(svg("text", { x: w, y: pad + h + 13, "text-anchor": "end" }, fmt(dist.high, 2) + unit));
+    chart.appendChild(svg("text", { x: 0, y: 11 }, "max bar " + max));
+    return el("div", { className: "chart" }, el("h3", { text: dist.name }), chart, el("div", { className: "caption", text: caption }));
+  }
+
+  function chartsSection() {
+    var section = el("section", { id: "charts" }, el("h2", { text: "Scores, latency and tokens" }));
+    if (DATA.metrics.length) {
+      section.appendChild(el("h3", { text: "Scores per metric key (each case's mean score of the key)" }));
+      var metrics = el("div", { className: "charts", id: "metrics" });
+      DATA.metrics.forEach(function (d) {
+        metrics.appendChild(histogram(d, "mean " + fmt(d.mean, 3) + " over " + d.count + " cases, min " + fmt(d.min, 3) + ", max " + fmt(d.max, 3), ""));
+      });
+      section.appendChild(metrics);
+    } else {
+      section.appendChild(el("p", { className: "muted", text: "No check gave a score." }));
+    }
+    if (DATA.latency.length) {
+      section.appendChild(el("h3", { text: "The agent's latency per connection (agent_ms of each answered interaction)" }));
+      var latency = el("div", { className: "charts", id: "latency" });
+      DATA.latency.forEach(function (d) {
+        latency.appendChild(histogram(d, d.count + " answers: mean " + ms(d.mean) + ", p50 " + ms(d.p50) + ", p90 " + ms(d.p90) + ", max " + ms(d.max), " ms"));
+      });
+      section.appendChild(latency);
+    }
+    section.appendChild(el("h3", { text: "Token usage" }));
+    if (DATA.tokens.length) {
+      var table = el("table", { id: "tokens" }, el("thead", null, el("tr", null, el("th", { text: "connection" }),
+        el("th", { className: "num", text: "answers" }), el("th", { className: "num", text: "prompt tokens" }),
+        el("th", { className: "num", text: "answer tokens" }))));
+      var body = el("tbody");
+      DATA.tokens.forEach(function (t) {
+        body.appendChild(el("tr", null, el("td", { text: t.connection }), el("td", { className: "num", text: String(t.answers) }),
+          el("td", { className: "num", text: String(t.prompt_tokens) }), el("td", { className: "num", text: String(t.completion_tokens) })));
+      });
+      table.appendChild(body);
+      section.appendChild(table);
+    } else {
+      section.appendChild(el("p", { className: "muted", text: "No connection reported token usage." }));
+    }
+    return section;
+  }
+
+  // ---- failure modes (the Assessor's, computed by assay) -----------------
+  var MODE_ROWS = 200;
+  function modesSection() {
+    var rows = [];
+    CASES.forEach(function (entry, i) {
+      entry.modes.forEach(function (mode) { rows.push({ i: i, mode: mode }); });
+    });
+    rows.sort(function (a, b) { return b.mode.samples - a.mode.samples || b.mode.occurrences - a.mode.occurrences || a.i - b.i; });
+    var section = el("section", { id: "modes" }, el("h2", { text: "Failure modes (" + rows.length + ")" }));
+    if (!rows.length) {
+      section.appendChild(el("p", { className: "muted", text: "No sample failed." }));
+      return section;
+    }
+    var table = el("table", null, el("thead", null, el("tr", null, el("th", { text: "case" }), el("th", { text: "failure mode" }),
+      el("th", { className: "num", text: "samples" }), el("th", { className: "num", text: "occurrences" }))));
+    var body = el("tbody");
+    rows.slice(0, MODE_ROWS).forEach(function (row) {
+      var id = CASES[row.i].result.id;
+      body.appendChild(el("tr", { className: "case-row", onclick: function () { change({ "case": id }); } },
+        el("td", { text: id }), el("td", { text: row.mode.description }),
+        el("td", { className: "num", text: row.mode.samples + " (" + fmt(row.mode.percent, 0) + " %)" }),
+        el("td", { className: "num", text: String(row.mode.occurrences) })));
+    });
+    table.appendChild(body);
+    section.appendChild(table);
+    if (rows.length > MODE_ROWS) section.appendChild(el("p", { className: "muted", text: (rows.length - MODE_ROWS) + " more: filter the cases below and open one." }));
+    return section;
+  }
+
+  // ---- the case table -----------------------------------------------------
+  function options(select, values, chosen, all) {
+    select.appendChild(el("option", { value: "", text: all }));
+    values.forEach(function (v) {
+      var option = el("option", { value: v, text: v });
+      if (v === chosen) option.selected = true;
+      select.appendChild(option);
+    });
+    return select;
+  }
+
+  function matches(row, state) {
+    if (state.status && row.status !== state.status) return false;
+    if (state.agent && row.agent !== state.agent) return false;
+    if (state.connection && row.connections.indexOf(state.connection) < 0) return false;
+    if (state.key && !row.keys[state.key]) return false;
+    if (state.q && row.text.indexOf(state.q.toLowerCase()) < 0) return false;
+    return true;
+  }
+
+  var ALL = {
+    agents: unique(INDEX.map(function (r) { return r.agent; })).sort(),
+    connections: unique([].concat.apply([], INDEX.map(function (r) { return r.connections; }))).sort(),
+    keys: unique([].concat.apply([], INDEX.map(function (r) { return Object.keys(r.keys); }))).sort()
+  };
+
+  function casesSection(state) {
+    var section = el("section", { id: "cases" }, el("h2", { text: "Cases" }));
+    var search = el("input", { type: "search", id: "search", placeholder: "Search ids, agents and files", value: state.q || "" });
+    search.onchange = function () { change({ q: search.value, page: "" }); };
+    var controls = el("div", { className: "controls" }, search,
+      options(el("select", { id: "filter-status", onchange: function () { change({ status: this.value, page: "" }); } }),
+        ["passed", "failed", "flaky", "error"], state.status, "every status"),
+      options(el("select", { id: "filter-agent", onchange: function () { change({ agent: this.value, page: "" }); } }),
+        ALL.agents, state.agent, "every agent"),
+      options(el("select", { id: "filter-connection", onchange: function () { change({ connection: this.value, page: "" }); } }),
+        ALL.connections, state.connection, "every connection"),
+      options(el("select", { id: "filter-key", onchange: function () { change({ key: this.value, page: "" }); } }),
+        ALL.keys, state.key, "every check key"));
+    section.appendChild(controls);
+
+    var rows = INDEX.filter(function (row) { return matches(row, state); });
+    var size = parseInt(state.size, 10) || 100;
+    var pages = Math.max(1, Math.ceil(rows.length / size));
+    var page = Math.min(Math.max(parseInt(state.page, 10) || 1, 1), pages);
+    var sizeSelect = el("select", { id: "page-size", onchange: function () { change({ size: this.value, page: "" }); } });
+    SIZES.concat(SIZES.indexOf(size) < 0 ? [size] : []).forEach(function (n) {
+      var option = el("option", { value: String(n), text: n + " a page" });
+      if (n === size) option.selected = true;
+      sizeSelect.appendChild(option);
+    });
+    var pager = el("div", { className: "pager" },
+      el("button", { id: "page-previous", onclick: function () { change({ page: String(page - 1) }); } }, "‹ previous"),
+      el("span", { id: "page-of", text: "page " + page + " of " + pages + " · " + rows.length + " of " + INDEX.length + " cases" }),
+      el("button", { id: "page-next", onclick: function () { change({ page: String(page + 1) }); } }, "next ›"),
+      sizeSelect);
+    pager.firstChild.disabled = page <= 1;
+    pager.children[2].disabled = page >= pages;
+    section.appendChild(pager);
+
+    var table = el("table", { id: "case-table" }, el("thead", null, el("tr", null, el("th", { text: "id" }), el("th", { text: "status" }),
+      el("th", { text: "agent" }), el("th", { text: "connections" }), el("th", { className: "num", text: "samples passed" }),
+      el("th", { className: "num", text: "duration" }))));
+    var body = el("tbody");
+    rows.slice((page - 1) * size, page * size).forEach(function (row) {
+      var r = CASES[row.i].result;
+      var passed = (r.samples || []).filter(function (s) { return s.passed; }).length;
+      var flags = ["api_error", "empty_output", "evaluation_error"].filter(function (f) { return r[f]; });
+      body.appendChild(el("tr", { className: "case-row", "data-case": r.id, onclick: function () { change({ "case": r.id }); } },
+        el("td", { className: "case-id", text: r.id }),
+        el("td", null, el("span", { className: "badge " + r.status, text: r.status }),
+          flags.length ? el("span", { className: "muted", text: flags.join(" ") }) : null),
+        el("td", { text: r.agent }), el("td", { text: (r.connections || []).join(", ") }),
+        el("td", { className: "num", text: passed + "/" + (r.samples || []).length + " (needs " + r.success_ratio + ")" }),
+        el("td", { className: "num", text: ms(r.duration_ms) })));
+    });
+    table.appendChild(body);
+    section.appendChild(table);
+    return section;
+  }
+
+  // ---- one case, drilled down ---------------------------------------------
+  function field(label, value) {
+    return el("tr", null, el("th", { text: label }), el("td", null, el("pre", { text: json(value) })));
+  }
+
+  function checksTable(checks) {
+    var table = el("table", { className: "checks" }, el("thead", null, el("tr", null, el("th", { text: "check" }),
+      el("th", { text: "outcome" }), el("th", { text: "expected" }), el("th", { text: "actual" }), el("th", { text: "message" }),
+      el("th", { className: "num", text: "score" }), el("th", { text: "extras" }))));
+    var body = el("tbody");
+    checks.forEach(function (c) {
+      var outcome = c.outcome + (c.gate === false ? " (not gating)" : "") + (c.error_kind ? " (" + c.error_kind + ")" : "");
+      body.appendChild(el("tr", { className: "check " + c.outcome },
+        el("td", { text: c.target + " " + c.key }),
+        el("td", { className: c.outcome, text: outcome }),
+        el("td", null, el("pre", { text: json(c.expected) })),
+        el("td", null, c.actual === undefined ? el("span", { className: "muted", text: "(missing)" }) : el("pre", { text: c.actual })),
+        el("td", { className: "check-message", text: c.message + (c.truncated ? " (cut by a host cap)" : "") }),
+        el("td", { className: "num", text: c.score === undefined ? "" : fmt(c.score, 3) }),
+        el("td", null, c.extras === undefined ? null : el("pre", { text: json(c.extras) }))));
+    });
+    table.appendChild(body);
+    return table;
+  }
+
+  function interactionView(it) {
+    var box = el("div", { className: "interaction" });
+    var head = "interaction " + it.index + ": " + (it.passed ? "passed" : "did not pass") + " · agent " + ms(it.agent_ms) + " · in all " + ms(it.duration_ms);
+    if (it.usage) head += " · tokens " + it.usage.prompt_tokens + " + " + it.usage.completion_tokens;
+    box.appendChild(el("h4", { className: it.passed ? "pass" : "fail", text: head }));
+    if (it.error) box.appendChild(el("p", { className: "error request-error", text: "request failed (" + it.error.kind + "): " + it.error.message }));
+    if (it.checks.length) box.appendChild(checksTable(it.checks));
+    if (it.response) {
+      var response = el("table", { className: "response" });
+      ["text", "structure", "sly_data", "chat_context", "messages"].forEach(function (part) {
+        if (it.response[part] !== undefined) response.appendChild(field(part, it.response[part]));
+      });
+      box.appendChild(el("details", null, el("summary", { text: "the reduced response" }), response));
+    }
+    (it.logs || []).forEach(function (log) {
+      box.appendChild(el("details", null, el("summary", { text: "log of " + log.plugin }),
+        el("pre", { text: log.lines.map(function (l) { return l.level + ": " + l.message; }).join("\n") })));
+    });
+    return box;
+  }
+
+  function detailSection(id) {
+    var index = -1;
+    for (var i = 0; i < CASES.length; i++) if (CASES[i].result.id === id) { index = i; break; }
+    var section = el("section", { id: "detail", className: "panel" });
+    section.appendChild(el("button", { className: "close", onclick: function () { change({ "case": "" }); } }, "close"));
+    if (index < 0) {
+      section.appendChild(el("p", { className: "failed", text: "No case has the id " + id + "." }));
+      return section;
+    }
+    var entry = CASES[index], r = entry.result;
+    section.appendChild(el("h2", { id: "detail-id", text: r.id }));
+    section.appendChild(el("p", null, el("span", { className: "badge " + r.status, text: r.status }),
+      "agent " + r.agent + " · connections " + (r.connections || []).join(", ") + " · success_ratio " + r.success_ratio +
+      " · " + ms(r.duration_ms) + " · " + r.file));
+    if (r.error) section.appendChild(el("p", { className: "error case-error", text: r.error.kind + ": " + r.error.message }));
+    if (entry.modes.length) {
+      section.appendChild(el("h3", { text: "Failure modes" }));
+      var list = el("ul", { className: "modes" });
+      entry.modes.forEach(function (m) {
+        list.appendChild(el("li", { text: m.description + " — " + m.samples + " samples (" + fmt(m.percent, 0) + " %), " + m.occurrences + " occurrences" }));
+      });
+      section.appendChild(list);
+    }
+    (r.samples || []).forEach(function (s) {
+      var box = el("div", { className: "sample" + (s.passed ? "" : " failed-sample") },
+        el("h3", { className: s.passed ? "pass" : "fail", text: "sample " + s.index + ": " + (s.passed ? "passed" : "failed") + " · " + ms(s.duration_ms) }));
+      s.runs.forEach(function (run) {
+        box.appendChild(el("p", { text: "over " + run.connection + ": " + (run.passed ? "passed" : "failed") }));
+        run.interactions.forEach(function (it) { box.appendChild(interactionView(it)); });
+      });
+      section.appendChild(box);
+    });
+    return section;
+  }
+
+  // ---- the page -----------------------------------------------------------
+  var fixed = null;
+  function render() {
+    var state = readState();
+    if (!fixed) {
+      fixed = [summarySection(), chartsSection(), modesSection()];
+    }
+    app.textContent = "";
+    app.appendChild(el("h1", { text: "assay report: " + DATA.title }));
+    if (state["case"]) app.appendChild(detailSection(state["case"]));
+    app.appendChild(fixed[0]);
+    app.appendChild(casesSection(state));
+    app.appendChild(fixed[2]);
+    app.appendChild(fixed[1]);
+    if (state["case"]) window.scrollTo(0, 0);
+  }
+
+  window.addEventListener("hashchange", render);
+  render();
+  // When the first screen is drawn: what benches/report.sh reads.
+  app.appendChild(el("p", { className: "muted", id: "rendered", "data-ms": fmt(performance.now(), 1),
+    text: "Drawn in " + fmt(performance.now(), 0) + " ms." }));
+})();

@@ -1,0 +1,203 @@
+//! The HTML report in a real browser: a real run of the fixtures with mixed
+//! results (passed, flaky, and cases of our own that fail, with hostile
+//! text, and error), rendered by `assay run --html` and `assay report`,
+//! loaded from disk in headless Chromium with networking off, and its DOM
+//! (after the page's script ran) checked against `summary.json` and
+//! `results.jsonl`.
+
+use crate::util::{assay, stderr, stdout};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Debian's Chromium, which `.ci/run` installs.
+const CHROMIUM: &str = "chromium";
+
+/// Text no page may turn into markup.
+const HOSTILE: &str = "no </script><!-- <img src=x onerror=alert(1)> --> & </SCRIPT>";
+
+/// A run of the fixture cases plus a failing case (with hostile text) and a
+/// broken one: its results directory and the `--html` report's path.
+fn mixed_run(work: &Path) -> (PathBuf, PathBuf) {
+    let own = work.join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    let expected = serde_json::to_string(HOSTILE).unwrap();
+    std::fs::write(
+        own.join("fails.hocon"),
+        format!(
+            "{{ \"agent\": \"echo\", \"interactions\": [ {{ \"text\": \"hello\", \
+             \"response\": {{ \"text\": {{ \"value\": {expected} }} }} }} ] }}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(own.join("broken.hocon"), "{ \"agent\": \"echo\", \"interactions\": [ \n").unwrap();
+    let results = work.join("results");
+    let html = work.join("custom.html");
+    let output = assay(&[
+        "run",
+        "fixtures/cases",
+        own.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains(&format!("HTML report in {}", html.display())), "{}", stdout(&output));
+    (results, html)
+}
+
+/// `results.jsonl`, parsed.
+fn lines(results: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Text as the DOM serializes it.
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\u{a0}', "&nbsp;")
+}
+
+/// The DOM of `page#hash` after its scripts ran, loaded by headless
+/// Chromium with networking off (`offline`) or on.
+fn dom(page: &Path, hash: &str, offline: bool) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut command = Command::new(CHROMIUM);
+    command.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--virtual-time-budget=5000",
+        &format!("--user-data-dir={}", profile.path().display()),
+    ]);
+    if offline {
+        command.args(["--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND"]);
+    }
+    let url = format!("file://{}#{hash}", page.display());
+    let output = command.args(["--dump-dom", &url]).output().unwrap_or_else(|error| {
+        panic!(
+            "failed to start `{CHROMIUM}` ({error}): the HTML report's tests need headless Chromium. \
+             Consider `apt-get install chromium` (.ci/run installs it)"
+        )
+    });
+    assert!(output.status.success(), "chromium failed: {}", stderr(&output));
+    let dom = stdout(&output);
+    assert!(dom.contains("id=\"rendered\""), "the page's script did not finish: {dom}");
+    dom
+}
+
+#[test]
+fn every_case_its_counts_and_a_failed_checks_message_show_in_chromium_with_networking_off() {
+    let work = tempfile::tempdir().unwrap();
+    let (results, html) = mixed_run(work.path());
+    let lines = lines(&results);
+    let statuses: Vec<&str> = lines.iter().map(|l| l["status"].as_str().unwrap()).collect();
+    for status in ["passed", "flaky", "failed", "error"] {
+        assert!(statuses.contains(&status), "the run should hold a {status} case: {statuses:?}");
+    }
+
+    // All cases on one page: every id, and the summary's counts.
+    let page = dom(&html, "size=1000", true);
+    for line in &lines {
+        let id = line["id"].as_str().unwrap();
+        assert!(page.contains(&format!("<td class=\"case-id\">{}</td>", escaped(id))), "{id} is missing");
+    }
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap()).unwrap();
+    for count in ["cases", "passed", "failed", "flaky", "errors"] {
+        let shown = format!("id=\"summary-{count}\">{}<", summary[count]);
+        assert!(page.contains(&shown), "{shown} is not in the page");
+    }
+    assert!(page.contains(&format!("id=\"summary-empty-output\">{}<", summary["flags"]["empty_output"])));
+
+    // Paged: two cases a page, the second page holds the third and fourth.
+    let paged = dom(&html, "size=2&page=2", true);
+    assert_eq!(paged.matches("<td class=\"case-id\">").count(), 2, "{paged}");
+    assert!(paged.contains(&format!("page 2 of {} · {n} of {n} cases", lines.len().div_ceil(2), n = lines.len())));
+
+    // A failed case, opened from the URL: its check's message, as text.
+    let failed = lines.iter().find(|l| l["status"] == "failed").unwrap();
+    let id = failed["id"].as_str().unwrap();
+    let check = &failed["samples"][0]["runs"][0]["interactions"][0]["checks"][0];
+    let message = check["message"].as_str().unwrap();
+    assert!(message.contains("</script>"), "{message}");
+    let opened = dom(&html, &format!("case={}", id.replace('/', "%2F")), true);
+    assert!(opened.contains(&format!("<h2 id=\"detail-id\">{}</h2>", escaped(id))), "{opened}");
+    assert!(opened.contains(&format!("<td class=\"check-message\">{}</td>", escaped(message))), "{opened}");
+    // Its failure mode, as the Assessor groups it.
+    assert!(opened.contains("interactions[0].text value"), "{opened}");
+    // The hostile text stayed text: no element came of it.
+    for page in [&page, &opened] {
+        assert_eq!(page.matches("<script").count(), 2);
+        assert!(!page.contains("<img") && !page.contains("<!--"));
+    }
+
+    // `assay report DIR` writes the same page as DIR/report.html.
+    let output = assay(&["report", results.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = results.join("report.html");
+    assert!(stdout(&output).contains(&format!("HTML report in {}", report.display())));
+    assert_eq!(std::fs::read(&report).unwrap(), std::fs::read(&html).unwrap());
+}
+
+/// A server on 127.0.0.1 that answers every request 404 at once and
+/// counts the connections made to it.
+struct Counting {
+    url: String,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Counting {
+    fn start() -> Counting {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}/leak", listener.local_addr().unwrap().port());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = connections.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut request = [0; 4096];
+                let _ = stream.read(&mut request);
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        });
+        Counting { url, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn the_content_security_policy_stops_every_request_the_page_might_make() {
+    let work = tempfile::tempdir().unwrap();
+    let (_, html) = mixed_run(work.path());
+    let page = std::fs::read_to_string(&html).unwrap();
+    let server = Counting::start();
+    let url = &server.url;
+    // What a page could do if some text became markup, or the script went
+    // astray: an image, a style sheet, a script, a fetch.
+    let leaks = format!(
+        "<img src=\"{url}\"><link rel=\"stylesheet\" href=\"{url}\"><script src=\"{url}\"></script>\
+         <script>fetch(\"{url}\").catch(function () {{}});</script>"
+    );
+    let leaky = work.path().join("leaky.html");
+    std::fs::write(&leaky, page.replacen("<body>", &format!("<body>{leaks}"), 1)).unwrap();
+    dom(&leaky, "", false);
+    assert_eq!(server.connections(), 0, "a request left the page despite its Content-Security-Policy");
+
+    // Without the policy the same page does reach the listener: the test can
+    // tell.
+    let start = page.find("<meta http-equiv=\"Content-Security-Policy\"").unwrap();
+    let end = start + page[start..].find('>').unwrap() + 1;
+    let open = format!("{}{}", &page[..start], &page[end..]);
+    let unguarded = work.path().join("unguarded.html");
+    std::fs::write(&unguarded, open.replacen("<body>", &format!("<body>{leaks}"), 1)).unwrap();
+    dom(&unguarded, "", false);
+    assert!(server.connections() > 0, "without the policy the page should have reached {url}");
+}
