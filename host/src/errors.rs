@@ -511,17 +511,9 @@ fn suggest_runs(runs: &[std::path::PathBuf]) -> String {
 /// [`crate::report::render_report`]).
 #[derive(Debug, Error)]
 pub enum HtmlReportError {
-    /// A file of the results directory cannot be read.
-    #[error(
-        "failed to write the HTML report: cannot read `{}`: {cause}\n\nConsider the results directory of an `assay run` (it holds results.jsonl and summary.json)",
-        path.display()
-    )]
-    Read {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        cause: std::io::Error,
-    },
+    /// The results directory cannot be read back.
+    #[error(transparent)]
+    Results(#[from] ReadResultsError),
     /// A file of the results directory is not what a run writes.
     #[error(
         "failed to write the HTML report: `{}`{} is not what `assay run` writes: {cause}\n\nConsider the results directory as the run wrote it",

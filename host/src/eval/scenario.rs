@@ -112,6 +112,24 @@ pub struct ScenarioResult {
     pub error: Option<RunError>,
 }
 
+impl ScenarioResult {
+    /// The result of a scenario that was never evaluated: `error` says why
+    /// (a file that could not be read, a cancelled run).
+    fn unevaluated(scenario_id: String, file: PathBuf, error: Option<RunError>) -> ScenarioResult {
+        ScenarioResult {
+            scenario_id,
+            file,
+            agent: String::new(),
+            score: Tally::default(),
+            categories: CategoryTallies::new(),
+            passed: None,
+            expectations: Vec::new(),
+            samples: Vec::new(),
+            error,
+        }
+    }
+}
+
 /// One answer to the problem and its judgments.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ScenarioSample {
@@ -288,17 +306,7 @@ impl ScenarioScores {
                         Pending::Broken { scenario_id } => (scenario_id, PathBuf::new()),
                     };
                     let message = format!("scenario `{id}` was not run: the run was cancelled");
-                    ScenarioResult {
-                        scenario_id,
-                        file,
-                        agent: String::new(),
-                        score: Tally::default(),
-                        categories: CategoryTallies::new(),
-                        passed: None,
-                        expectations: Vec::new(),
-                        samples: Vec::new(),
-                        error: Some(RunError { kind: ErrorKind::NotRun, message }),
-                    }
+                    ScenarioResult::unevaluated(scenario_id, file, Some(RunError { kind: ErrorKind::NotRun, message }))
                 }
             };
             report.overall.merge(&result.score);
@@ -314,17 +322,9 @@ impl ScenarioScores {
         if let Entry::Pending(pending) = entry {
             let result = match pending {
                 Pending::Scenario { scenario, sizes } => tally(scenario, sizes, case, self.key.as_deref()),
-                Pending::Broken { scenario_id } => ScenarioResult {
-                    scenario_id: scenario_id.clone(),
-                    file: case.file.clone(),
-                    agent: String::new(),
-                    score: Tally::default(),
-                    categories: CategoryTallies::new(),
-                    passed: None,
-                    expectations: Vec::new(),
-                    samples: Vec::new(),
-                    error: case.error.clone(),
-                },
+                Pending::Broken { scenario_id } => {
+                    ScenarioResult::unevaluated(scenario_id.clone(), case.file.clone(), case.error.clone())
+                }
             };
             *entry = Entry::Done(result);
         }

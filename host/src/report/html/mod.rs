@@ -180,9 +180,12 @@ mod tests {
     fn a_directory_without_results_names_the_file_and_what_to_give() {
         let dir = tempfile::tempdir().unwrap();
         let error = render_report(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("results.jsonl") && error.contains("Consider the results directory"), "{error}");
+        assert!(
+            error.contains("it holds no results.jsonl") && error.contains("Consider a folder `assay run` wrote"),
+            "{error}"
+        );
         std::fs::write(dir.path().join("results.jsonl"), "{\"id\": 3}\n").unwrap();
         let error = render_report(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("results.jsonl` line 1 is not what `assay run` writes"), "{error}");
+        assert!(error.contains("results.jsonl`: line 1 is not a case's result"), "{error}");
     }
 }

@@ -11,6 +11,7 @@
 
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
+use crate::report::read_results_dir;
 use crate::report::tally::case_scores;
 use crate::run::CaseResult;
 use serde::Serialize;
@@ -90,33 +91,21 @@ pub(super) struct Tokens {
 }
 
 /// Reads `dir`'s `results.jsonl` (and `summary.json`, when the run ended)
-/// into the model.
+/// into the model, through the one reader of results directories.
 pub(super) fn read(dir: &Path) -> Result<Model, HtmlReportError> {
-    let path = dir.join("results.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|cause| HtmlReportError::Read { path: path.clone(), cause })?;
+    let run = read_results_dir(dir)?;
     let mut cases = Vec::new();
     let mut results = Vec::new();
-    for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let parse_error = |cause: serde_json::Error| HtmlReportError::Parse {
-            path: path.clone(),
-            line: Some(number + 1),
+    for case in run.cases {
+        let result: CaseResult = serde_json::from_value(case.json.clone()).map_err(|cause| HtmlReportError::Parse {
+            path: run.dir.join("results.jsonl"),
+            line: Some(case.line),
             cause: cause.to_string(),
-        };
-        let value: Value = serde_json::from_str(line).map_err(parse_error)?;
-        let case: CaseResult = serde_json::from_value(value.clone()).map_err(parse_error)?;
-        cases.push(CaseEntry { modes: assess(&case).modes, result: value });
-        results.push(case);
+        })?;
+        cases.push(CaseEntry { modes: assess(&result).modes, result: case.json });
+        results.push(result);
     }
-    let summary_path = dir.join("summary.json");
-    let summary = match std::fs::read_to_string(&summary_path) {
-        Ok(text) => Some(serde_json::from_str(&text).map_err(|cause| HtmlReportError::Parse {
-            path: summary_path,
-            line: None,
-            cause: cause.to_string(),
-        })?),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(cause) => return Err(HtmlReportError::Read { path: summary_path, cause }),
-    };
+    let summary = run.summary.map(|summary| summary.json);
     let title = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
     Ok(Model {
         title,
