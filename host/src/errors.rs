@@ -516,7 +516,7 @@ pub enum HtmlReportError {
     Results(#[from] ReadResultsError),
     /// A file of the results directory is not what a run writes.
     #[error(
-        "failed to write the HTML report: `{}`{} is not what `assay run` writes: {cause}\n\nConsider the results directory as the run wrote it",
+        "failed to write the HTML report: `{}`{} is not what assay writes: {cause}\n\nConsider the results directory as the run wrote it",
         path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default()
     )]
     Parse {

@@ -316,6 +316,10 @@ pub struct AssessArgs {
     /// Where assess.json and results.jsonl go [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+    /// Also write the HTML report here, with the assess section (from the
+    /// results directory the run wrote).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `assay eval`.
@@ -355,6 +359,10 @@ pub struct EvalArgs {
     /// Where eval.json goes [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+    /// Also write the HTML report here, with the eval section (from the
+    /// results directory the run wrote).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `assay validate`.
@@ -380,6 +388,10 @@ pub struct ValidateArgs {
     /// Where validate.json goes [default: results/<timestamp>].
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
+    /// Also write the HTML report here, with the validate section (from the
+    /// results directory the run wrote).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `assay diff`.
@@ -400,6 +412,9 @@ pub struct DiffArgs {
     /// Print the diff as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Also write the comparison as an HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `assay plan`.

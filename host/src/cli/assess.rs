@@ -4,7 +4,7 @@
 
 use super::CliError;
 use super::args::AssessArgs;
-use super::options::{default_results_dir, parse_connections, results_error, seconds};
+use super::options::{default_results_dir, parse_connections, results_error, seconds, write_html};
 use anyhow::{Context, Result};
 use assay::case::SuccessRatio;
 use assay::eval::{FailureModes, classify_with_judge};
@@ -67,6 +67,9 @@ pub fn run(args: AssessArgs) -> Result<u8> {
         eprintln!("error: failed to {error}");
     }
     writeln!(out, "Assessment in {}", path.display())?;
+    if let Some(html) = &args.html {
+        write_html(&results_dir, html, &mut out)?;
+    }
     let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
     let complete = summary.reporter_errors.is_empty() && summary.not_run == 0 && summary.internal_errors.is_empty();
     Ok(if met && complete { assay::exit_codes::OK } else { assay::exit_codes::FAILED })

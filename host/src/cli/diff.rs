@@ -1,12 +1,13 @@
 //! `assay diff OLD NEW`: reads both results directories, compares them
 //! (the library's [`assay::report::diff()`]) and prints the comparison, or
-//! it as JSON with `--json`. Exits 1 when the new run regressed beyond the
+//! it as JSON with `--json`; `--html FILE` also writes the comparison as
+//! a page (the library's [`assay::report::render_diff_to`]). Exits 1 when the new run regressed beyond the
 //! `--allow` allowances, 2 when either directory cannot be read.
 
 use super::CliError;
 use super::args::DiffArgs;
 use anyhow::Result;
-use assay::report::{Allowances, DiffOptions, diff, read_results_dir, write_diff};
+use assay::report::{Allowances, DiffOptions, diff, read_results_dir, render_diff_to, write_diff};
 use std::io::{IsTerminal, Write};
 
 pub fn run(args: DiffArgs) -> Result<u8> {
@@ -24,6 +25,12 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         writeln!(out)?;
     } else {
         write_diff(&mut out, &compared, std::io::stdout().is_terminal())?;
+    }
+    if let Some(path) = &args.html {
+        render_diff_to(&compared, path)?;
+        if !args.json {
+            writeln!(out, "HTML comparison in {}", path.display())?;
+        }
     }
     Ok(if compared.verdict.regressed { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
 }

@@ -3,7 +3,7 @@
 //! for scenarios with required expectations. Writes `eval.json`.
 
 use super::args::EvalArgs;
-use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds};
+use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds, write_html};
 use anyhow::{Context, Result};
 use assay::eval::{EvalOptions, Evaluator};
 use assay::report::{ResultsDir, write_eval, write_json_report};
@@ -37,6 +37,9 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let path =
         write_json_report(&results_dir, "eval.json", &report, &redactor).context("failed to write the scores")?;
     writeln!(out, "Scores in {}", path.display())?;
+    if let Some(html) = &args.html {
+        write_html(&results_dir, html, &mut out)?;
+    }
     let below = min_score.is_some_and(|min| report.scenarios.iter().any(|s| s.score.score().is_none_or(|s| s < min)));
     Ok(if report.has_errors() || report.has_failures() || below {
         assay::exit_codes::FAILED

@@ -67,3 +67,15 @@ pub fn default_results_dir() -> PathBuf {
 pub fn results_error(path: &std::path::Path, error: std::io::Error) -> CliError {
     CliError::Results { path: path.to_owned(), cause: error.to_string() }
 }
+
+/// Writes the HTML report of `results_dir` to `path` (`--html FILE`) and
+/// says where to `out`. Best effort on `out`: stdout may be closed.
+pub fn write_html(
+    results_dir: &std::path::Path,
+    path: &std::path::Path,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    assay::report::render_report_to(results_dir, path)?;
+    let _ = writeln!(out, "HTML report in {}", path.display());
+    Ok(())
+}

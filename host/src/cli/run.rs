@@ -5,7 +5,7 @@
 
 use super::CliError;
 use super::args::RunArgs;
-use super::options::{default_results_dir, parse_connections, results_error, seconds};
+use super::options::{default_results_dir, parse_connections, results_error, seconds, write_html};
 use anyhow::Result;
 use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
 use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, Replay, RunOptions, load_cases};
@@ -75,10 +75,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
         eprintln!("error: failed to {error}");
     }
     if let Some(path) = &args.html {
-        assay::report::render_report_to(&results_dir, path)?;
-        if verbosity != Verbosity::Quiet {
-            let _ = writeln!(std::io::stdout(), "HTML report in {}", path.display());
-        }
+        let mut out: Box<dyn Write> =
+            if verbosity == Verbosity::Quiet { Box::new(std::io::sink()) } else { Box::new(std::io::stdout()) };
+        write_html(&results_dir, path, &mut out)?;
     }
     if verbosity != Verbosity::Quiet {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.

@@ -4,7 +4,7 @@
 //! `validate.json`.
 
 use super::args::ValidateArgs;
-use super::options::{default_results_dir, fraction, results_error};
+use super::options::{default_results_dir, fraction, results_error, write_html};
 use anyhow::{Context, Result};
 use assay::eval::Validator;
 use assay::report::{ResultsDir, write_json_report, write_validation};
@@ -29,6 +29,9 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
     let path = write_json_report(&results_dir, "validate.json", &report, &redactor)
         .context("failed to write the agreement")?;
     writeln!(out, "Agreement in {}", path.display())?;
+    if let Some(html) = &args.html {
+        write_html(&results_dir, html, &mut out)?;
+    }
     let below = min_agreement.is_some_and(|min| report.agreement.score().is_none_or(|s| s < min));
     Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
 }

@@ -9,7 +9,9 @@
 //! - [`JunitReport`]: JUnit XML, flaky cases marked the way nextest marks
 //!   them;
 //! - [`render_report`]: after the run, the self-contained HTML report of a
-//!   results directory (`report.html`).
+//!   results directory (`report.html`), with the sections of `assess`,
+//!   `eval` and `validate` when the run was one; [`render_diff_to`] the
+//!   page of two runs compared.
 //!
 //! [`CaseFlags`] are the seed-style flags on every line of
 //! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
@@ -48,7 +50,7 @@ pub use describe::{failure_lines, sample_failure_lines};
 pub use diff::{Allowances, DiffOptions, RunDiff, diff};
 pub use diff_terminal::write_diff;
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
-pub use html::{render_report, render_report_to};
+pub use html::{render_diff_to, render_report, render_report_to};
 pub use junit::JunitReport;
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};

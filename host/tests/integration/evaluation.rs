@@ -49,7 +49,7 @@ pub(crate) fn show(output: &Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", stdout(output), stderr(output))
 }
 
-const FLAKY_CASE: &str = r#"{
+pub(crate) const FLAKY_CASE: &str = r#"{
     "agent": "flaky",
     "success_ratio": "2/4",
     "interactions": [ { "text": "are you stable?", "response": { "text": { "value": "pass" } } } ]
@@ -153,7 +153,7 @@ fn assess_without_a_judge_refuses_llm_modes() {
     assert!(stderr(&output).contains("--llm-modes needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL"));
 }
 
-const BLAND_FOOD: &str = "\
+pub(crate) const BLAND_FOOD: &str = "\
 scenario_id: bland_food
 problem: Your food is bland because it lacks spices. Add salt and cook it longer.
 agent: echo
@@ -173,7 +173,7 @@ expectations:
     categories: [solution_finding]
 ";
 
-const WEATHER: &str = r#"{
+pub(crate) const WEATHER: &str = r#"{
     scenario_id: weather
     problem: "It rains."
     agent: echo
@@ -285,7 +285,7 @@ fn eval_names_the_file_and_key_of_a_bad_scenario() {
     );
 }
 
-const VALIDATION: &str = "\
+pub(crate) const VALIDATION: &str = "\
 scenario:
   scenario_id: bland_food
   problem: my food is bland

@@ -201,3 +201,153 @@ fn the_content_security_policy_stops_every_request_the_page_might_make() {
     dom(&unguarded, "", false);
     assert!(server.connections() > 0, "without the policy the page should have reached {url}");
 }
+
+/// `assess`, `eval` and `validate` with `--html`: each page holds its
+/// command's section with the numbers the terminal printed (the scores of
+/// evaluation.rs's runs, against the test judge).
+#[test]
+fn the_reports_of_assess_eval_and_validate_show_what_the_terminal_printed() {
+    use crate::evaluation::{BLAND_FOOD, FLAKY_CASE, Project, VALIDATION, WEATHER, show};
+    let judge = crate::judge_server::start();
+    let url = format!("{}/v1", judge.url());
+    let project = Project::new(&[
+        ("bland.yaml", BLAND_FOOD),
+        ("weather.hocon", WEATHER),
+        ("check.yaml", VALIDATION),
+        ("flaky.hocon", FLAKY_CASE),
+    ]);
+    let html = |name: &str| PathBuf::from(project.path(&format!("{name}.html")));
+
+    let eval = html("eval");
+    let output = project.run(
+        Some(&url),
+        "eval",
+        &["--html", eval.to_str().unwrap(), &project.path("bland.yaml"), &project.path("weather.hocon")],
+        "eval",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(stdout(&output).contains("Overall: 0.71 (5/7)"), "{}", show(&output));
+    assert!(stdout(&output).contains(&format!("HTML report in {}", eval.display())), "{}", show(&output));
+    let page = dom(&eval, "", true);
+    assert!(page.contains("id=\"eval-overall\">0.71 (5/7)<"), "{page}");
+    assert!(page.contains("<td>bland_food</td><td>echo</td><td class=\"num\">0.83 (5/6)</td>"), "{page}");
+    assert!(page.contains("<td>solution_finding</td><td class=\"num\">0.75 (3/4)</td>"), "{page}");
+    assert!(page.contains("pepper: 0.00"), "{page}");
+    // Each scenario is a case of the run: the case table has both.
+    for id in ["bland_food", "weather"] {
+        assert!(page.contains(&format!("<td class=\"case-id\">{id}</td>")), "{id}: {page}");
+    }
+
+    let validate = html("validate");
+    let output = project.run(
+        Some(&url),
+        "validate",
+        &["--html", validate.to_str().unwrap(), &project.path("check.yaml")],
+        "validate",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(stdout(&output).contains("Agreement: 0.83 (5/6)"), "{}", show(&output));
+    let page = dom(&validate, "", true);
+    assert!(page.contains("id=\"validate-agreement\">0.83 (5/6)<"), "{page}");
+    // The confusion matrix: 2 true positives, 1 false negative, no false
+    // positive, 2 true negatives (as evaluation.rs asserts of validate.json).
+    assert!(page.contains("<td>wanted match</td><td class=\"num\">2</td><td class=\"num\">1</td>"), "{page}");
+    assert!(page.contains("<td>wanted no match</td><td class=\"num\">0</td><td class=\"num\">2</td>"), "{page}");
+    assert!(page.contains("spices: wanted match, judged no match (gist, weight 1)"), "{page}");
+
+    let assess = html("assess");
+    let output =
+        project.run(None, "assess", &["--html", assess.to_str().unwrap(), &project.path("flaky.hocon")], "assess");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let page = dom(&assess, "", true);
+    assert!(page.contains("id=\"assessment\""), "{page}");
+    assert!(page.contains("2 of 4 samples (50 %), 2 times: interactions[0].text value \"pass\""), "{page}");
+    // A run of `assay run` has none of these sections.
+    assert!(!page.contains("id=\"eval\"") && !page.contains("id=\"validation\""), "{page}");
+}
+
+/// `assay diff --html`: the verdict, every changed case and both runs'
+/// counts, as the terminal and `--json` give them.
+#[test]
+fn the_diff_page_shows_the_regression_and_every_changed_case() {
+    let work = tempfile::tempdir().unwrap();
+    let cases = work.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    let echo = |name: &str, keyword: &str| {
+        let hocon = format!(
+            r#"{{ agent: echo, interactions: [{{ text: "hello there", response {{ text {{ keywords: "{keyword}" }} }} }}] }}"#
+        );
+        std::fs::write(cases.join(format!("{name}.hocon")), hocon).unwrap();
+    };
+    let run = |name: &str| {
+        let results = work.path().join(name);
+        let plugin = crate::util::root().join("plugins/rouge/rouge.wasm");
+        let plugin = plugin.to_str().unwrap();
+        let output =
+            assay(&["run", cases.to_str().unwrap(), "--plugin", plugin, "--results", results.to_str().unwrap(), "-q"]);
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
+        results
+    };
+    echo("steady", "hello");
+    echo("breaks", "hello");
+    echo("mends", "absent");
+    echo("goes", "hello");
+    let rouge = |text: &str| {
+        let hocon = format!(
+            r#"{{ agent: echo, interactions: [{{ text: "{text}", response {{ text {{ rouge {{ reference: "the cat sat", threshold: 0 }} }} }} }}] }}"#
+        );
+        std::fs::write(cases.join("scored.hocon"), hocon).unwrap();
+    };
+    rouge("the cat sat");
+    let old = run("old");
+    echo("breaks", "absent");
+    rouge("the cat");
+    echo("mends", "there");
+    std::fs::remove_file(cases.join("goes.hocon")).unwrap();
+    // A name of hostile text (no `/`: it is a file name).
+    echo("no <img src=x onerror=alert(1)> & <!-- -->", "hello");
+    let new = run("new");
+
+    let page_path = work.path().join("diff.html");
+    let output = assay(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--html", page_path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("REGRESSED 1 newly failing (allowed 0)"), "{}", stdout(&output));
+    assert!(stdout(&output).contains(&format!("HTML comparison in {}", page_path.display())));
+    let page = dom(&page_path, "", true);
+    assert!(page.contains("REGRESSED: 1 newly failing (allowed 0)"), "{page}");
+    for (list, count) in [("newly_failing", 1), ("newly_passing", 1), ("added", 1), ("removed", 1), ("unchanged", 2)] {
+        assert!(page.contains(&format!("id=\"count-{list}\">{count}<")), "{list}: {page}");
+    }
+    let in_list = |page: &str, list: &str, id: &str| {
+        let start = page.find(&format!("id=\"list-{list}\"")).unwrap();
+        let end = start + page[start..].find("</section>").unwrap();
+        page[start..end].contains(&format!("<td class=\"case-id\">{}</td>", escaped(id)))
+    };
+    assert!(in_list(&page, "newly_failing", "breaks"), "{page}");
+    assert!(in_list(&page, "newly_passing", "mends"), "{page}");
+    assert!(in_list(&page, "added", "no <img src=x onerror=alert(1)> & <!-- -->"), "{page}");
+    assert!(in_list(&page, "removed", "goes"), "{page}");
+    // The numbers are those of `assay diff --json`.
+    let output = assay(&["diff", old.to_str().unwrap(), new.to_str().unwrap(), "--json"]);
+    let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    for (side, dir) in [("old", &old), ("new", &new)] {
+        let counts = format!("<td>{side}: {}</td><td class=\"num\">{}</td>", dir.display(), json[side]["cases"]);
+        assert!(page.contains(&counts), "{counts}: {page}");
+    }
+    // rouge's mean moved: the scores table says by how much, and who moved.
+    let rouge = &json["scores"][0];
+    assert_eq!(rouge["key"], "rouge");
+    let (old_mean, new_mean, change) =
+        (rouge["old_mean"].as_f64().unwrap(), rouge["new_mean"].as_f64().unwrap(), rouge["change"].as_f64().unwrap());
+    assert!(change < 0.0, "{rouge}");
+    let row = format!("<td>rouge</td><td class=\"num\">{old_mean:.3}</td><td class=\"num\">{new_mean:.3}</td>");
+    assert!(page.contains(&row), "{row}: {page}");
+    assert!(page.contains(&format!("{change:.3} over 1")) && page.contains(&format!("{change:.3} scored")), "{page}");
+    // The hostile name stayed text.
+    assert_eq!(page.matches("<script").count(), 2);
+    assert!(!page.contains("<img") && !page.contains("<!--"));
+
+    // A search narrows every list.
+    let searched = dom(&page_path, "q=mends", true);
+    assert!(searched.contains("Newly passing (1 of 1)") && searched.contains("Newly failing (0 of 1)"), "{searched}");
+}

@@ -1,31 +1,50 @@
-//! The HTML report of a results directory: one self-contained file
-//! (`report.html`) that opens from disk in any browser and asks the network
-//! for nothing. Its Content-Security-Policy forbids every outside request;
-//! styles and the script are inline (`page.css`, `page.js`), the charts
-//! inline SVG the script draws, and the data one JSON blob in a
-//! `<script type="application/json">` that the script reads.
+//! The HTML reports: one self-contained file that opens from disk in any
+//! browser and asks the network for nothing. Its Content-Security-Policy
+//! forbids every outside request; styles and the script are inline
+//! (`page.css`, `common.js` and the page's view), the charts inline SVG the
+//! script draws, and the data one JSON document, deflated and base64'd in a
+//! `<script type="application/octet-stream">` that the script inflates
+//! (`DecompressionStream`) and reads. Base64 holds no `<`, `&` or quote, so
+//! no text of a case can end the element or become markup; compressed, a
+//! 10,000-case run's data is a tenth of its JSON.
 //!
-//! What the page shows is computed here ([`model`]), with the library's
-//! own code (the Assessor's failure modes, the suites' case scores), so the
+//! Two pages: a run's report ([`render_report`], view `run.js`, data
+//! [`model`], with the sections of `assess`, `eval` and `validate` when the
+//! run was one), and two runs compared ([`render_diff_to`], view `diff.js`,
+//! data the [`RunDiff`] `assay diff --json` prints).
+//!
+//! What a page shows is computed here, with the library's own code (the
+//! Assessor's failure modes, the suites' case scores, the diff), so the
 //! page and the terminal never disagree; the script only draws it and
-//! renders one page of the case table at a time, so that 10,000 cases stay
+//! renders one page of a long table at a time, so that 10,000 cases stay
 //! fast. It puts every text in the page as text (never as markup).
 
 mod model;
 
 use crate::errors::HtmlReportError;
 use crate::private_files;
+use crate::report::RunDiff;
+use base64::Engine;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// The page's styles.
+/// The pages' styles.
 const CSS: &str = include_str!("page.css");
-/// The page's script.
-const JS: &str = include_str!("page.js");
+/// What every page's script shares: helpers and how the data is read.
+const COMMON_JS: &str = include_str!("common.js");
+/// The view of one run.
+const RUN_JS: &str = include_str!("run.js");
+/// The view of two runs compared.
+const DIFF_JS: &str = include_str!("diff.js");
 
 /// Allows nothing from outside the file: inline styles and scripts, and
 /// images only as `data:` URLs.
 const CONTENT_SECURITY_POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+/// How hard the data is deflated: 6 is zlib's default, within a few
+/// percent of the smallest at a fraction of the time.
+const DEFLATE_LEVEL: u8 = 6;
 
 /// Writes the report of the results directory `dir` to `dir/report.html`
 /// and returns its path.
@@ -40,44 +59,55 @@ pub fn render_report(dir: &Path) -> Result<PathBuf, HtmlReportError> {
 /// is private (0600), as they are.
 pub fn render_report_to(dir: &Path, path: &Path) -> Result<(), HtmlReportError> {
     let model = model::read(dir)?;
-    let html = page(&model);
+    write_page(path, &format!("assay report: {}", model.title), RUN_JS, &model)
+}
+
+/// Writes the page of two runs compared to `path` (`assay diff --html
+/// FILE`): the verdict, the counts of both runs, every case whose status
+/// changed, added and removed cases, and how each key's scores moved.
+pub fn render_diff_to(diff: &RunDiff, path: &Path) -> Result<(), HtmlReportError> {
+    let name = |dir: &Path| dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
+    let title = format!("assay diff: {} → {}", name(&diff.old.dir), name(&diff.new.dir));
+    let regressions = diff.verdict.regressions.iter().map(|r| r.describe()).collect();
+    write_page(path, &title, DIFF_JS, &DiffPage { title: title.clone(), diff, regressions })
+}
+
+/// What the diff page shows: the diff as `assay diff --json` prints it,
+/// and the verdict's reasons worded as the terminal words them.
+#[derive(Serialize)]
+struct DiffPage<'a> {
+    title: String,
+    diff: &'a RunDiff,
+    regressions: Vec<String>,
+}
+
+/// Writes one page, private (0600).
+fn write_page<T: Serialize>(path: &Path, title: &str, view: &str, data: &T) -> Result<(), HtmlReportError> {
+    let html = page(title, view, data);
     private_files::write(path, html.as_bytes()).map_err(|cause| HtmlReportError::Write { path: path.to_owned(), cause })
 }
 
-/// The whole page.
-fn page(model: &model::Model) -> String {
-    let data = serde_json::to_string(model).expect("the model is plain data");
+/// The whole page: `view` draws `data`.
+fn page<T: Serialize>(title: &str, view: &str, data: &T) -> String {
+    let json = serde_json::to_vec(data).expect("the data is plain data");
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>assay report: {title}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
+         <title>{title}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
          <noscript>This report draws itself with JavaScript: allow scripts for this file.</noscript>\n\
          <main id=\"app\"></main>\n\
-         <script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{JS}</script>\n</body>\n</html>\n",
-        title = escape_text(&model.title),
-        data = escape_script_json(&data),
+         <script type=\"application/octet-stream\" id=\"data\">{data}</script>\n\
+         <script>\n(function () {{\n{COMMON_JS}\n{view}\nload(draw);\n}})();\n</script>\n</body>\n</html>\n",
+        title = escape_text(title),
+        data = encode_data(&json),
     )
 }
 
-/// JSON made safe inside a `<script>` element: `<`, `>` and `&` as
-/// `\u003c`, `\u003e`, `\u0026`, so that no `</script>` or `<!--` in any
-/// text can end or change the element; JSON reads them back the same.
-/// (They can only occur inside JSON strings, where the escapes mean the
-/// same characters.) U+2028 and U+2029 too, for old script parsers.
-fn escape_script_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len() + json.len() / 16);
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+/// The data as the page holds it: raw deflate, then base64.
+fn encode_data(json: &[u8]) -> String {
+    let deflated = miniz_oxide::deflate::compress_to_vec(json, DEFLATE_LEVEL);
+    base64::engine::general_purpose::STANDARD.encode(deflated)
 }
 
 /// Text made safe in HTML.
@@ -132,7 +162,7 @@ mod tests {
         assert_eq!(lower.matches("<script").count(), 2, "{html}");
         assert!(!html.contains("<!--") && !html.contains("<img"), "{html}");
         // The data reads back whole: the hostile id is there, as text.
-        let data: serde_json::Value = serde_json::from_str(split(&html).1).unwrap();
+        let data = decode(split(&html).1);
         let ids: Vec<&str> =
             data["cases"].as_array().unwrap().iter().map(|c| c["result"]["id"].as_str().unwrap()).collect();
         assert!(ids.contains(&"</script><script>alert(1)</script><!--"), "{ids:?}");
@@ -146,6 +176,12 @@ mod tests {
         (format!("{}{}", &html[..start], &html[end..]), &html[start..end])
     }
 
+    /// The data as the page's script reads it: base64, inflated, JSON.
+    fn decode(data: &str) -> serde_json::Value {
+        let deflated = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+        serde_json::from_slice(&miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap()).unwrap()
+    }
+
     #[test]
     fn the_page_allows_no_request_outside_the_file() {
         let dir = results_dir();
@@ -154,7 +190,7 @@ mod tests {
             html.contains(&format!("http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\""))
         );
         // The page's markup, styles and script name nothing to fetch; the
-        // data (where the hostile texts are) holds no markup at all.
+        // data (where the hostile texts are) is base64: no markup at all.
         let (markup, data) = split(&html);
         // The SVG namespace is a name, never fetched.
         let markup = markup.replace("\"http://www.w3.org/2000/svg\"", "");
@@ -163,7 +199,8 @@ mod tests {
         {
             assert!(!markup.contains(fetch), "the page names `{fetch}`");
         }
-        assert!(!data.contains('<') && data.contains("src=x"), "{data}");
+        assert!(data.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{data}");
+        assert!(decode(data).to_string().contains("src=x"));
     }
 
     #[test]
@@ -174,6 +211,17 @@ mod tests {
             assert_eq!(entry.modes, crate::eval::assess(&case).modes, "{}", case.id);
         }
         assert!(model.cases.iter().any(|c| !c.modes.is_empty()));
+    }
+
+    #[test]
+    fn a_broken_report_of_an_evaluation_command_names_its_file() {
+        let dir = results_dir();
+        std::fs::write(dir.path().join("eval.json"), "{ \"scenarios\": [").unwrap();
+        let error = render_report(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("eval.json` is not what assay writes: EOF while parsing"), "{error}");
+        std::fs::write(dir.path().join("eval.json"), "{ \"scenarios\": [] }").unwrap();
+        let html = std::fs::read_to_string(render_report(dir.path()).unwrap()).unwrap();
+        assert_eq!(decode(split(&html).1)["eval"], serde_json::json!({ "scenarios": [] }));
     }
 
     #[test]

@@ -4,10 +4,11 @@
 //! case's failure modes as the Assessor groups them ([`assess`]), per
 //! metric key the case scores the suite summaries average
 //! ([`case_scores`]), per connection the agent's latency, and the tokens
-//! answers cost. The page's script only draws it.
-//!
-//! Reading the results directory is done here, small, until the library
-//! has one reader of results directories for every report.
+//! answers cost; and when the run was `assay assess`, `eval` or
+//! `validate`, the report that command wrote beside `results.jsonl`
+//! (`assess.json`, `eval.json`, `validate.json`: the scores and the
+//! confusion matrix the terminal printed, computed once). The page's script
+//! only draws it.
 
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
@@ -39,6 +40,12 @@ pub(super) struct Model {
     pub latency: Vec<Distribution>,
     /// Per connection: the tokens answers cost, where recorded.
     pub tokens: Vec<Tokens>,
+    /// `assess.json`, when the run was `assay assess`.
+    pub assessment: Option<Value>,
+    /// `eval.json`, when the run was `assay eval`.
+    pub eval: Option<Value>,
+    /// `validate.json`, when the run was `assay validate`.
+    pub validation: Option<Value>,
 }
 
 /// One case: its line and its failure modes.
@@ -114,7 +121,26 @@ pub(super) fn read(dir: &Path) -> Result<Model, HtmlReportError> {
         metrics: metrics(&results),
         latency: latency(&results),
         tokens: tokens(&results),
+        assessment: command_report(&run.dir, "assess.json")?,
+        eval: command_report(&run.dir, "eval.json")?,
+        validation: command_report(&run.dir, "validate.json")?,
     })
+}
+
+/// The report `name` an evaluation command wrote in `dir`, if there is one.
+fn command_report(dir: &Path, name: &str) -> Result<Option<Value>, HtmlReportError> {
+    let path = dir.join(name);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(HtmlReportError::Parse { path, line: None, cause: error.to_string() }),
+    };
+    let value = serde_json::from_str(&text).map_err(|cause| HtmlReportError::Parse {
+        path: path.clone(),
+        line: None,
+        cause: cause.to_string(),
+    })?;
+    Ok(Some(value))
 }
 
 /// Per metric key, the distribution of the case scores (each case's mean

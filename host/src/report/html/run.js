@@ -1,13 +1,10 @@
-// Draws the report from the JSON in #data. Every text from the results goes
-// into the page as text (textContent, SVG text nodes), never as markup.
-// The state (filters, page, open case) lives in the URL's hash, so that a
-// link opens the same view: #status=failed&page=2&size=500&case=ID.
-"use strict";
-(function () {
-  var DATA = JSON.parse(document.getElementById("data").textContent);
+// The report of one run: the summary, the case table with its filters and
+// drill-down, failure modes, score and latency charts, tokens, and the
+// sections of `assay assess`, `eval` and `validate` when the run was one.
+// The hash: #status=failed&page=2&size=500&case=ID.
+function draw(DATA) {
   var CASES = DATA.cases;
   var SIZES = [50, 100, 500, 1000, 10000];
-  var app = document.getElementById("app");
 
   // One entry per case for filtering, built once.
   var INDEX = CASES.map(function (entry, i) {
@@ -25,68 +22,6 @@
       keys: keys, text: (r.id + "\n" + r.agent + "\n" + r.file).toLowerCase()
     };
   });
-
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    for (var name in attrs || {}) {
-      if (name === "text") node.textContent = attrs[name];
-      else if (name === "className") node.className = attrs[name];
-      else if (name === "onclick" || name === "oninput" || name === "onchange") node[name] = attrs[name];
-      else node.setAttribute(name, attrs[name]);
-    }
-    for (var k = 2; k < arguments.length; k++) {
-      var child = arguments[k];
-      if (child === null || child === undefined) continue;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
-  function svg(tag, attrs, text) {
-    var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (var name in attrs) node.setAttribute(name, attrs[name]);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function fmt(n, digits) {
-    if (typeof n !== "number" || !isFinite(n)) return "–";
-    return n.toFixed(digits === undefined ? 1 : digits);
-  }
-
-  function ms(n) { return n >= 1000 ? fmt(n / 1000, 2) + " s" : fmt(n, 1) + " ms"; }
-
-  function json(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
-
-  function unique(list) { var seen = {}; return list.filter(function (v) { return seen[v] ? false : (seen[v] = true); }); }
-
-  // The state in the hash.
-  function readState() {
-    var state = {};
-    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
-      if (!part) return;
-      var at = part.indexOf("=");
-      var key = at < 0 ? part : part.slice(0, at);
-      state[decodeURIComponent(key)] = at < 0 ? "" : decodeURIComponent(part.slice(at + 1));
-    });
-    return state;
-  }
-
-  function writeState(state) {
-    var parts = [];
-    for (var key in state) {
-      if (state[key] !== "" && state[key] !== undefined && state[key] !== null) {
-        parts.push(encodeURIComponent(key) + "=" + encodeURIComponent(state[key]));
-      }
-    }
-    location.hash = parts.join("&");
-  }
-
-  function change(updates) {
-    var state = readState();
-    for (var key in updates) state[key] = updates[key];
-    writeState(state);
-  }
 
   // ---- the summary --------------------------------------------------------
   function summarySection() {
@@ -387,26 +322,164 @@
     return section;
   }
 
+  // ---- assess, eval and validate: what those commands wrote ---------------
+  function table(id, heads, rows) {
+    var head = el("tr");
+    heads.forEach(function (h) { head.appendChild(el("th", h.num ? { className: "num", text: h.text } : { text: h.text || h })); });
+    var body = el("tbody");
+    rows.forEach(function (cells) {
+      var row = el("tr");
+      cells.forEach(function (cell, i) {
+        var td = el("td", heads[i].num ? { className: "num" } : null);
+        if (cell !== null && typeof cell === "object") td.appendChild(cell); else td.textContent = cell === null ? "" : String(cell);
+        row.appendChild(td);
+      });
+      body.appendChild(row);
+    });
+    return el("table", id ? { id: id } : null, el("thead", null, head), body);
+  }
+
+  // A weighted score as the terminal prints it: 0.83 (5/6), 1 error.
+  function tally(t) {
+    var score = t.score === null ? "n/a (nothing judged)" : fmt(t.score, 2) + " (" + t.matched_weight + "/" + t.total_weight + ")";
+    return score + (t.errors ? ", " + t.errors + (t.errors === 1 ? " error" : " errors") : "");
+  }
+
+  function verdict(passed) {
+    if (passed === undefined || passed === null) return "";
+    return el("span", { className: "badge " + (passed ? "passed" : "failed"), text: passed ? "passed" : "FAILED" });
+  }
+
+  function categoriesTable(id, categories) {
+    var names = Object.keys(categories || {});
+    if (!names.length) return el("p", { className: "muted", text: "No expectation names a category." });
+    return table(id, ["category", { text: "score", num: true }], names.map(function (n) { return [n, tally(categories[n])]; }));
+  }
+
+  function assessmentSection(report) {
+    var cases = report.cases || [];
+    var section = el("section", { id: "assessment" }, el("h2", { text: "Assessment (assay assess): " + cases.length + " cases" }));
+    section.appendChild(table("assessment-cases", ["case", "status", { text: "samples passed", num: true }, "failure modes"],
+      cases.map(function (a) {
+        var modes = el("ul", { className: "modes" });
+        (a.modes || []).forEach(function (m) {
+          var item = el("li", { text: m.samples + " of " + a.samples + " samples (" + fmt(m.percent, 0) + " %), " + m.occurrences + " times: " + m.description });
+          (m.examples || []).forEach(function (e) {
+            item.appendChild(el("div", { className: "muted", text: "e.g. sample " + e.sample + ": " + e.message + (e.actual === undefined || e.actual === null ? "" : " (actual: " + e.actual + ")") }));
+          });
+          modes.appendChild(item);
+        });
+        (a.llm_modes || []).forEach(function (m) {
+          modes.appendChild(el("li", { className: "llm-mode", text: "judge: " + m.samples + " samples, " + m.occurrences + " times: " + m.description }));
+        });
+        if (a.error) modes.appendChild(el("li", { className: "error", text: a.error.kind + ": " + a.error.message }));
+        return [a.case_id, el("span", { className: "badge " + a.status, text: a.status }), a.passed + "/" + a.samples, modes];
+      })));
+    return section;
+  }
+
+  function evalSection(report) {
+    var scenarios = report.scenarios || [];
+    var section = el("section", { id: "eval" }, el("h2", { text: "Scenarios (assay eval): " + scenarios.length }));
+    var cards = el("div", { className: "cards" }, el("div", { className: "card" },
+      el("span", { className: "value", id: "eval-overall", text: tally(report.overall) }), el("span", { className: "label", text: "overall weighted score" })));
+    section.appendChild(cards);
+    section.appendChild(el("h3", { text: "Per category" }));
+    section.appendChild(categoriesTable("eval-categories", report.categories));
+    section.appendChild(el("h3", { text: "Per scenario" }));
+    section.appendChild(table("eval-scenarios", ["scenario", "agent", { text: "score", num: true }, "verdict", "expectations"],
+      scenarios.map(function (s) {
+        var detail = el("div");
+        if (s.error) detail.appendChild(el("p", { className: "error", text: s.error.kind + ": " + s.error.message }));
+        var judged = {};
+        (s.samples || []).forEach(function (sample) {
+          (sample.expectations || []).forEach(function (e) { (judged[e.expectation_id] = judged[e.expectation_id] || []).push({ sample: sample.index, e: e }); });
+        });
+        (s.expectations || []).forEach(function (x) {
+          var line = x.expectation_id + ": " + (x.score === null ? "not judged" : fmt(x.score, 2)) +
+            (x.threshold === undefined ? "" : " (threshold " + x.threshold + ")") + (x.required ? "" : " · not required") +
+            (x.met === null ? "" : x.met ? " · met" : x.required ? " · MISSED" : " · not met");
+          var box = el("details", null, el("summary", x.met === false ? { className: "fail", text: line } : { text: line }));
+          (judged[x.expectation_id] || []).forEach(function (j) {
+            var e = j.e;
+            box.appendChild(el("div", { className: e.matched === false ? "fail" : e.matched ? "pass" : "error",
+              text: "sample " + j.sample + " · " + e.key + " · weight " + e.weight + ": " + (e.matched === null ? "ERROR" : e.matched ? "MATCH" : "MISS") + " — " + e.message }));
+          });
+          detail.appendChild(box);
+        });
+        (s.samples || []).forEach(function (sample) {
+          if (sample.response !== undefined && sample.response !== null) {
+            detail.appendChild(el("details", null, el("summary", { text: "answer of sample " + sample.index }), el("pre", { text: sample.response })));
+          }
+          if (sample.error) detail.appendChild(el("p", { className: "error", text: "sample " + sample.index + ": " + sample.error.kind + ": " + sample.error.message }));
+        });
+        return [s.scenario_id, s.agent, tally(s.score), verdict(s.passed), detail];
+      })));
+    return section;
+  }
+
+  function confusionMatrix(c) {
+    return table("validate-confusion", ["", { text: "judged match", num: true }, { text: "judged no match", num: true }], [
+      ["wanted match", c.true_positive, c.false_negative],
+      ["wanted no match", c.false_positive, c.true_negative]
+    ]);
+  }
+
+  function validationSection(report) {
+    var files = report.files || [];
+    var section = el("section", { id: "validation" }, el("h2", { text: "Judge validation (assay validate): " + files.length + " files" }));
+    section.appendChild(el("div", { className: "cards" }, el("div", { className: "card" },
+      el("span", { className: "value", id: "validate-agreement", text: tally(report.agreement) }),
+      el("span", { className: "label", text: "weighted agreement with the wanted results" }))));
+    section.appendChild(el("h3", { text: "Confusion matrix (wanted × judged, counts)" }));
+    section.appendChild(confusionMatrix(report.confusion));
+    if (report.confusion.errors) section.appendChild(el("p", { className: "error", text: report.confusion.errors + " judgments could not be made." }));
+    section.appendChild(el("h3", { text: "Per category" }));
+    section.appendChild(categoriesTable("validate-categories", report.categories));
+    section.appendChild(el("h3", { text: "Per mock response" }));
+    var rows = [];
+    files.forEach(function (f) {
+      if (f.error) rows.push([f.scenario_id, "", el("span", { className: "error", text: f.error.kind + ": " + f.error.message })]);
+      (f.mock_responses || []).forEach(function (m) {
+        var list = el("ul");
+        m.judgments.forEach(function (j) {
+          var judged = j.actual_result === null ? "could not judge" : j.actual_result ? "judged match" : "judged no match";
+          list.appendChild(el("li", { className: j.agrees === false ? "fail" : j.agrees ? "" : "error",
+            text: j.expectation_id + ": wanted " + (j.wanted_result ? "match" : "no match") + ", " + judged + " (" + j.key + ", weight " + j.weight + "): " + j.message }));
+        });
+        rows.push([f.scenario_id + " / " + m.mock_response_id, tally(m.agreement), list]);
+      });
+    });
+    section.appendChild(table("validate-mocks", ["mock response", { text: "agreement", num: true }, "judgments"], rows));
+    return section;
+  }
+
   // ---- the page -----------------------------------------------------------
   var fixed = null;
   function render() {
     var state = readState();
     if (!fixed) {
-      fixed = [summarySection(), chartsSection(), modesSection()];
+      fixed = {
+        summary: summarySection(),
+        // What `assess`, `eval` or `validate` found: the headline of their runs.
+        commands: [DATA.assessment && assessmentSection(DATA.assessment), DATA.eval && evalSection(DATA.eval),
+          DATA.validation && validationSection(DATA.validation)].filter(Boolean),
+        modes: modesSection(),
+        charts: chartsSection()
+      };
     }
     app.textContent = "";
     app.appendChild(el("h1", { text: "assay report: " + DATA.title }));
     if (state["case"]) app.appendChild(detailSection(state["case"]));
-    app.appendChild(fixed[0]);
+    app.appendChild(fixed.summary);
+    fixed.commands.forEach(function (section) { app.appendChild(section); });
     app.appendChild(casesSection(state));
-    app.appendChild(fixed[2]);
-    app.appendChild(fixed[1]);
+    app.appendChild(fixed.modes);
+    app.appendChild(fixed.charts);
     if (state["case"]) window.scrollTo(0, 0);
   }
 
   window.addEventListener("hashchange", render);
   render();
-  // When the first screen is drawn: what benches/report.sh reads.
-  app.appendChild(el("p", { className: "muted", id: "rendered", "data-ms": fmt(performance.now(), 1),
-    text: "Drawn in " + fmt(performance.now(), 0) + " ms." }));
-})();
+  markDrawn();
+}
