@@ -8,7 +8,7 @@
 //! else.
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
-use crate::check::{CasePlan, Check};
+use crate::check::{CasePlan, Check, CheckResult};
 use crate::run::prerequisite::Prerequisite;
 use crate::run::replay::Recording;
 use serde_json::{Map, Value};
@@ -61,6 +61,60 @@ pub struct Turn {
     pub timeout: Option<Duration>,
     /// The checks on the answer.
     pub checks: Vec<Check>,
+    /// How the checks' verdicts decide the turn.
+    pub pass_rule: PassRule,
+}
+
+/// How a turn's check verdicts decide whether it passed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum PassRule {
+    /// Every gating check passes (test case files, suites, scenarios).
+    #[default]
+    EveryCheck,
+    /// promptfoo's test `threshold`: the mean of the checks' scores,
+    /// weighted, reaches `threshold`, whatever each check's verdict. A
+    /// check's score is its matcher's (a negated check's, and one without a
+    /// score: 1 when it passed, else 0; an error: 0); `weights` has one
+    /// weight per check (a weight of 0 leaves the check out), and no weight
+    /// at all makes the score 0.
+    WeightedScore {
+        /// The lowest passing score.
+        threshold: f64,
+        /// Each check's weight, in check order.
+        weights: Vec<f64>,
+    },
+}
+
+impl PassRule {
+    /// Whether `checks` (the turn's, in order) let the turn pass.
+    pub fn passes(&self, checks: &[CheckResult]) -> bool {
+        match self {
+            PassRule::EveryCheck => checks.iter().all(CheckResult::lets_pass),
+            PassRule::WeightedScore { threshold, weights } => weighted_score(checks, weights) >= *threshold,
+        }
+    }
+}
+
+/// The weighted mean of the checks' scores (see
+/// [`PassRule::WeightedScore`]); 0 when the weights sum to 0.
+pub fn weighted_score(checks: &[CheckResult], weights: &[f64]) -> f64 {
+    let (mut total, mut weight_sum) = (0.0, 0.0);
+    for (check, weight) in checks.iter().zip(weights.iter().copied().chain(std::iter::repeat(1.0))) {
+        total += check_score(check) * weight;
+        weight_sum += weight;
+    }
+    if weight_sum > 0.0 { total / weight_sum } else { 0.0 }
+}
+
+/// One check's score for a weighted pass rule: its matcher's, unless the
+/// check is negated or has none (then 1 for a pass, 0 otherwise).
+pub fn check_score(check: &CheckResult) -> f64 {
+    match check.verdict.score {
+        Some(score) if !check.key.starts_with("not_") && check.verdict.outcome != crate::check::Outcome::Error => {
+            score
+        }
+        _ => f64::from(u8::from(check.verdict.passed())),
+    }
 }
 
 impl Turn {
@@ -74,6 +128,7 @@ impl Turn {
             continue_conversation: true,
             timeout: None,
             checks,
+            pass_rule: PassRule::EveryCheck,
         }
     }
 }
@@ -93,6 +148,7 @@ impl Job {
                 continue_conversation: interaction.continue_conversation,
                 timeout: interaction.timeout,
                 checks,
+                pass_rule: PassRule::EveryCheck,
             })
             .collect();
         Job {
