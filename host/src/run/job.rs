@@ -110,9 +110,7 @@ pub fn weighted_score(checks: &[CheckResult], weights: &[f64]) -> f64 {
 /// check is negated or has none (then 1 for a pass, 0 otherwise).
 pub fn check_score(check: &CheckResult) -> f64 {
     match check.verdict.score {
-        Some(score) if !check.key.starts_with("not_") && check.verdict.outcome != crate::check::Outcome::Error => {
-            score
-        }
+        Some(score) if !check.key.starts_with("not_") && check.verdict.outcome != crate::check::Outcome::Error => score,
         _ => f64::from(u8::from(check.verdict.passed())),
     }
 }
