@@ -63,6 +63,11 @@ pub fn plan(
     let Some(kind) = assertion.get("type").and_then(Value::as_str) else {
         return Err(format!("{at} has no `type`"));
     };
+    for key in ["transform", "contextTransform"] {
+        if assertion.contains_key(key) {
+            return Err(format!("{at} has a `{key}`, which is JavaScript; assay does not run it"));
+        }
+    }
     if let Some(key) = kind.strip_prefix("assay:") {
         return assay_key(assertion, key, &at, vars, keys);
     }
@@ -86,11 +91,6 @@ pub fn plan(
             "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
             TYPES.join(", ")
         ));
-    }
-    for key in ["transform", "contextTransform"] {
-        if assertion.contains_key(key) {
-            return Err(format!("{at} has a `{key}`, which is JavaScript; assay does not run it"));
-        }
     }
     for key in assertion.keys() {
         if !["type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"]

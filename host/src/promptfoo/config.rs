@@ -25,7 +25,7 @@ pub const MAX_REFERENCED_BYTES: u64 = 64 << 20;
 
 /// The most cases one config may expand into (prompts × providers × tests
 /// × var combinations).
-pub const MAX_CASES: usize = 1_000_000;
+pub const MAX_CASES: usize = 250_000;
 
 /// A config, read.
 #[derive(Debug)]
@@ -108,14 +108,22 @@ fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
 /// Whether `path` is a promptfoo config: a `.yaml`/`.yml` file whose top
 /// level is a mapping with `prompts`, `providers` or `tests`.
 pub fn is_config(path: &Path) -> bool {
+    use std::io::Read;
     let yaml = path.extension().is_some_and(|x| x == "yaml" || x == "yml");
-    if !yaml || std::fs::metadata(path).map_or(true, |m| m.len() > MAX_CONFIG_BYTES) {
+    if !yaml {
         return false;
     }
-    // Reading the top level's keys only: a YAML line starting a key at
-    // column 0. Cheap, and a file that is not YAML is left to its reader.
-    let Ok(text) = std::fs::read_to_string(path) else { return false };
-    text.lines().any(|line| ["prompts:", "providers:", "tests:"].iter().any(|key| line.starts_with(key)))
+    // The top level's keys, from the file's head: a line starting a key at
+    // column 0. Cheap whatever the file's size (the reader applies the cap),
+    // and a file that is not YAML is left to its reader.
+    let mut head = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    if file.take(64 << 10).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    String::from_utf8_lossy(&head)
+        .lines()
+        .any(|line| ["prompts:", "providers:", "tests:"].iter().any(|key| line.starts_with(key)))
 }
 
 /// Reads the config at `path`.
@@ -150,13 +158,16 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
             Value::Object(test) => test,
             other => return Err(invalid(&format!("tests[{index}]"), format!("it is {}, not a test", kind(&other)))),
         };
-        expand_test(index, &default_test, test, &mut tests);
-        if tests.len().saturating_mul(prompts.len()).saturating_mul(providers.len()) > MAX_CASES {
-            return Err(invalid(
-                "tests",
-                format!("it expands into over {MAX_CASES} cases (prompts × providers × tests × var combinations)"),
-            ));
-        }
+        let per_test = prompts.len().saturating_mul(providers.len());
+        let room = MAX_CASES.saturating_sub(tests.len().saturating_mul(per_test)) / per_test.max(1);
+        expand_test(index, &default_test, test, room, &mut tests).map_err(|_| {
+            invalid(
+                &format!("tests[{index}]"),
+                format!(
+                    "the config expands into over {MAX_CASES} cases (prompts × providers × tests × var combinations)"
+                ),
+            )
+        })?;
     }
     if tests.is_empty() {
         // promptfoo runs each prompt once with no vars when there are no tests.
@@ -407,17 +418,40 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
 
 /// One written test, `defaultTest` merged, as one test per combination of
 /// its list-valued vars (unless `options.disableVarExpansion`).
-fn expand_test(index: usize, default_test: &Map<String, Value>, test: Map<String, Value>, out: &mut Vec<Test>) {
+/// `Err` when it would make more than `room` tests (its combinations are
+/// counted before any is made).
+fn expand_test(
+    index: usize,
+    default_test: &Map<String, Value>,
+    test: Map<String, Value>,
+    room: usize,
+    out: &mut Vec<Test>,
+) -> Result<(), ()> {
     let merged = merge(index, default_test, test);
     let expand = !merged.options.get("disableVarExpansion").and_then(Value::as_bool).unwrap_or(false);
+    let count = if expand { combination_count(&merged.vars) } else { 1 };
+    if count > room {
+        return Err(());
+    }
     let combinations = if expand { combinations(&merged.vars) } else { vec![merged.vars.clone()] };
     if combinations.len() == 1 {
         out.push(Test { vars: combinations.into_iter().next().expect("one"), ..merged });
-        return;
+        return Ok(());
     }
     for (i, vars) in combinations.into_iter().enumerate() {
         out.push(Test { vars, combination: Some(i), ..merged.clone() });
     }
+    Ok(())
+}
+
+/// How many combinations [`combinations`] makes, saturating.
+fn combination_count(vars: &Map<String, Value>) -> usize {
+    vars.values()
+        .map(|value| match value {
+            Value::Array(items) if items.first().is_some_and(Value::is_string) => items.len(),
+            _ => 1,
+        })
+        .fold(1usize, usize::saturating_mul)
 }
 
 /// promptfoo's `generateVarCombinations`: a var holding a list of strings
@@ -439,7 +473,6 @@ fn combinations(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
                     next
                 })
             })
-            .take(MAX_CASES + 1)
             .collect();
     }
     combinations
