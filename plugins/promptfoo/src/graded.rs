@@ -209,9 +209,7 @@ pub fn factuality(
     let category = match category.or_else(|| legacy_category(&answer)) {
         Some(category) => category,
         None => {
-            return Ok(grader_failure(format!(
-                "Factuality checker output did not match expected format: {answer}"
-            )));
+            return Ok(grader_failure(format!("Factuality checker output did not match expected format: {answer}")));
         }
     };
     let pass = category != "D";
@@ -224,7 +222,12 @@ pub fn factuality(
 /// directly followed by `)`.
 fn legacy_category(answer: &str) -> Option<String> {
     let chars: Vec<char> = answer.chars().collect();
-    chars.windows(2).find(|pair| pair[0].is_ascii_alphabetic() && ('a'..='e').contains(&pair[0].to_ascii_lowercase()) && pair[1] == ')').map(|pair| pair[0].to_ascii_uppercase().to_string())
+    chars
+        .windows(2)
+        .find(|pair| {
+            pair[0].is_ascii_alphabetic() && ('a'..='e').contains(&pair[0].to_ascii_lowercase()) && pair[1] == ')'
+        })
+        .map(|pair| pair[0].to_ascii_uppercase().to_string())
 }
 
 /// `similar` (cosine): the best of the values passes when its similarity
@@ -244,7 +247,11 @@ pub fn similar(key: &str, output: &str, values: &[String], threshold: f64) -> Re
     let mut similarities = Vec::with_capacity(values.len());
     for vector in value_vectors {
         if vector.len() != output_vector.len() {
-            return Err(format!("{key} got embeddings of different lengths ({} and {})", vector.len(), output_vector.len()));
+            return Err(format!(
+                "{key} got embeddings of different lengths ({} and {})",
+                vector.len(),
+                output_vector.len()
+            ));
         }
         similarities.push(cosine(vector, output_vector));
     }
@@ -257,7 +264,10 @@ pub fn similar(key: &str, output: &str, values: &[String], threshold: f64) -> Re
     // closest value's inverse score.
     let negated = match similarities.iter().copied().find(|&s| s > threshold + f64::EPSILON) {
         Some(similarity) => (false, 1.0 - similarity),
-        None => (true, similarities.iter().map(|s| 1.0 - s).reduce(|best, s| if s < best { s } else { best }).unwrap_or(0.0)),
+        None => (
+            true,
+            similarities.iter().map(|s| 1.0 - s).reduce(|best, s| if s < best { s } else { best }).unwrap_or(0.0),
+        ),
     };
     let reason = format!("cosine similarity {} against threshold {threshold}", js::number_to_string(score));
     Ok(Graded { pass, score, reason, negated })

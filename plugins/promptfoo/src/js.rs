@@ -243,7 +243,10 @@ mod tests {
 
     #[test]
     fn json_objects_are_extracted_and_auto_closed() {
-        assert_eq!(extract_json_objects(r#"x {"a": 1} y {"b": {"c": 2}"#), vec![json!({"a": 1}), json!({"b": {"c": 2}})]);
+        assert_eq!(
+            extract_json_objects(r#"x {"a": 1} y {"b": {"c": 2}"#),
+            vec![json!({"a": 1}), json!({"b": {"c": 2}})]
+        );
         assert!(extract_json_objects("{not json}").is_empty());
     }
 

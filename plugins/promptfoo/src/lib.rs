@@ -37,13 +37,19 @@ pub const KEYS: &[(&str, &str)] = &[
     ("pf_regex", "promptfoo regex: the output matches the JavaScript regular expression"),
     ("pf_is_json", "promptfoo is-json: the output is JSON (conforming to the schema in value, if any)"),
     ("pf_contains_json", "promptfoo contains-json: the output contains a JSON object (conforming to the schema)"),
-    ("pf_is_valid_openai_tools_call", "promptfoo is-valid-openai-tools-call: the output is OpenAI tool calls (shape only)"),
+    (
+        "pf_is_valid_openai_tools_call",
+        "promptfoo is-valid-openai-tools-call: the output is OpenAI tool calls (shape only)",
+    ),
     ("pf_levenshtein", "promptfoo levenshtein: edit distance to the value at most the threshold (default 5)"),
     ("pf_rouge_n", "promptfoo rouge-n: ROUGE-1 F-score against the value at least the threshold (default 0.75)"),
     ("pf_bleu", "promptfoo bleu: BLEU-4 against the value(s) at least the threshold (default 0.5)"),
     ("pf_similar", "promptfoo similar: embedding cosine similarity at least the threshold (default 0.75)"),
     ("pf_llm_rubric", "promptfoo llm-rubric: the judge grades the output against the rubric"),
-    ("pf_model_graded_closedqa", "promptfoo model-graded-closedqa: the judge decides whether the output meets the criterion"),
+    (
+        "pf_model_graded_closedqa",
+        "promptfoo model-graded-closedqa: the judge decides whether the output meets the criterion",
+    ),
     ("pf_factuality", "promptfoo factuality: the judge compares the output's facts with the reference answer"),
     ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
     ("pf_cost", "promptfoo cost: the response cost at most threshold"),
@@ -79,7 +85,12 @@ pub struct Graded {
 impl Graded {
     /// A pass/fail type: score 1 or 0, and the `not-` form the opposite.
     fn binary(pass: bool, reason: impl Into<String>) -> Graded {
-        Graded { pass, score: f64::from(u8::from(pass)), reason: reason.into(), negated: (!pass, f64::from(u8::from(!pass))) }
+        Graded {
+            pass,
+            score: f64::from(u8::from(pass)),
+            reason: reason.into(),
+            negated: (!pass, f64::from(u8::from(!pass))),
+        }
     }
 
     /// A scored type: passes when `score` reaches `threshold`; the `not-`
@@ -88,7 +99,12 @@ impl Graded {
         let pass = score >= threshold;
         let relation = if pass { "is at least" } else { "is below" };
         let shown = js::number_to_string(score);
-        Graded { pass, score, reason: format!("{name} {shown} {relation} threshold {threshold}"), negated: (!pass, 1.0 - score) }
+        Graded {
+            pass,
+            score,
+            reason: format!("{name} {shown} {relation} threshold {threshold}"),
+            negated: (!pass, 1.0 - score),
+        }
     }
 
     fn verdict(self) -> Verdict {
@@ -118,21 +134,30 @@ impl<'a> Expected<'a> {
                 assay_plugin_sdk::params::describe(expected)
             ));
         };
-        if let Some(unknown) = map.keys().find(|k| !["value", "threshold", "prompt", "rubric_prompt"].contains(&k.as_str())) {
-            return Err(format!("{key} does not take `{unknown}`: its object has value, threshold, prompt and rubric_prompt"));
+        if let Some(unknown) =
+            map.keys().find(|k| !["value", "threshold", "prompt", "rubric_prompt"].contains(&k.as_str()))
+        {
+            return Err(format!(
+                "{key} does not take `{unknown}`: its object has value, threshold, prompt and rubric_prompt"
+            ));
         }
         let threshold = match map.get("threshold") {
             None | Some(Json::Null) => None,
             Some(Json::Number(n)) => n.as_f64(),
             Some(other) => {
-                return Err(format!("{key}'s threshold is a number, found {}", assay_plugin_sdk::params::describe(other)));
+                return Err(format!(
+                    "{key}'s threshold is a number, found {}",
+                    assay_plugin_sdk::params::describe(other)
+                ));
             }
         };
         let text = |name: &str| -> Result<Option<&'a str>, String> {
             match map.get(name) {
                 None | Some(Json::Null) => Ok(None),
                 Some(Json::String(text)) => Ok(Some(text.as_str())),
-                Some(other) => Err(format!("{key}'s {name} is a string, found {}", assay_plugin_sdk::params::describe(other))),
+                Some(other) => {
+                    Err(format!("{key}'s {name} is a string, found {}", assay_plugin_sdk::params::describe(other)))
+                }
             }
         };
         Ok(Expected {
@@ -194,7 +219,9 @@ pub struct Promptfoo;
 
 impl Matcher for Promptfoo {
     fn describe() -> PluginInfo {
-        KEYS.iter().fold(PluginInfo::new("promptfoo", env!("CARGO_PKG_VERSION")), |info, (key, summary)| info.matcher(key, summary))
+        KEYS.iter().fold(PluginInfo::new("promptfoo", env!("CARGO_PKG_VERSION")), |info, (key, summary)| {
+            info.matcher(key, summary)
+        })
     }
 
     fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Verdict, String> {
@@ -227,7 +254,10 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
         "pf_latency" => {
             let threshold = e.required_threshold("milliseconds")?;
             let latency = measured(key, actual)?;
-            return Ok(Graded::binary(latency <= threshold, format!("latency {latency} ms against threshold {threshold} ms")));
+            return Ok(Graded::binary(
+                latency <= threshold,
+                format!("latency {latency} ms against threshold {threshold} ms"),
+            ));
         }
         "pf_cost" => {
             let threshold = e.required_threshold("cost")?;
@@ -261,12 +291,19 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
             let reference = e.string("the reference text as a string")?;
             let threshold = e.threshold_in(0.0..=f64::MAX, 5.0)?;
             let distance = metrics::levenshtein(output, reference);
-            Ok(Graded::binary(distance as f64 <= threshold, format!("Levenshtein distance {distance}, threshold {threshold}")))
+            Ok(Graded::binary(
+                distance as f64 <= threshold,
+                format!("Levenshtein distance {distance}, threshold {threshold}"),
+            ))
         }
         "pf_rouge_n" => {
             let reference = e.string("the reference text as a string")?;
             let threshold = e.threshold_in(0.0..=1.0, 0.75)?;
-            Ok(Graded::scored(metrics::rouge_n(&output.to_lowercase(), &reference.to_lowercase()), threshold, "ROUGE-N"))
+            Ok(Graded::scored(
+                metrics::rouge_n(&output.to_lowercase(), &reference.to_lowercase()),
+                threshold,
+                "ROUGE-N",
+            ))
         }
         "pf_bleu" => {
             let references = e.value("the reference text, or a list of them")?;
@@ -278,7 +315,8 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
             Ok(Graded::scored(metrics::bleu(output, &references), threshold, "BLEU"))
         }
         "pf_similar" => {
-            let values = strings(key, e.value("the text to compare with, or a list of them")?, "a text or a list of texts")?;
+            let values =
+                strings(key, e.value("the text to compare with, or a list of them")?, "a text or a list of texts")?;
             if values.is_empty() {
                 return Err(format!("{key} needs at least one text in `value`"));
             }

@@ -69,7 +69,8 @@ pub fn check(schema: &Json) -> Result<(), String> {
             }
             "pattern" => {
                 let pattern = value.as_str().ok_or("a schema `pattern` is a string")?;
-                Regex::with_flags(pattern, "u").map_err(|e| format!("the schema pattern {pattern:?} does not compile: {e}"))?;
+                Regex::with_flags(pattern, "u")
+                    .map_err(|e| format!("the schema pattern {pattern:?} does not compile: {e}"))?;
             }
             _ => {}
         }
@@ -113,7 +114,10 @@ fn keyword_holds(keyword: &str, rule: &Json, schema: &Map<String, Json>, value: 
         "additionalProperties" => match value {
             Json::Object(object) => {
                 let declared = schema.get("properties").and_then(Json::as_object);
-                object.iter().filter(|(name, _)| declared.is_none_or(|d| !d.contains_key(*name))).all(|(_, v)| valid(rule, v))
+                object
+                    .iter()
+                    .filter(|(name, _)| declared.is_none_or(|d| !d.contains_key(*name)))
+                    .all(|(_, v)| valid(rule, v))
             }
             _ => true,
         },
@@ -169,7 +173,8 @@ mod tests {
 
     #[test]
     fn objects_are_checked_by_type_required_and_properties() {
-        let schema = json!({"type": "object", "required": ["name"], "properties": {"age": {"type": "integer", "minimum": 0}}});
+        let schema =
+            json!({"type": "object", "required": ["name"], "properties": {"age": {"type": "integer", "minimum": 0}}});
         assert!(valid(&schema, &json!({"name": "x", "age": 3})));
         assert!(!valid(&schema, &json!({"age": 3})));
         assert!(!valid(&schema, &json!({"name": "x", "age": -1})));

@@ -24,11 +24,8 @@ pub fn contains(e: &Expected, output: &str, ignore_case: bool) -> Result<Graded,
         Some(Json::Number(n)) => js::to_string(&Json::Number(n.clone())),
         _ => return Err(format!("{} needs `value`: a non-empty string or a number", e.key)),
     };
-    let found = if ignore_case {
-        output.to_lowercase().contains(&needle.to_lowercase())
-    } else {
-        output.contains(&needle)
-    };
+    let found =
+        if ignore_case { output.to_lowercase().contains(&needle.to_lowercase()) } else { output.contains(&needle) };
     Ok(Graded::binary(found, format!("output contains {needle:?}")))
 }
 
@@ -158,7 +155,10 @@ pub fn is_json(e: &Expected, output: &str) -> Result<Graded, String> {
         Ok(parsed) => schema.as_ref().is_none_or(|schema| schema::valid(schema, &parsed)),
         Err(_) => false,
     };
-    Ok(Graded::binary(pass, if schema.is_some() { "output is JSON conforming to the schema" } else { "output is JSON" }))
+    Ok(Graded::binary(
+        pass,
+        if schema.is_some() { "output is JSON conforming to the schema" } else { "output is JSON" },
+    ))
 }
 
 /// `contains-json`: some JSON object in the output (conforming to the
@@ -200,13 +200,19 @@ pub fn tools_call(actual: &Actual) -> Graded {
     let valid = match calls {
         Some(Json::Array(calls)) => {
             !calls.is_empty()
-                && calls.iter().all(|call| call["function"]["name"].is_string() && call["function"]["arguments"].is_string())
+                && calls
+                    .iter()
+                    .all(|call| call["function"]["name"].is_string() && call["function"]["arguments"].is_string())
         }
         _ => false,
     };
     same_when_negated(
         valid,
-        if valid { "output has the shape of OpenAI tool calls" } else { "output is not a valid-looking tools response" },
+        if valid {
+            "output has the shape of OpenAI tool calls"
+        } else {
+            "output is not a valid-looking tools response"
+        },
     )
 }
 
