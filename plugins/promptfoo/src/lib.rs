@@ -55,20 +55,6 @@ pub const KEYS: &[(&str, &str)] = &[
     ("pf_cost", "promptfoo cost: the response cost at most threshold"),
 ];
 
-/// promptfoo types assay does not run in its host, with what to do instead.
-pub const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "javascript",
-        "promptfoo `javascript` assertions do not run in assay: write the check as a plugin (`assay plugin new`), \
-         which runs sandboxed",
-    ),
-    (
-        "python",
-        "promptfoo `python` assertions do not run in assay: write the check as a Python plugin (`assay plugin new \
-         --python`), which runs sandboxed",
-    ),
-];
-
 /// The outcome of one assertion as promptfoo gives it, for both forms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graded {
@@ -107,11 +93,20 @@ impl Graded {
         }
     }
 
+    /// The verdict: assay's scores lie in 0..=1, so a score outside (a
+    /// judge's `score: 1.7`, a cosine of `1.0000000000000002`) is clamped,
+    /// and promptfoo's own number kept in the extras as `promptfoo_score`.
     fn verdict(self) -> Verdict {
         let (negated_pass, negated_score) = self.negated;
-        Verdict::new(self.pass, self.reason)
-            .with_score(self.score)
-            .with_extras(json!({ "negated": { "pass": negated_pass, "score": negated_score } }))
+        let clamp = |score: f64| if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) };
+        let mut extras = json!({ "negated": { "pass": negated_pass, "score": clamp(negated_score) } });
+        if clamp(self.score) != self.score {
+            extras["promptfoo_score"] = json!(self.score);
+        }
+        if clamp(negated_score) != negated_score {
+            extras["negated"]["promptfoo_score"] = json!(negated_score);
+        }
+        Verdict::new(self.pass, self.reason).with_score(clamp(self.score)).with_extras(extras)
     }
 }
 
