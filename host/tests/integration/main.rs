@@ -36,6 +36,7 @@ mod judge_server;
 mod metrics;
 mod plugin_config;
 mod plugin_runtime;
+mod promptfoo_differential;
 mod promptfoo_suite;
 mod properties;
 mod replay;
