@@ -18,7 +18,7 @@ use crate::case::{
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
-use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
+use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
 use crate::promptfoo;
 use crate::report::Redactor;
 use crate::run::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, PendingCase, RunOptions, Runner};
@@ -197,7 +197,9 @@ impl Project {
     }
 
     /// Every matcher plugin, loaded on first use: the built-ins, then
-    /// [`Project::plugin_files`]; `[keys]` settles conflicts.
+    /// [`Project::plugin_files`], then (when [`Project::discover`] found
+    /// promptfoo configs and no plugin provides their keys) the embedded
+    /// promptfoo plugin; `[keys]` settles conflicts.
     pub fn registry(&self) -> Result<Arc<Registry>, ProjectError> {
         if let Some(registry) = self.registry.get() {
             return Ok(registry.clone());
@@ -230,6 +232,19 @@ impl Project {
             };
             let loaded = self.load_plugin(&file, options)?;
             registry.add_labelled(loaded, &file.label)?;
+        }
+        if !self.promptfoo_suites().is_empty() && !registry.has_key("pf_equals") {
+            // A run of promptfoo configs needs their assertions; loaded on
+            // demand, with the project's judge and embeddings as built-ins
+            // get them.
+            let embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
+            let options = ComponentOptions {
+                grants: PROMPTFOO_PLUGIN.grants,
+                capabilities: Capabilities { judge: judge.clone(), embeddings },
+                ..ComponentOptions::default()
+            };
+            let source = ComponentSource::Builtin(PROMPTFOO_PLUGIN.name);
+            registry.load(&self.runtime, source, PROMPTFOO_PLUGIN.bytes, options)?;
         }
         registry.check_preferences()?;
         Ok(registry)

@@ -157,7 +157,7 @@ impl PromptfooOutput {
             "success": success,
             "score": score,
             "namedScores": named_scores,
-            "latencyMs": interaction.map_or(0.0, |i| i.agent_ms).round(),
+            "latencyMs": interaction.map_or(0, |i| i.agent_ms.round() as u64),
             "cost": 0,
             "gradingResult": graded.then(|| json!({
                 "pass": success,

@@ -73,8 +73,7 @@ pub enum PassRule {
     EveryCheck,
     /// promptfoo's test `threshold`: the mean of the checks' scores,
     /// weighted, reaches `threshold`, whatever each check's verdict. A
-    /// check's score is its matcher's (a negated check's, and one without a
-    /// score: 1 when it passed, else 0; an error: 0); `weights` has one
+    /// check's score is [`check_score`]'s (an error's: 0); `weights` has one
     /// weight per check (a weight of 0 leaves the check out), and no weight
     /// at all makes the score 0.
     WeightedScore {
@@ -106,12 +105,21 @@ pub fn weighted_score(checks: &[CheckResult], weights: &[f64]) -> f64 {
     if weight_sum > 0.0 { total / weight_sum } else { 0.0 }
 }
 
-/// One check's score for a weighted pass rule: its matcher's, unless the
-/// check is negated or has none (then 1 for a pass, 0 otherwise).
+/// One check's score for a weighted pass rule: its matcher's, unless it
+/// has none, or the check is negated and the plugin stated no negated
+/// verdict of its own (the `promptfoo` plugin states promptfoo's, whose
+/// `not-` scores are its own): then 1 for a pass, 0 otherwise.
 pub fn check_score(check: &CheckResult) -> f64 {
-    match check.verdict.score {
-        Some(score) if !check.key.starts_with("not_") && check.verdict.outcome != crate::check::Outcome::Error => score,
-        _ => f64::from(u8::from(check.verdict.passed())),
+    let verdict = &check.verdict;
+    let negation_declared = verdict.extras.as_ref().is_some_and(|extras| extras.get("negated").is_some());
+    match verdict.score {
+        Some(score)
+            if verdict.outcome != crate::check::Outcome::Error
+                && (!check.key.starts_with("not_") || negation_declared) =>
+        {
+            score
+        }
+        _ => f64::from(u8::from(verdict.passed())),
     }
 }
 

@@ -153,8 +153,9 @@ tests:
     assert: [{type: perplexity}]
   - description: tag
     vars: {q: "{% if x %}y{% endif %}"}
-  - description: no plugin
-    assert: [{type: contains, value: x}]
+  - description: the plugin loads on demand
+    vars: {q: x}
+    assert: [{type: contains, value: x}, {type: not-icontains, value: Y}]
   - description: test provider
     provider: openai:gpt-4o
 "#;
@@ -174,8 +175,7 @@ tests:
     assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");
     // Vars are data: a var holding template syntax is sent as it is.
     assert_eq!(ran.case("/tag")["status"], "passed");
-    let plugin = error("/no plugin");
-    assert!(plugin.contains("`pf_contains`") && plugin.contains("plugins/promptfoo/promptfoo.wasm"), "{plugin}");
+    assert_eq!(ran.case("/the plugin loads on demand")["status"], "passed");
     assert!(error("/test provider").contains("`provider` is not supported"), "{}", error("/test provider"));
 
     let dir = suite("prompts: ['{% for x in xs %}{{x}}{% endfor %}', '{{ q | upper }}']\nproviders: [echo]\n", &[]);
@@ -478,4 +478,58 @@ fn a_directory_run_leaves_promptfoo_configs_to_be_named() {
     // is not mistaken for one.
     assert!(assay::promptfoo::is_config(&crate::util::fixture("promptfoo/promptfooconfig.yaml")));
     assert!(!assay::promptfoo::is_config(&crate::util::fixture("scenarios/kyma/scenario_01_pod_secret_missing.yml")));
+}
+
+/// promptfoo's own verdicts on the fixture, recorded with
+/// `NODE_PATH=~/.cache/assay/promptfoo-0.123.1/node_modules node
+/// benches/promptfoo_eval.mjs fixtures/promptfoo/promptfooconfig.yaml
+/// fixtures/promptfoo/promptfoo-output.json` (promptfoo 0.123.1).
+const RECORDED: &str = include_str!("../../../fixtures/promptfoo/promptfoo-output.json");
+
+#[test]
+fn the_fixture_passes_with_no_configuration_and_matches_promptfoos_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let results = dir.path().join("results");
+    let output = assay_command()
+        .args(["run", "fixtures/promptfoo/promptfooconfig.yaml", "--results", results.to_str().unwrap()])
+        .args(["--promptfoo-output", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("6 test cases: 6 passed"), "{}", stdout(&output));
+    let ours: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let theirs: Value = serde_json::from_str(RECORDED).unwrap();
+    let by_prompt = |document: &Value| -> std::collections::BTreeMap<String, Value> {
+        let results = document["results"]["results"].as_array().unwrap();
+        results
+            .iter()
+            .map(|r| {
+                let components: Vec<Value> = r["gradingResult"]["componentResults"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| json!([c["pass"], c["score"].as_f64(), c["assertion"]]))
+                    .collect();
+                let verdict = json!({
+                    "success": r["success"], "score": r["score"].as_f64(), "namedScores": r["namedScores"],
+                    "vars": r["vars"], "output": r["response"]["output"], "components": components,
+                });
+                (r["prompt"]["raw"].as_str().unwrap().to_owned(), verdict)
+            })
+            .collect()
+    };
+    let (ours, theirs) = (by_prompt(&ours), by_prompt(&theirs));
+    assert_eq!(ours.len(), 6);
+    for (prompt, verdict) in &theirs {
+        let mine = &ours[prompt];
+        for field in ["success", "vars", "output", "components"] {
+            assert_eq!(mine[field], verdict[field], "{prompt}: {field}");
+        }
+        assert!((mine["score"].as_f64().unwrap() - verdict["score"].as_f64().unwrap()).abs() < 1e-9, "{prompt}");
+        let named = |v: &Value| -> Vec<(String, f64)> {
+            v["namedScores"].as_object().unwrap().iter().map(|(k, s)| (k.clone(), s.as_f64().unwrap())).collect()
+        };
+        assert_eq!(named(mine), named(verdict), "{prompt}");
+    }
 }
