@@ -8,7 +8,8 @@
 //! must be identical and scores within 1e-9; an error promptfoo raised must
 //! be an error verdict; the differences below are the only exceptions.
 
-use crate::fake_server::{FakeServer, Recorded, Reply};
+use crate::connections_openai::json_reply;
+use crate::fake_server::{FakeServer, Recorded};
 use crate::util::{root, runtime};
 use assay::backend::{EmbeddingsSettings, JudgeSettings, RemoteEmbeddings, RemoteJudge};
 use assay::check::{Outcome, Verdict};
@@ -84,17 +85,6 @@ fn embed(text: &str) -> Vec<u32> {
     vector
 }
 
-fn json_reply(body: &Value) -> Reply {
-    let body = body.to_string();
-    Reply::Raw(
-        format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
-    )
-}
-
 fn server() -> FakeServer {
     FakeServer::start(|request: &Recorded| {
         if request.request_line.contains("/embeddings") {
@@ -105,11 +95,13 @@ fn server() -> FakeServer {
                 .enumerate()
                 .map(|(index, text)| json!({ "index": index, "embedding": embed(text.as_str().unwrap()) }))
                 .collect();
-            json_reply(&json!({ "data": data }))
+            json_reply(200, "", &json!({ "data": data }))
         } else {
             let content: Vec<&str> =
                 request.body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
             json_reply(
+                200,
+                "",
                 &json!({ "choices": [{ "message": { "role": "assistant", "content": answer(&content.join("\n\n")) } }] }),
             )
         }
