@@ -133,8 +133,8 @@ pub fn plan(
     }
     if MODEL_GRADED.contains(&base) {
         expected.insert("prompt".into(), Value::String(prompt.to_owned()));
-        let rubric = assertion.get("rubricPrompt").and_then(Value::as_str).or(rubric_prompt);
-        if let Some(rubric) = rubric {
+        let own = assertion.get("rubricPrompt").map(super::rubric_text);
+        if let Some(rubric) = own.as_deref().or(rubric_prompt) {
             expected.insert("rubric_prompt".into(), Value::String(rubric.to_owned()));
         }
     }

@@ -12,7 +12,7 @@
 //! input, like a case file, and must not read the rest of the disk into a
 //! prompt or a report.
 
-use crate::errors::CaseErrorKind;
+use crate::errors::{CaseErrorKind, describe_json};
 use crate::promptfoo::template::Template;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -147,16 +147,23 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         Some(Value::Object(test)) => test.clone(),
         Some(Value::String(reference)) if reference.starts_with("file://") => match files.value(reference)? {
             Value::Object(test) => test,
-            other => return Err(invalid("defaultTest", format!("`{reference}` holds {}, not a test", kind(&other)))),
+            other => {
+                return Err(invalid(
+                    "defaultTest",
+                    format!("`{reference}` holds {}, not a test", describe_json(&other)),
+                ));
+            }
         },
-        Some(other) => return Err(invalid("defaultTest", format!("it is {}, not a test", kind(other)))),
+        Some(other) => return Err(invalid("defaultTest", format!("it is {}, not a test", describe_json(other)))),
     };
     let written = read_tests(root.get("tests"), &files)?;
     let mut tests = Vec::new();
     for (index, test) in written.into_iter().enumerate() {
         let test = match test {
             Value::Object(test) => test,
-            other => return Err(invalid(&format!("tests[{index}]"), format!("it is {}, not a test", kind(&other)))),
+            other => {
+                return Err(invalid(&format!("tests[{index}]"), format!("it is {}, not a test", describe_json(&other))));
+            }
         };
         let per_test = prompts.len().saturating_mul(providers.len());
         let room = MAX_CASES.saturating_sub(tests.len().saturating_mul(per_test)) / per_test.max(1);
@@ -183,17 +190,6 @@ fn parse_yaml(text: &str) -> Result<Value, CaseErrorKind> {
         line: e.location().map(|l| (l.line(), l.column())),
         message: e.to_string(),
     })
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 fn read_capped(path: &Path, cap: u64, what: &'static str) -> Result<String, CaseErrorKind> {
@@ -265,7 +261,9 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
         None => return Err(invalid("prompts", "the config has no prompts\n\nConsider `prompts: ['{{question}}']`")),
         Some(Value::Array(entries)) => entries.clone(),
         Some(single @ Value::String(_)) => vec![single.clone()],
-        Some(other) => return Err(invalid("prompts", format!("it is {}, not a list of prompts", kind(other)))),
+        Some(other) => {
+            return Err(invalid("prompts", format!("it is {}, not a list of prompts", describe_json(other))));
+        }
     };
     let mut out = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
@@ -280,7 +278,7 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
                 let label = object.get("label").and_then(Value::as_str).map(str::to_owned);
                 (text.to_owned(), label)
             }
-            other => return Err(invalid(&at, format!("it is {}, not a prompt", kind(&other)))),
+            other => return Err(invalid(&at, format!("it is {}, not a prompt", describe_json(&other)))),
         };
         if let Some(reference) = text.strip_prefix("file://").map(|_| text.as_str()) {
             let extension = Path::new(reference).extension().and_then(|x| x.to_str()).unwrap_or("");
@@ -322,7 +320,9 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
         }
         Some(Value::Array(entries)) => entries.clone(),
         Some(single @ Value::String(_)) => vec![single.clone()],
-        Some(other) => return Err(invalid("providers", format!("it is {}, not a list of providers", kind(other)))),
+        Some(other) => {
+            return Err(invalid("providers", format!("it is {}, not a list of providers", describe_json(other))));
+        }
     };
     let mut out = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
@@ -336,12 +336,17 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
                     match body {
                         Value::Object(body) => (id, body),
                         Value::Null => (id, Map::new()),
-                        other => return Err(invalid(&at, format!("`{id}` holds {}, not its settings", kind(&other)))),
+                        other => {
+                            return Err(invalid(
+                                &at,
+                                format!("`{id}` holds {}, not its settings", describe_json(&other)),
+                            ));
+                        }
                     }
                 }
                 None => return Err(invalid(&at, "a provider object needs an `id`")),
             },
-            other => return Err(invalid(&at, format!("it is {}, not a provider", kind(&other)))),
+            other => return Err(invalid(&at, format!("it is {}, not a provider", describe_json(&other)))),
         };
         if id.starts_with("file://") {
             return Err(invalid(&at, format!("`{id}`: providers from files are not supported; write it out here")));
@@ -351,7 +356,10 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(config)) => config,
             Some(other) => {
-                return Err(invalid(&format!("{at}.config"), format!("it is {}, not a mapping", kind(&other))));
+                return Err(invalid(
+                    &format!("{at}.config"),
+                    format!("it is {}, not a mapping", describe_json(&other)),
+                ));
             }
         };
         for key in ["transform", "delay", "env"] {
@@ -373,7 +381,7 @@ fn read_tests(tests: Option<&Value>, files: &Files<'_>) -> Result<Vec<Value>, Ca
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(entries)) => entries.clone(),
         Some(single @ Value::String(_)) => vec![single.clone()],
-        Some(other) => return Err(invalid("tests", format!("it is {}, not a list of tests", kind(other)))),
+        Some(other) => return Err(invalid("tests", format!("it is {}, not a list of tests", describe_json(other)))),
     };
     let mut out = Vec::new();
     for entry in entries {
@@ -410,7 +418,7 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
         "yaml" | "yml" | "json" => match parse_yaml(&text).map_err(|e| located(e.to_string()))? {
             Value::Array(tests) => Ok(tests),
             test @ Value::Object(_) => Ok(vec![test]),
-            other => Err(located(format!("it holds {}, not a list of tests", kind(&other)))),
+            other => Err(located(format!("it holds {}, not a list of tests", describe_json(&other)))),
         },
         other => Err(located(format!("`.{other}` test files are not supported; use CSV, JSONL, YAML or JSON"))),
     }
@@ -489,7 +497,7 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
             Some(Value::Object(map)) => map,
             Some(other) => {
                 let whose = if default { "defaultTest" } else { "the test" };
-                error.get_or_insert(format!("{whose}'s `{key}` is {}, not a mapping", kind(&other)));
+                error.get_or_insert(format!("{whose}'s `{key}` is {}, not a mapping", describe_json(&other)));
                 Map::new()
             }
         }
@@ -510,14 +518,14 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
                         other => {
                             error.get_or_insert(format!(
                                 "an `assert` entry of {whose} is {}, not an assertion",
-                                kind(&other)
+                                describe_json(&other)
                             ));
                         }
                     }
                 }
             }
             Some(other) => {
-                error.get_or_insert(format!("{whose}'s `assert` is {}, not a list", kind(&other)));
+                error.get_or_insert(format!("{whose}'s `assert` is {}, not a list", describe_json(&other)));
             }
         }
     }

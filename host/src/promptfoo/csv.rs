@@ -5,6 +5,7 @@
 //! value`, `type(threshold): value`, or a bare value for `equals`),
 //! `__description`, `__metric`, `__threshold`, `__prefix`, `__suffix`.
 
+use crate::promptfoo::asserts::TYPES;
 use serde_json::{Map, Value, json};
 
 /// The rows of a CSV text, each as (column, cell) pairs in column order.
@@ -102,32 +103,6 @@ pub fn test_of_row(row: Vec<(String, String)>) -> Map<String, Value> {
     test
 }
 
-/// The assertion types a CSV cell may name (promptfoo's base types that
-/// assay knows, and the script ones, which it refuses later).
-const CELL_TYPES: &[&str] = &[
-    "equals",
-    "contains",
-    "icontains",
-    "contains-any",
-    "contains-all",
-    "icontains-any",
-    "icontains-all",
-    "starts-with",
-    "regex",
-    "is-json",
-    "contains-json",
-    "is-valid-openai-tools-call",
-    "levenshtein",
-    "rouge-n",
-    "bleu",
-    "similar",
-    "llm-rubric",
-    "model-graded-closedqa",
-    "factuality",
-    "latency",
-    "cost",
-];
-
 /// promptfoo's `assertionFromString`.
 fn assertion_of_string(expected: &str) -> Map<String, Value> {
     let object = |kind: &str, value: Value| {
@@ -156,7 +131,7 @@ fn assertion_of_string(expected: &str) -> Map<String, Value> {
         None => (false, expected),
     };
     // `type`, `type(threshold)`, then `:value` or nothing.
-    for kind in CELL_TYPES.iter().rev() {
+    for kind in TYPES {
         let Some(rest) = body.strip_prefix(kind) else { continue };
         let (threshold, rest) = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
             Some((number, rest)) => match number.parse::<f64>() {

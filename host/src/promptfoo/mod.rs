@@ -228,11 +228,11 @@ impl PromptfooCase {
             self.suite.providers[self.provider].as_ref().map_err(|e| format!("providers[{}]: {e}", self.provider))?;
         let text = render_prompt(config, self.prompt, test)?;
         crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
-        let rubric = test.options.get("rubricPrompt").and_then(Value::as_str);
+        let rubric = test.options.get("rubricPrompt").map(rubric_text);
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
         for (i, assertion) in test.asserts.iter().enumerate() {
-            let planned = asserts::plan(assertion, i, &test.vars, &text, rubric, keys)?;
+            let planned = asserts::plan(assertion, i, &test.vars, &text, rubric.as_deref(), keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }
@@ -252,6 +252,15 @@ impl PromptfooCase {
             recording: None,
             prerequisite: None,
         })
+    }
+}
+
+/// A `rubricPrompt` as the plugin takes it: text as it is, chat messages
+/// as their JSON.
+fn rubric_text(rubric: &Value) -> String {
+    match rubric {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 

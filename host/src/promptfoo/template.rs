@@ -74,14 +74,6 @@ impl Template {
         Ok(Template { parts })
     }
 
-    /// The names of the variables it reads (the first key of each path).
-    pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|part| match part {
-            Part::Var { path, .. } => path.first().map(String::as_str),
-            Part::Text(_) => None,
-        })
-    }
-
     /// Renders it with `vars`; an error when the output would pass
     /// [`MAX_RENDERED_BYTES`].
     pub fn render(&self, vars: &Map<String, Value>) -> Result<String, String> {

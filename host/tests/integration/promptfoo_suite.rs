@@ -533,3 +533,28 @@ fn the_fixture_passes_with_no_configuration_and_matches_promptfoos_verdicts() {
         assert_eq!(named(mine), named(verdict), "{prompt}");
     }
 }
+
+#[test]
+fn latency_is_checked_on_the_interactions_time_and_cost_where_the_connection_reports_one() {
+    let config = r#"
+prompts: [hello]
+providers: [echo]
+tests:
+  - description: fast enough
+    assert: [{type: latency, threshold: 60000}]
+  - description: too fast for not-latency
+    assert: [{type: not-latency, threshold: 60000}]
+  - description: no cost
+    assert: [{type: cost, threshold: 1}]
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    let check = |suffix: &str| ran.case(suffix)["samples"][0]["runs"][0]["interactions"][0]["checks"][0].clone();
+    let fast = check("fast enough");
+    assert_eq!((fast["target"].as_str(), fast["outcome"].as_str()), (Some("latency_ms"), Some("pass")), "{fast}");
+    assert!(fast["actual"].as_str().unwrap().parse::<f64>().is_ok(), "{fast}");
+    assert_eq!(check("too fast for not-latency")["outcome"], "fail");
+    let cost = check("no cost");
+    assert_eq!(cost["outcome"], "fail");
+    assert!(cost["message"].as_str().unwrap().contains("reports no cost"), "{cost}");
+}
