@@ -162,7 +162,10 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         let test = match test {
             Value::Object(test) => test,
             other => {
-                return Err(invalid(&format!("tests[{index}]"), format!("it is {}, not a test", describe_json(&other))));
+                return Err(invalid(
+                    &format!("tests[{index}]"),
+                    format!("it is {}, not a test", describe_json(&other)),
+                ));
             }
         };
         let per_test = prompts.len().saturating_mul(providers.len());

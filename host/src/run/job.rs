@@ -183,3 +183,33 @@ impl Job {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Outcome, Verdict};
+    use serde_json::json;
+
+    fn check(key: &str, outcome: Outcome, score: Option<f64>, extras: Option<serde_json::Value>) -> CheckResult {
+        let verdict = Verdict { outcome, score, extras, ..Verdict::fail("") };
+        CheckResult { target: "text".into(), key: key.into(), expected: json!(null), actual: None, verdict, gate: true }
+    }
+
+    #[test]
+    fn a_weighted_score_counts_each_check_as_promptfoo_does() {
+        let scored = check("pf_rouge_n", Outcome::Fail, Some(0.5), None);
+        let negated_plainly = check("not_keywords", Outcome::Pass, Some(0.0), None);
+        let negated_declared = check("not_pf_rouge_n", Outcome::Pass, Some(0.5), Some(json!({"negated": {}})));
+        let errored = check("pf_similar", Outcome::Error, Some(0.9), None);
+        assert_eq!(check_score(&scored), 0.5);
+        assert_eq!(check_score(&negated_plainly), 1.0);
+        assert_eq!(check_score(&negated_declared), 0.5);
+        assert_eq!(check_score(&errored), 0.0);
+        let checks = [scored, negated_plainly];
+        assert_eq!(weighted_score(&checks, &[3.0, 1.0]), 0.625);
+        assert_eq!(weighted_score(&checks, &[0.0, 0.0]), 0.0);
+        let rule = PassRule::WeightedScore { threshold: 0.625, weights: vec![3.0, 1.0] };
+        assert!(rule.passes(&checks));
+        assert!(!PassRule::EveryCheck.passes(&checks));
+    }
+}

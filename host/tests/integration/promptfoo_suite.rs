@@ -558,3 +558,27 @@ tests:
     assert_eq!(cost["outcome"], "fail");
     assert!(cost["message"].as_str().unwrap().contains("reports no cost"), "{cost}");
 }
+
+#[test]
+fn plan_and_replay_take_promptfoo_configs_like_any_case() {
+    let planned = crate::util::assay(&["plan", "fixtures/promptfoo/promptfooconfig.yaml"]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let plan = stdout(&planned);
+    assert!(plan.contains("fixtures/promptfoo/promptfooconfig/France  agent echo  connections direct"), "{plan}");
+    assert!(plan.contains(r#"not_pf_contains {"value":"London"}"#), "{plan}");
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    let config = "fixtures/promptfoo/promptfooconfig.yaml";
+    let ran = crate::util::assay(&["run", config, "--quiet", "--results", first.to_str().unwrap()]);
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let replayed = crate::util::assay(&[
+        "run",
+        config,
+        "--replay",
+        first.to_str().unwrap(),
+        "--results",
+        second.to_str().unwrap(),
+    ]);
+    assert!(replayed.status.success(), "{}{}", stdout(&replayed), stderr(&replayed));
+    assert!(stdout(&replayed).contains("Replaying 6 recorded cases"), "{}", stdout(&replayed));
+}
