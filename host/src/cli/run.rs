@@ -7,7 +7,9 @@ use super::CliError;
 use super::args::RunArgs;
 use super::options::{default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
-use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
+use assay::report::{
+    JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
+};
 use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, Replay, RunOptions, load_cases};
 use std::io::Write;
 use std::sync::Arc;
@@ -15,7 +17,25 @@ use std::sync::Arc;
 pub fn run(args: RunArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let filter = args.filter.as_deref().map(CaseFilter::new);
-    let files = project.discover(&args.paths, filter.as_ref())?;
+    let mut files = project.discover(&args.paths, filter.as_ref())?;
+    let discovered = files.len();
+    let mut provenance = Provenance { shard: args.shard, ..Provenance::default() };
+    if let Some(shard) = args.shard {
+        files = shard.select(files, |case| case.id().to_owned());
+    }
+    if let Some(dir) = &args.rerun_failed {
+        let rerun = read_results_dir(dir).map_err(CliError::from)?.rerun(args.rerun_flaky);
+        let selection = rerun.select(files, |case| case.id().to_owned());
+        for id in &selection.gone {
+            eprintln!(
+                "warning: case `{}` of `{}` is in none of the case files any more (renamed or deleted?): it is not rerun",
+                escape::one_line(id),
+                dir.display()
+            );
+        }
+        files = selection.cases;
+        provenance.rerun_of = Some(dir.clone());
+    }
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections, &project)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
@@ -60,7 +80,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
             return Err(CliError::Flag { flag: "--results", message }.into());
         }
     }
-    let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
+    let results = ResultsDir::create(&results_dir)
+        .map_err(|e| results_error(&results_dir, e))?
+        .with_provenance(provenance.clone());
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
     if let Some(path) = args.junit {
@@ -69,6 +91,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(replay) = options.replay.as_ref().filter(|_| verbosity != Verbosity::Quiet) {
         let recorded = assay::plural::count(replay.len(), "recorded case");
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
+    }
+    if verbosity != Verbosity::Quiet {
+        announce_selection(&provenance, cases.len(), discovered);
     }
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
@@ -85,6 +110,20 @@ pub fn run(args: RunArgs) -> Result<u8> {
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
     Ok(if summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+}
+
+/// Says which part of the cases found this run runs: its shard, the
+/// failed cases of an earlier run.
+fn announce_selection(provenance: &Provenance, selected: usize, discovered: usize) {
+    let of = format!("{selected} of {}", assay::plural::count(discovered, "case"));
+    let line = match (&provenance.shard, &provenance.rerun_of) {
+        (None, None) => return,
+        (Some(shard), None) => format!("Running shard {shard}: {of}"),
+        (None, Some(dir)) => format!("Rerunning the failed cases of {}: {of}", dir.display()),
+        (Some(shard), Some(dir)) => format!("Rerunning the failed cases of {} in shard {shard}: {of}", dir.display()),
+    };
+    // Best effort: stdout may be closed (`| head`).
+    let _ = writeln!(std::io::stdout(), "{line}");
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
