@@ -106,8 +106,8 @@ pub fn merge(
         }
     }
     let shards = shards_of(&runs)?;
-    let missing = missing_shards(&shards, options.allow_missing)?;
     let (cases, mut merged_from) = pick_cases(&runs, &shards)?;
+    let missing = missing_shards(&shards, options.allow_missing)?;
     let results: Vec<CaseResult> =
         cases.iter().map(|(run, case)| typed(&runs[*run], case)).collect::<Result<_, _>>()?;
 
@@ -183,6 +183,9 @@ fn missing_shards(shards: &[Option<Shard>], allowed: bool) -> Result<Vec<Shard>,
     Ok(missing.into_iter().map(|index| Shard { index, total }).collect())
 }
 
+/// The merged cases, each with the index of the run its result comes from.
+type Picked<'r> = Vec<(usize, &'r CaseOfRun)>;
+
 /// Every case once, each with the index of the run whose result it is:
 /// the runs that are not reruns, in order, then each rerun replacing the
 /// results of the cases it reran (in place). And each run as
@@ -190,7 +193,7 @@ fn missing_shards(shards: &[Option<Shard>], allowed: bool) -> Result<Vec<Shard>,
 fn pick_cases<'r>(
     runs: &'r [ResultsOfRun],
     shards: &[Option<Shard>],
-) -> Result<(Vec<(usize, &'r CaseOfRun)>, Vec<MergedDir>), MergeError> {
+) -> Result<(Picked<'r>, Vec<MergedDir>), MergeError> {
     let rerun_of = |run: &ResultsOfRun| run.summary.as_ref().and_then(|s| s.rerun_of.clone());
     let mut merged_from: Vec<MergedDir> = runs
         .iter()
@@ -205,7 +208,7 @@ fn pick_cases<'r>(
             incomplete: run.summary.is_none(),
         })
         .collect();
-    let mut cases: Vec<(usize, &CaseOfRun)> = Vec::new();
+    let mut cases: Picked<'r> = Vec::new();
     let mut place: HashMap<&str, usize> = HashMap::new();
     let (reruns, others): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|&i| merged_from[i].rerun_of.is_some());
     for i in others {
