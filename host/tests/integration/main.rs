@@ -8,6 +8,7 @@ mod authoring_python;
 mod caches;
 mod capability_errors;
 mod case_input;
+mod ci_templates;
 mod cli;
 mod conformance;
 mod connections;
