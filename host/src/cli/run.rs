@@ -5,7 +5,7 @@
 
 use super::CliError;
 use super::args::RunArgs;
-use super::options::{default_results_dir, parse_connections, results_error, seconds};
+use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds};
 use anyhow::Result;
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
@@ -93,7 +93,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
     }
     if verbosity != Verbosity::Quiet {
-        announce_selection(&provenance, cases.len(), discovered);
+        announce_selection(&provenance, cases.len(), discovered, "case");
     }
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
@@ -110,20 +110,6 @@ pub fn run(args: RunArgs) -> Result<u8> {
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
     Ok(if summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
-}
-
-/// Says which part of the cases found this run runs: its shard, the
-/// failed cases of an earlier run.
-fn announce_selection(provenance: &Provenance, selected: usize, discovered: usize) {
-    let of = format!("{selected} of {}", assay::plural::count(discovered, "case"));
-    let line = match (&provenance.shard, &provenance.rerun_of) {
-        (None, None) => return,
-        (Some(shard), None) => format!("Running shard {shard}: {of}"),
-        (None, Some(dir)) => format!("Rerunning the failed cases of {}: {of}", dir.display()),
-        (Some(shard), Some(dir)) => format!("Rerunning the failed cases of {} in shard {shard}: {of}", dir.display()),
-    };
-    // Best effort: stdout may be closed (`| head`).
-    let _ = writeln!(std::io::stdout(), "{line}");
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {

@@ -336,6 +336,14 @@ mod tests {
         std::fs::write(dir.path().join("summary.json"), "[1]").unwrap();
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
         assert!(error.contains("summary.json`: it is not a run's summary"), "{error}");
+        let summary =
+            r#"{"cases": 1, "passed": 1, "flaky": 0, "failed": 0, "errors": 0, "shard": {"index": 0, "total": 3}}"#;
+        std::fs::write(dir.path().join("summary.json"), summary).unwrap();
+        let error = read_results_dir(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("its `shard`: `0/3` is not a shard: K counts from 1 to N"), "{error}");
+        std::fs::write(dir.path().join("summary.json"), summary.replace("\"index\": 0", "\"index\": 2")).unwrap();
+        let read = read_results_dir(dir.path()).unwrap().summary.unwrap();
+        assert_eq!(read.shard, Some(Shard { index: 2, total: 3 }));
     }
 
     #[test]

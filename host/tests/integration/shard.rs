@@ -252,3 +252,16 @@ fn eval_shards_scenarios_by_their_id() {
     all.sort();
     assert_eq!(seen, all);
 }
+
+#[test]
+fn assess_runs_only_its_shard_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = fixture("cases");
+    let results = dir.path().join("assess");
+    let output = assay(&["assess", cases.to_str().unwrap(), "--shard", "2/2", "--results", results.to_str().unwrap()]);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
+    let expected: Vec<String> = listed(&[&cases], &[]).into_iter().filter(|id| Shard::index_of(id, 2) == 2).collect();
+    assert!(stdout(&output).contains(&format!("Running shard 2/2: {} of ", expected.len())), "{}", stdout(&output));
+    assert_eq!(statuses(&results).into_keys().collect::<Vec<_>>(), expected);
+    assert_eq!(summary(&results)["shard"], serde_json::json!({"index": 2, "total": 2}));
+}
