@@ -1463,12 +1463,12 @@ pub enum MergeError {
     Totals {
         /// One directory.
         first: std::path::PathBuf,
-        /// Its shard.
-        first_shard: crate::run::Shard,
+        /// Its shard, as K/N.
+        first_shard: String,
         /// The other.
         second: std::path::PathBuf,
-        /// Its shard.
-        second_shard: crate::run::Shard,
+        /// Its shard, as K/N.
+        second_shard: String,
     },
     /// Two directories are the same shard.
     #[error(
@@ -1477,8 +1477,8 @@ pub enum MergeError {
         second.display()
     )]
     ShardTwice {
-        /// The shard.
-        shard: crate::run::Shard,
+        /// The shard, as K/N.
+        shard: String,
         /// One directory.
         first: std::path::PathBuf,
         /// The other.

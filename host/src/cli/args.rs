@@ -278,6 +278,14 @@ pub struct RunArgs {
     /// results directory the run wrote).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What a run's terminal shows, and whether flaky fails it (`run`,
+/// `merge`).
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Exit with failure when a case is flaky.
     #[arg(long)]
     pub fail_on_flaky: bool,
@@ -287,6 +295,18 @@ pub struct RunArgs {
     /// Show only the summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+impl OutputArgs {
+    /// The terminal's verbosity.
+    pub fn verbosity(&self) -> assay::report::Verbosity {
+        use assay::report::Verbosity;
+        match (self.verbose, self.quiet) {
+            (true, _) => Verbosity::Verbose,
+            (_, true) => Verbosity::Quiet,
+            _ => Verbosity::Normal,
+        }
+    }
 }
 
 /// `assay report`.
@@ -316,15 +336,8 @@ pub struct MergeArgs {
     /// the cases they recorded.
     #[arg(long)]
     pub allow_incomplete: bool,
-    /// Exit with failure when a merged case is flaky.
-    #[arg(long)]
-    pub fail_on_flaky: bool,
-    /// Show every case and every check.
-    #[arg(short, long, conflicts_with = "quiet")]
-    pub verbose: bool,
-    /// Show only the summary.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub case_env: CaseEnvArgs,
     #[command(flatten)]

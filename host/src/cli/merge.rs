@@ -11,11 +11,7 @@ use std::io::Write;
 
 pub fn run(args: MergeArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
-    let verbosity = match (args.verbose, args.quiet) {
-        (true, _) => Verbosity::Verbose,
-        (_, true) => Verbosity::Quiet,
-        _ => Verbosity::Normal,
-    };
+    let verbosity = args.output.verbosity();
     let options = MergeOptions {
         allow_missing: args.allow_missing,
         allow_incomplete: args.allow_incomplete,
@@ -44,5 +40,9 @@ pub fn run(args: MergeArgs) -> Result<u8> {
         // Best effort: stdout may be closed; the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Merged {sources} into {}", args.results.display());
     }
-    Ok(if merged.summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if merged.summary.success(args.output.fail_on_flaky) {
+        assay::exit_codes::OK
+    } else {
+        assay::exit_codes::FAILED
+    })
 }

@@ -63,11 +63,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         options.replay = Some(Arc::new(Replay::read(dir).map_err(CliError::from)?));
     }
 
-    let verbosity = match (args.verbose, args.quiet) {
-        (true, _) => Verbosity::Verbose,
-        (_, true) => Verbosity::Quiet,
-        _ => Verbosity::Normal,
-    };
+    let verbosity = args.output.verbosity();
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     if let Some(replay) = &options.replay {
         // Writing there would truncate the results.jsonl being replayed.
@@ -109,7 +105,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
-    Ok(if summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if summary.success(args.output.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {

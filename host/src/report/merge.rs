@@ -156,16 +156,17 @@ fn shards_of(runs: &[ResultsOfRun]) -> Result<Vec<Option<Shard>>, MergeError> {
             Some((first, first_shard)) if first_shard.total != shard.total => {
                 return Err(MergeError::Totals {
                     first: runs[first].dir.clone(),
-                    first_shard,
+                    first_shard: first_shard.to_string(),
                     second: runs[i].dir.clone(),
-                    second_shard: shard,
+                    second_shard: shard.to_string(),
                 });
             }
             Some(_) => {}
             None => first_of_total = Some((i, shard)),
         }
         if let Some(&first) = seen.get(&shard.index) {
-            return Err(MergeError::ShardTwice { shard, first: runs[first].dir.clone(), second: runs[i].dir.clone() });
+            let (first, second) = (runs[first].dir.clone(), runs[i].dir.clone());
+            return Err(MergeError::ShardTwice { shard: shard.to_string(), first, second });
         }
         seen.insert(shard.index, i);
     }
