@@ -180,18 +180,25 @@ pub struct UnknownKey {
 }
 
 /// The verdict of a plugin's answer with the host's rules applied:
-/// `negated` inverts a pass or fail; a rejection or fault is an error
-/// either way.
+/// `negated` inverts a pass or fail, unless the plugin stated its own
+/// negated verdict (see [`declared_negation`]); a rejection or fault is an
+/// error either way.
 pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) -> Verdict {
     match answer {
-        Ok(evaluation) => Verdict {
-            outcome: if evaluation.pass != negated { Outcome::Pass } else { Outcome::Fail },
-            score: evaluation.score,
-            message: evaluation.message,
-            extras: evaluation.extras,
-            error_kind: None,
-            truncated: evaluation.truncated,
-        },
+        Ok(evaluation) => {
+            let (pass, score) = match negated.then(|| declared_negation(evaluation.extras.as_ref())).flatten() {
+                Some(declared) => declared,
+                None => (evaluation.pass != negated, evaluation.score),
+            };
+            Verdict {
+                outcome: if pass { Outcome::Pass } else { Outcome::Fail },
+                score,
+                message: evaluation.message,
+                extras: evaluation.extras,
+                error_kind: None,
+                truncated: evaluation.truncated,
+            }
+        }
         Err(error) => {
             let kind = match &error {
                 EvaluationError::Rejected(_) => ErrorKind::Rejected,
@@ -200,6 +207,15 @@ pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) ->
             Verdict::error(kind, error.to_string())
         }
     }
+}
+
+/// The negated verdict a plugin stated in its extras as `"negated": {"pass":
+/// bool, "score": number}`, for plugins whose negation is not a plain
+/// inversion (the `promptfoo` plugin reproduces promptfoo's `not-` forms,
+/// which invert scores and, for some types, ignore the negation).
+fn declared_negation(extras: Option<&Value>) -> Option<(bool, Option<f64>)> {
+    let declared = extras?.get("negated")?;
+    Some((declared.get("pass")?.as_bool()?, declared.get("score").and_then(Value::as_f64)))
 }
 
 /// A resolved target: the response text, or a value inside sly_data or

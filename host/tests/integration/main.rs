@@ -38,6 +38,7 @@ mod merge;
 mod metrics;
 mod plugin_config;
 mod plugin_runtime;
+mod promptfoo_differential;
 mod properties;
 mod replay;
 mod report_html;

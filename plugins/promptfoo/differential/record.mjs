@@ -1,0 +1,264 @@
+// Records promptfoo's own verdicts for the differential test: every case
+// below, for every assertion type and its `not-` form, through promptfoo's
+// exported `assertions.runAssertion`, with the judge and embeddings types
+// graded by the deterministic server in ./server.mjs.
+//
+// Run (see README.md):
+//   npm install --prefix ~/.cache/assay/promptfoo-0.123.1 promptfoo@0.123.1
+//   NODE_PATH=~/.cache/assay/promptfoo-0.123.1/node_modules node plugins/promptfoo/differential/record.mjs
+// which writes ./recorded.jsonl (a header line, then one line per case).
+import fs from 'node:fs';
+import path from 'node:path';
+import { start } from './server.mjs';
+
+process.env.PROMPTFOO_CACHE_ENABLED = 'false';
+process.env.PROMPTFOO_DISABLE_TELEMETRY = '1';
+process.env.PROMPTFOO_DISABLE_UPDATE = '1';
+process.env.OPENAI_API_KEY = 'differential';
+
+const modules = (process.env.NODE_PATH || '').split(':')[0];
+if (!modules) throw new Error('set NODE_PATH to the node_modules promptfoo is installed in');
+const promptfooDir = path.join(modules, 'promptfoo');
+const { version } = JSON.parse(fs.readFileSync(path.join(promptfooDir, 'package.json'), 'utf8'));
+const promptfoo = (await import(path.join(promptfooDir, 'dist/src/index.js'))).default;
+const { assertions } = promptfoo;
+
+const COMMAND = 'NODE_PATH=~/.cache/assay/promptfoo-0.123.1/node_modules node plugins/promptfoo/differential/record.mjs';
+const server = await start(0);
+const base = `http://127.0.0.1:${server.address().port}/v1`;
+const config = { apiBaseUrl: base, apiKey: 'differential' };
+const options = {
+  provider: {
+    text: { id: 'openai:chat:judge', config },
+    embedding: { id: 'openai:embedding:embedder', config },
+  },
+};
+
+// A rubric answer the judge gives back verbatim.
+const reply = (text) => `REPLY<<${text}>>`;
+const PROMPT = 'What is the capital of France?';
+
+// [type, output, expected] — expected is assay's object form: value,
+// threshold, prompt, rubric_prompt (absent keys left out).
+const cases = [];
+const add = (type, output, expected) => cases.push([type, output, expected]);
+
+for (const [output, value] of [
+  ['Hello world', 'Hello world'],
+  ['Hello world', 'hello world'],
+  ['', ''],
+  ['', 'x'],
+  ['héllo ✓', 'héllo ✓'],
+  ['42', 42],
+  ['true', true],
+  ['{"a": 1, "b": [1, 2]}', { b: [1, 2.0], a: 1 }],
+  ['{"a": 1}', { a: 2 }],
+  ['not json', { a: 1 }],
+  ['[1,2]', [1, 2]],
+  ['null', null],
+]) add('equals', output, value === null ? {} : { value });
+
+for (const type of ['contains', 'icontains']) {
+  for (const [output, value] of [
+    ['The answer is Paris', 'Paris'],
+    ['The answer is Paris', 'paris'],
+    ['THE ANSWER IS PARIS', 'paris'],
+    ['', 'x'],
+    ['İstanbul ŞEHİR', 'şehir'],
+    ['Größe STRASSE', 'straße'],
+    ['emoji 😀 here', '😀'],
+    ['answer 42', 42],
+    ['anything', ''],
+    ['anything', undefined],
+  ]) add(type, output, value === undefined ? {} : { value });
+}
+
+for (const type of ['contains-any', 'contains-all', 'icontains-any', 'icontains-all']) {
+  for (const [output, value] of [
+    ['red green blue', ['red', 'yellow']],
+    ['red green blue', ['red', 'green']],
+    ['RED green', ['red', 'GREEN']],
+    ['red green blue', 'red, yellow'],
+    ['a, b and c', '"a, b", c'],
+    ['say "hi" there', '"say ""hi""", there'],
+    ['', ['x']],
+    ['anything', []],
+    ['Ünïcödé ß', ['ünïcödé', 'SS']],
+    ['n 1 and 2', [1, 3]],
+    ['anything', ''],
+    ['anything', '"unterminated'],
+  ]) add(type, output, { value });
+}
+
+for (const [output, value] of [
+  ['Hello world', 'Hello'],
+  ['Hello world', 'hello'],
+  ['', 'x'],
+  ['😀 smile', '😀'],
+  ['anything', ''],
+]) add('starts-with', output, { value });
+
+for (const [output, value] of [
+  ['Order 12345 shipped', '\\d{5}'],
+  ['Order shipped', '\\d{5}'],
+  ['abc', '^ABC$'],
+  ['line1\nline2', '^line2$'],
+  ['', '^$'],
+  ['naïve café', 'caf\\u00e9'],
+  ['aaa', '(?<=a)a'],
+  ['x', '(unclosed'],
+  ['x', ''],
+]) add('regex', output, { value });
+
+const personSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } } };
+for (const [output, value] of [
+  ['{"name": "Ada", "age": 36}', undefined],
+  ['[1, 2, 3]', undefined],
+  ['"just a string"', undefined],
+  ['not json', undefined],
+  ['', undefined],
+  ['{"name": "Ada", "age": 36}', personSchema],
+  ['{"age": 36}', personSchema],
+  ['{"name": "Ada", "age": -1}', personSchema],
+  ['{"name": "Ada"}', JSON.stringify(personSchema)],
+  ['{"name": "Ada", "tags": ["a", "a"]}', { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, uniqueItems: true } } }],
+  ['{"kind": "b"}', { type: 'object', properties: { kind: { enum: ['a', 'b'] } }, additionalProperties: false }],
+  ['{"kind": "b", "x": 1}', { type: 'object', properties: { kind: { enum: ['a', 'b'] } }, additionalProperties: false }],
+]) add('is-json', output, value === undefined ? {} : { value });
+
+for (const [output, value] of [
+  ['Here you go: {"name": "Ada"} done', undefined],
+  ['No JSON here', undefined],
+  ['Two: {"a": 1} and {"name": "Bo"}', personSchema],
+  ['Only {"a": 1}', personSchema],
+  ['Unclosed {"name": "Ada"', undefined],
+  ['Nested {"outer": {"name": "x"}} end', undefined],
+  ['', undefined],
+  ['braces {not json} then {"name": "Cy"}', personSchema],
+]) add('contains-json', output, value === undefined ? {} : { value });
+
+const call = (name, args) => ({ id: 'call_1', type: 'function', function: { name, arguments: args } });
+for (const output of [
+  [call('get_weather', '{"city": "Paris"}')],
+  [call('get_weather', '{"city": "Paris"}'), call('get_time', '{}')],
+  [],
+  [{ id: 'x', type: 'function', function: { name: 'get_weather' } }],
+  { tool_calls: [call('get_time', '{}')] },
+  'plain text',
+]) add('is-valid-openai-tools-call', typeof output === 'string' ? output : JSON.stringify(output), {});
+
+for (const [output, value, threshold] of [
+  ['kitten', 'sitting', undefined],
+  ['kitten', 'sitting', 2],
+  ['', 'abcdef', undefined],
+  ['', '', 0],
+  ['a😀b', 'ab', 1],
+  ['a😀b', 'ab', 2],
+  ['Hello', 'hello', 0],
+  ['anything', 'x', -1],
+]) add('levenshtein', output, threshold === undefined ? { value } : { value, threshold });
+
+for (const [output, value, threshold] of [
+  ['The cat sat on the mat.', 'The cat sat on the mat.', undefined],
+  ['the cat sat on', 'The cat sat', undefined],
+  ['A dog ran in the park', 'The cat sat on the mat', undefined],
+  ['', 'anything', undefined],
+  ['I can\'t believe it\'s not butter!', 'I cannot believe it is not butter', 0.3],
+  ['He said "hello" (twice) -- then left...', 'he said hello twice then left', 0.5],
+  ['Le café coûte 3,50 €; très cher?', 'le café coûte 3,50 €', 0.5],
+  ['The THE the', 'the', 0.1],
+  ['x', 'x', 1.5],
+]) add('rouge-n', output, threshold === undefined ? { value } : { value, threshold });
+
+for (const [output, value, threshold] of [
+  ['the cat is on the mat', 'the cat is on the mat', undefined],
+  ['the cat sat on the mat today', 'the cat is on the mat', undefined],
+  ['the cat', 'the cat is on the mat', 0.01],
+  ['', 'reference', undefined],
+  ['a b c d e', ['a b c d e f', 'x y z'], undefined],
+  ['Über   Straße  ', 'über straße', 0.1],
+  ['one two three four five six', 'six five four three two one', 0.2],
+  ['x', 'x', -0.5],
+]) add('bleu', output, threshold === undefined ? { value } : { value, threshold });
+
+for (const [output, value, threshold] of [
+  ['the quick brown fox', 'the quick brown fox', undefined],
+  ['the quick brown fox', 'a lazy dog sleeps', undefined],
+  ['abc', 'abd', 0.6],
+  ['abc', ['zzz', 'abc'], undefined],
+  ['abc', ['zzz', 'yyy'], 0.9],
+  ['héllo', 'hello', 0.5],
+  ['', 'hello', undefined],
+]) add('similar', output, threshold === undefined ? { value } : { value, threshold });
+
+for (const [output, value, threshold] of [
+  ['Paris ' + reply('{"reason": "right", "pass": true, "score": 1}'), 'names the capital', undefined],
+  ['Lyon ' + reply('{"reason": "wrong", "pass": false, "score": 0}'), 'names the capital', undefined],
+  ['Paris ' + reply('{"pass": true, "score": 0.6}'), 'names the capital', 0.7],
+  ['Paris ' + reply('{"pass": true, "score": 0.8}'), 'names the capital', 0.7],
+  ['Paris ' + reply('{"pass": "yes", "score": "0.25"}'), 'names the capital', undefined],
+  ['Paris ' + reply('{"reason": "no pass field"}'), 'names the capital', undefined],
+  ['Paris ' + reply('{"pass": false}'), 'names the capital', undefined],
+  ['Paris ' + reply('not json at all'), 'names the capital', undefined],
+  ['Paris ' + reply('{"pass": true, "score": 1.7}'), 'names the capital', undefined],
+  ['', 'is empty ' + reply('{"pass": true, "score": 0.5}'), undefined],
+  ['{"answer": "Paris"} ' + reply('{"pass": true}'), 'names the capital', undefined],
+  ['Paris ' + reply('{"pass": true, "score": 1}'), undefined, undefined],
+]) add('llm-rubric', output, Object.fromEntries(Object.entries({ value, threshold }).filter(([, v]) => v !== undefined)));
+
+for (const [output, value] of [
+  ['Paris ' + reply('Reasoning: it names Paris.\nY\nY'), 'names the capital'],
+  ['Lyon ' + reply('Reasoning: wrong city.\nN\nN'), 'names the capital'],
+  ['Paris ' + reply('I am unsure'), 'names the capital'],
+  ['Paris ' + reply('Y  \n '), 'names the capital'],
+]) add('model-graded-closedqa', output, { value, prompt: PROMPT });
+
+for (const [output, value] of [
+  ['Paris ' + reply('{"category": "C", "reason": "same"}'), 'Paris'],
+  ['Lyon ' + reply('{"category": "D", "reason": "disagree"}'), 'Paris'],
+  ['Paris is big ' + reply('{"category": "b"}'), 'Paris'],
+  ['Paris ' + reply('{"category": "Z"}'), 'Paris'],
+  ['Paris ' + reply('The answer is (A) because it is a subset'), 'Paris'],
+  ['Paris ' + reply('no category here'), 'Paris'],
+]) add('factuality', output, { value, prompt: PROMPT });
+
+for (const [latency, threshold] of [[120, 500], [800, 500], [500, 500], [0, 0]]) add('latency', latency, { threshold });
+for (const [cost, threshold] of [[0.002, 0.01], [0.05, 0.01], [0.01, 0.01]]) add('cost', cost, { threshold });
+
+// promptfoo's result for one assertion: pass and score, or the error.
+async function run(type, output, expected) {
+  const assertion = { type, ...('value' in expected ? { value: expected.value } : {}), ...('threshold' in expected ? { threshold: expected.threshold } : {}) };
+  const baseType = type.replace(/^not-/, '');
+  let providerOutput = output;
+  let provider;
+  if (baseType === 'is-valid-openai-tools-call') {
+    try { providerOutput = JSON.parse(output); } catch { providerOutput = output; }
+    const functions = ['get_weather', 'get_time'].map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } }));
+    provider = { id: () => 'differential', config: { tools: functions } };
+  }
+  const params = {
+    assertion,
+    test: { vars: {}, options },
+    prompt: expected.prompt,
+    provider,
+    providerResponse: baseType === 'latency' || baseType === 'cost' ? { output: 'x', cost: baseType === 'cost' ? output : undefined } : { output: providerOutput },
+    latencyMs: baseType === 'latency' ? output : undefined,
+  };
+  try {
+    const result = await assertions.runAssertion(params);
+    return { pass: result.pass, score: result.score };
+  } catch (error) {
+    return { error: String(error.message || error).split('\n')[0] };
+  }
+}
+
+// promptfoo logs to stdout, so the recording is written to its own file.
+const lines = [JSON.stringify({ promptfoo: version, node: process.version, command: COMMAND })];
+for (const [type, output, expected] of cases) {
+  const direct = await run(type, output, expected);
+  const negated = await run(`not-${type}`, output, expected);
+  lines.push(JSON.stringify({ type, output, expected, direct, negated }));
+}
+server.close();
+fs.writeFileSync(new URL('./recorded.jsonl', import.meta.url), lines.join('\n') + '\n');
+console.error(`recorded ${cases.length} cases with promptfoo ${version}`);
