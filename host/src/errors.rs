@@ -1386,6 +1386,146 @@ impl LockError {
     }
 }
 
+/// A `--shard K/N` value that names no shard.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ShardError {
+    /// Not two numbers around a `/`.
+    #[error("`{text}` is not a shard: write K/N, e.g. 2/4 for the second of four")]
+    NotAShard {
+        /// What was given.
+        text: String,
+    },
+    /// N is 0.
+    #[error("`{text}` is not a shard: there must be at least one shard (1/1)")]
+    NoShards {
+        /// What was given.
+        text: String,
+    },
+    /// K is 0 or more than N.
+    #[error("`{text}` is not a shard: K counts from 1 to N (1/{total} to {total}/{total})")]
+    OutOfRange {
+        /// What was given.
+        text: String,
+        /// N.
+        total: u32,
+    },
+}
+
+/// Results directories that `assay merge` cannot put together (see
+/// [`crate::report::merge`]).
+#[derive(Debug, Error)]
+pub enum MergeError {
+    /// A directory cannot be read as a run's results.
+    #[error(transparent)]
+    Read(#[from] ReadResultsError),
+    /// A line of a directory's `results.jsonl` is not a whole case result.
+    #[error(
+        "failed to merge `{}`: line {line} is not a case's result: {cause}\n\nConsider the results.jsonl an `assay run` wrote, as it wrote it",
+        path.display()
+    )]
+    Line {
+        /// The file.
+        path: std::path::PathBuf,
+        /// 1-based.
+        line: usize,
+        /// What is wrong with it.
+        cause: String,
+    },
+    /// A directory's run did not finish: it has no `summary.json`.
+    #[error(
+        "failed to merge `{}`: it holds no summary.json, so its run never finished (it was killed, or is still running)\n\nConsider running that shard again, or --allow-incomplete to merge the cases it recorded",
+        dir.display()
+    )]
+    Incomplete {
+        /// The directory.
+        dir: std::path::PathBuf,
+    },
+    /// Two directories hold the same case, and neither is a rerun.
+    #[error(
+        "failed to merge: case `{id}` is in both `{}` and `{}`\n\nConsider merging each shard's directory once; a directory written by `assay run --rerun-failed` replaces the cases it reran",
+        first.display(),
+        second.display()
+    )]
+    Overlap {
+        /// The case's id.
+        id: String,
+        /// The directory it was found in first.
+        first: std::path::PathBuf,
+        /// The other.
+        second: std::path::PathBuf,
+    },
+    /// Two directories are shards of different partitions.
+    #[error(
+        "failed to merge: `{}` is shard {first_shard} and `{}` is shard {second_shard}: shards of different totals cut the cases differently\n\nConsider merging the shards of one run, all with the same --shard K/N total",
+        first.display(),
+        second.display()
+    )]
+    Totals {
+        /// One directory.
+        first: std::path::PathBuf,
+        /// Its shard, as K/N.
+        first_shard: String,
+        /// The other.
+        second: std::path::PathBuf,
+        /// Its shard, as K/N.
+        second_shard: String,
+    },
+    /// Two directories are the same shard.
+    #[error(
+        "failed to merge: `{}` and `{}` are both shard {shard}\n\nConsider merging each shard's directory once",
+        first.display(),
+        second.display()
+    )]
+    ShardTwice {
+        /// The shard, as K/N.
+        shard: String,
+        /// One directory.
+        first: std::path::PathBuf,
+        /// The other.
+        second: std::path::PathBuf,
+    },
+    /// Some shards of the partition are not among the directories.
+    #[error(
+        "failed to merge: {} of {total} missing ({})\n\nConsider adding their results directories, or --allow-missing to merge without them (summary.json then names them)",
+        crate::plural::count(missing.len(), "shard"),
+        missing.iter().map(|k| format!("{k}/{total}")).collect::<Vec<_>>().join(", ")
+    )]
+    MissingShards {
+        /// The missing shards' indexes.
+        missing: Vec<u32>,
+        /// N.
+        total: u32,
+    },
+    /// A rerun's directory holds a case that no other directory holds.
+    #[error(
+        "failed to merge: `{}` reran case `{id}`, which none of the other directories holds\n\nConsider merging the rerun with the directory it reran (its summary.json names it: `rerun_of`)",
+        rerun.display()
+    )]
+    RerunOfNothing {
+        /// The case's id.
+        id: String,
+        /// The rerun's directory.
+        rerun: std::path::PathBuf,
+    },
+    /// The merged results would be written into one of the directories
+    /// merged.
+    #[error(
+        "failed to merge into `{}`: it is one of the directories merged\n\nConsider --results with a new directory",
+        dir.display()
+    )]
+    IntoInput {
+        /// The directory.
+        dir: std::path::PathBuf,
+    },
+    /// The merged results could not be written (the message names the
+    /// file).
+    #[error("failed to {0}")]
+    Write(String),
+    /// The HTML report of the merged results could not be written.
+    #[error(transparent)]
+    Report(#[from] HtmlReportError),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,10 @@ pub enum Command {
     /// Write the HTML report of a results directory (DIR/report.html): one
     /// file, no network, opens in any browser.
     Report(ReportArgs),
+    /// Merge results directories (the shards of a run, reruns of its
+    /// failed cases) into one: results.jsonl, summary.json, junit.xml and
+    /// report.html; exit 1 when a merged case failed.
+    Merge(MergeArgs),
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
@@ -199,6 +203,11 @@ pub fn parse_named_path(text: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// Parses `K/N` (`--shard`).
+pub fn parse_shard(text: &str) -> Result<assay::run::Shard, String> {
+    text.parse().map_err(|error: assay::errors::ShardError| error.to_string())
+}
+
 /// How http/https connections reach neuro-san servers.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
@@ -221,6 +230,16 @@ pub struct RunArgs {
     /// Only the cases whose id contains this text or matches it as a regex.
     #[arg(long, value_name = "TEXT|REGEX")]
     pub filter: Option<String>,
+    /// Run only shard K of N: the cases whose id's FNV-1a hash modulo N
+    /// is K-1 (N machines each run one; `assay merge` joins them).
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<assay::run::Shard>,
+    /// Run only the cases that failed or errored in this results directory.
+    #[arg(long, value_name = "DIR")]
+    pub rerun_failed: Option<PathBuf>,
+    /// With --rerun-failed, run its flaky cases again too.
+    #[arg(long, requires = "rerun_failed")]
+    pub rerun_flaky: bool,
     /// List the selected cases and exit without running them.
     #[arg(long)]
     pub list: bool,
@@ -263,6 +282,14 @@ pub struct RunArgs {
     /// for the cases of promptfoo configs.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub promptfoo_output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What a run's terminal shows, and whether flaky fails it (`run`,
+/// `merge`).
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Exit with failure when a case is flaky.
     #[arg(long)]
     pub fail_on_flaky: bool,
@@ -274,6 +301,18 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+impl OutputArgs {
+    /// The terminal's verbosity.
+    pub fn verbosity(&self) -> assay::report::Verbosity {
+        use assay::report::Verbosity;
+        match (self.verbose, self.quiet) {
+            (true, _) => Verbosity::Verbose,
+            (_, true) => Verbosity::Quiet,
+            _ => Verbosity::Normal,
+        }
+    }
+}
+
 /// `assay report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -281,6 +320,32 @@ pub struct ReportArgs {
     /// summary.json).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+/// `assay merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The results directories to merge: shards of one run (`--shard`),
+    /// and reruns (`--rerun-failed`), which replace the cases they reran.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged results go (a new directory).
+    #[arg(long, value_name = "DIR")]
+    pub results: PathBuf,
+    /// Merge even when shards of the run are missing (summary.json names
+    /// them).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Merge directories whose run never finished (no summary.json), with
+    /// the cases they recorded.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
+    pub project: ProjectArgs,
 }
 
 /// `assay assess`.
@@ -292,6 +357,10 @@ pub struct AssessArgs {
     /// Only the cases whose id contains this text or matches it as a regex.
     #[arg(long, value_name = "TEXT|REGEX")]
     pub filter: Option<String>,
+    /// Run only shard K of N: the cases whose id's FNV-1a hash modulo N
+    /// is K-1 (N machines each run one; `assay merge` joins them).
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<assay::run::Shard>,
     /// Run this many samples of each case [default: the denominator of its
     /// success_ratio].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -333,6 +402,10 @@ pub struct EvalArgs {
     /// recursively for them.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Evaluate only shard K of N: the scenarios whose id's FNV-1a hash
+    /// modulo N is K-1.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<assay::run::Shard>,
     /// Ask this agent, whatever the scenarios' own `agent` says.
     #[arg(long, value_name = "AGENT")]
     pub to: Option<String>,

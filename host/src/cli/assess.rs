@@ -4,11 +4,11 @@
 
 use super::CliError;
 use super::args::AssessArgs;
-use super::options::{default_results_dir, parse_connections, results_error, seconds, write_html};
+use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds, write_html};
 use anyhow::{Context, Result};
 use assay::case::SuccessRatio;
 use assay::eval::{FailureModes, classify_with_judge};
-use assay::report::{ReporterSet, ResultsDir, write_assessment, write_json_report};
+use assay::report::{Provenance, ReporterSet, ResultsDir, write_assessment, write_json_report};
 use assay::run::{CaseAdjustment, CaseFilter, CaseStatus, Job, RunOptions};
 use std::io::Write;
 use std::sync::Arc;
@@ -23,7 +23,12 @@ pub fn run(args: AssessArgs) -> Result<u8> {
         (false, _) => None,
     };
     let filter = args.filter.as_deref().map(CaseFilter::new);
-    let files = project.discover(&args.paths, filter.as_ref())?;
+    let mut files = project.discover(&args.paths, filter.as_ref())?;
+    let (found, provenance) = (files.len(), Provenance { shard: args.shard, ..Provenance::default() });
+    if let Some(shard) = args.shard {
+        files = shard.select(files, |case| case.id().to_owned());
+    }
+    announce_selection(&provenance, files.len(), found, "case");
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections, &project)?;
     let samples = args.samples;
@@ -44,7 +49,8 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
+    let results =
+        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_provenance(provenance);
     let mut modes = FailureModes::default();
     let mut reporters =
         ReporterSet::builder().results_dir(results).reporter(&mut modes).redactor(redactor.clone()).build();

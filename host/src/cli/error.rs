@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{AuthoringError, LockError, ProjectError, ReadResultsError, ReplayError};
+use assay::errors::{AuthoringError, LockError, MergeError, ProjectError, ReadResultsError, ReplayError};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -49,6 +49,10 @@ pub enum CliError {
     /// directory.
     #[error(transparent)]
     ReadResults(#[from] ReadResultsError),
+    /// `assay merge` refuses its directories, or cannot write the merged
+    /// results.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),
@@ -61,6 +65,7 @@ impl CliError {
             CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::Merge(MergeError::Write(_) | MergeError::Report(_)) => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,
         }
     }

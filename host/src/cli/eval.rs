@@ -3,17 +3,24 @@
 //! for scenarios with required expectations. Writes `eval.json`.
 
 use super::args::EvalArgs;
-use super::options::{default_results_dir, fraction, parse_connection, results_error, seconds, write_html};
+use super::options::{
+    announce_selection, default_results_dir, fraction, parse_connection, results_error, seconds, write_html,
+};
 use anyhow::{Context, Result};
 use assay::eval::{EvalOptions, Evaluator};
-use assay::report::{ResultsDir, write_eval, write_json_report};
+use assay::report::{Provenance, ResultsDir, write_eval, write_json_report};
 use std::io::Write;
 
 pub fn run(args: EvalArgs) -> Result<u8> {
     let min_score = args.min_score.map(|s| fraction(s, "--min-score")).transpose()?;
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let redactor = project.redactor();
-    let scenarios = project.scenarios(&args.paths)?;
+    let mut scenarios = project.scenarios(&args.paths)?;
+    let (found, provenance) = (scenarios.len(), Provenance { shard: args.shard, ..Provenance::default() });
+    if let Some(shard) = args.shard {
+        scenarios = shard.select(scenarios, assay::eval::scenario_id);
+    }
+    announce_selection(&provenance, scenarios.len(), found, "scenario");
     let mut options = EvalOptions {
         agent: args.to,
         connection: parse_connection(&args.connection, &project)?,
@@ -27,8 +34,10 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     }
     // Every scenario is a case of the run: its results go where a run's do.
     let results_dir = args.results.unwrap_or_else(default_results_dir);
-    let mut results =
-        ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
+    let mut results = ResultsDir::create(&results_dir)
+        .map_err(|e| results_error(&results_dir, e))?
+        .with_redactor(redactor.clone())
+        .with_provenance(provenance);
     let evaluator = Evaluator::new(project.registry()?, project.agents()?, options);
     let report = evaluator.run_blocking(scenarios, &mut results);
 

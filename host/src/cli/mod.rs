@@ -9,6 +9,7 @@ mod check;
 mod diff;
 mod error;
 mod eval;
+mod merge;
 mod options;
 mod plan;
 mod plugin;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Validate(args) => validate::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }
 

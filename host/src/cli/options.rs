@@ -4,6 +4,8 @@ use super::CliError;
 use anyhow::Result;
 use assay::Project;
 use assay::case::Connection;
+use assay::report::Provenance;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -78,4 +80,19 @@ pub fn write_html(
     assay::report::render_report_to(results_dir, path)?;
     let _ = writeln!(out, "HTML report in {}", path.display());
     Ok(())
+}
+
+/// Says which part of the cases (or scenarios: `noun`) found a command
+/// runs: its shard, the failed cases of an earlier run. Nothing when it
+/// runs them all.
+pub fn announce_selection(provenance: &Provenance, selected: usize, found: usize, noun: &str) {
+    let of = format!("{selected} of {}", assay::plural::count(found, noun));
+    let line = match (&provenance.shard, &provenance.rerun_of) {
+        (None, None) => return,
+        (Some(shard), None) => format!("Running shard {shard}: {of}"),
+        (None, Some(dir)) => format!("Rerunning the failed cases of {}: {of}", dir.display()),
+        (Some(shard), Some(dir)) => format!("Rerunning the failed cases of {} in shard {shard}: {of}", dir.display()),
+    };
+    // Best effort: stdout may be closed (`| head`).
+    let _ = writeln!(std::io::stdout(), "{line}");
 }

@@ -5,9 +5,11 @@
 
 use super::CliError;
 use super::args::RunArgs;
-use super::options::{default_results_dir, parse_connections, results_error, seconds, write_html};
+use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds, write_html};
 use anyhow::Result;
-use assay::report::{JunitReport, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
+use assay::report::{
+    JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
+};
 use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, Replay, RunOptions, load_cases};
 use std::io::Write;
 use std::sync::Arc;
@@ -15,7 +17,25 @@ use std::sync::Arc;
 pub fn run(args: RunArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let filter = args.filter.as_deref().map(CaseFilter::new);
-    let files = project.discover(&args.paths, filter.as_ref())?;
+    let mut files = project.discover(&args.paths, filter.as_ref())?;
+    let discovered = files.len();
+    let mut provenance = Provenance { shard: args.shard, ..Provenance::default() };
+    if let Some(shard) = args.shard {
+        files = shard.select(files, |case| case.id().to_owned());
+    }
+    if let Some(dir) = &args.rerun_failed {
+        let rerun = read_results_dir(dir).map_err(CliError::from)?.rerun(args.rerun_flaky);
+        let selection = rerun.select(files, |case| case.id().to_owned());
+        for id in &selection.gone {
+            eprintln!(
+                "warning: case `{}` of `{}` is in none of the case files any more (renamed or deleted?): it is not rerun",
+                escape::one_line(id),
+                dir.display()
+            );
+        }
+        files = selection.cases;
+        provenance.rerun_of = Some(dir.clone());
+    }
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections, &project)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
@@ -43,11 +63,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         options.replay = Some(Arc::new(Replay::read(dir).map_err(CliError::from)?));
     }
 
-    let verbosity = match (args.verbose, args.quiet) {
-        (true, _) => Verbosity::Verbose,
-        (_, true) => Verbosity::Quiet,
-        _ => Verbosity::Normal,
-    };
+    let verbosity = args.output.verbosity();
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     if let Some(replay) = &options.replay {
         // Writing there would truncate the results.jsonl being replayed.
@@ -60,7 +76,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
             return Err(CliError::Flag { flag: "--results", message }.into());
         }
     }
-    let results = ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?;
+    let results = ResultsDir::create(&results_dir)
+        .map_err(|e| results_error(&results_dir, e))?
+        .with_provenance(provenance.clone());
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
     if let Some(path) = args.junit {
@@ -73,6 +91,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(replay) = options.replay.as_ref().filter(|_| verbosity != Verbosity::Quiet) {
         let recorded = assay::plural::count(replay.len(), "recorded case");
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
+    }
+    if verbosity != Verbosity::Quiet {
+        announce_selection(&provenance, cases.len(), discovered, "case");
     }
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {
@@ -87,7 +108,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
-    Ok(if summary.success(args.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if summary.success(args.output.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {

@@ -26,7 +26,7 @@ mod validate;
 pub use assess::{Assessment, Example, Failure, FailureMode, FailureModes, assess, classify_with_judge, shape};
 pub use gate::ExpectationScore;
 pub use scenario::{
-    EvalOptions, EvalReport, Evaluator, ExpectationResult, ScenarioResult, ScenarioSample, ScenarioScores,
+    EvalOptions, EvalReport, Evaluator, ExpectationResult, ScenarioResult, ScenarioSample, ScenarioScores, scenario_id,
     scenario_jobs,
 };
 pub use score::{CategoryTallies, Tally};

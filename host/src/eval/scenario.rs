@@ -240,7 +240,7 @@ pub fn scenario_jobs(
                 scores.expect(id, Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario });
             }
             Err(error) => {
-                let stem = error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let stem = unread_scenario_id(&error);
                 let id = scores.claim(&stem, &error.file);
                 scores.expect(id.clone(), Pending::Broken { scenario_id: stem });
                 jobs.push(LoadedCase::Broken { id, error });
@@ -248,6 +248,21 @@ pub fn scenario_jobs(
         }
     }
     (jobs, scores)
+}
+
+/// The id a scenario is known by before it runs (what `--shard` cuts
+/// by): its `scenario_id`, or for a file that cannot be read, the file's
+/// stem, as the case reporting its error is named.
+pub fn scenario_id(scenario: &Result<Scenario, CaseError>) -> String {
+    match scenario {
+        Ok(scenario) => scenario.id.clone(),
+        Err(error) => unread_scenario_id(error),
+    }
+}
+
+/// The id of a scenario whose file cannot be read: the file's stem.
+fn unread_scenario_id(error: &CaseError) -> String {
+    error.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The scores of `assay eval`, from the run's events: each scenario's

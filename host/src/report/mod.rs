@@ -18,6 +18,7 @@
 //! (a suite) for the terminal, `summary.json` and JUnit.
 //!
 //! [`read_results_dir`] reads a results directory back ([`ResultsOfRun`]);
+//! [`merge()`] puts the results directories of shards and reruns together;
 //! [`diff()`] compares two runs ([`RunDiff`], `assay diff`), and
 //! [`write_diff`] prints the comparison.
 //!
@@ -39,6 +40,7 @@ mod evaluation;
 mod fixtures;
 mod html;
 mod junit;
+pub mod merge;
 mod read;
 mod redact;
 mod results_dir;
@@ -52,9 +54,10 @@ pub use diff_terminal::write_diff;
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
 pub use html::{render_diff_to, render_report, render_report_to};
 pub use junit::JunitReport;
+pub use merge::{MergeOptions, Merged, MergedDir, merge};
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
-pub use results_dir::ResultsDir;
+pub use results_dir::{Provenance, ResultsDir};
 pub use set::{ReporterSet, ReporterSetBuilder};
 pub use tally::{CaseFlags, FlagCounts, SuiteSummary, SuiteTally};
 pub use terminal::{Terminal, Verbosity};

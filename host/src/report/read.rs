@@ -11,7 +11,7 @@
 use crate::errors::ReadResultsError;
 use crate::report::CaseFlags;
 use crate::report::tally::mean_per_key;
-use crate::run::{CaseStatus, json_error};
+use crate::run::{CaseStatus, Rerun, Shard, json_error};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -41,6 +41,11 @@ pub struct SummaryOfRun {
     pub counts: RunCounts,
     /// Wall-clock time of the run, in milliseconds.
     pub duration_ms: f64,
+    /// The shard the run was (`--shard K/N`), if it was one.
+    pub shard: Option<Shard>,
+    /// The results directory whose failed cases the run ran again
+    /// (`--rerun-failed DIR`), if it did.
+    pub rerun_of: Option<PathBuf>,
     /// The file's JSON, whole.
     pub json: Value,
 }
@@ -106,6 +111,17 @@ impl ResultsOfRun {
             counts.add(case.status);
         }
         counts
+    }
+
+    /// Its cases to run again (`assay run --rerun-failed DIR`): those that
+    /// failed or errored, and the flaky ones when `flaky` is set.
+    pub fn rerun(&self, flaky: bool) -> Rerun {
+        let again = |status| match status {
+            CaseStatus::Failed | CaseStatus::Error => true,
+            CaseStatus::Flaky => flaky,
+            CaseStatus::Passed => false,
+        };
+        Rerun::new(&self.dir, self.cases.iter().filter(|c| again(c.status)).map(|c| c.id.clone()))
     }
 }
 
@@ -238,7 +254,18 @@ fn read_summary(path: &Path) -> Result<Option<SummaryOfRun>, ReadResultsError> {
     let json: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     let counts = RunCounts::deserialize(&json).map_err(|e| bad(e.to_string()))?;
     let duration_ms = json["duration_ms"].as_f64().unwrap_or_default();
-    Ok(Some(SummaryOfRun { counts, duration_ms, json }))
+    // A shard written by hand as 0/3 is no shard: merging by it would
+    // count shards that cannot be.
+    let shard = json
+        .get("shard")
+        .map(|shard| {
+            let Shard { index, total } = Shard::deserialize(shard).map_err(|e| e.to_string())?;
+            Shard::new(index, total).map_err(|e| e.to_string())
+        })
+        .transpose()
+        .map_err(|e| bad(format!("its `shard`: {e}")))?;
+    let rerun_of = json["rerun_of"].as_str().map(PathBuf::from);
+    Ok(Some(SummaryOfRun { counts, duration_ms, shard, rerun_of, json }))
 }
 
 #[cfg(test)]
@@ -309,6 +336,14 @@ mod tests {
         std::fs::write(dir.path().join("summary.json"), "[1]").unwrap();
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
         assert!(error.contains("summary.json`: it is not a run's summary"), "{error}");
+        let summary =
+            r#"{"cases": 1, "passed": 1, "flaky": 0, "failed": 0, "errors": 0, "shard": {"index": 0, "total": 3}}"#;
+        std::fs::write(dir.path().join("summary.json"), summary).unwrap();
+        let error = read_results_dir(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("its `shard`: `0/3` is not a shard: K counts from 1 to N"), "{error}");
+        std::fs::write(dir.path().join("summary.json"), summary.replace("\"index\": 0", "\"index\": 2")).unwrap();
+        let read = read_results_dir(dir.path()).unwrap().summary.unwrap();
+        assert_eq!(read.shard, Some(Shard { index: 2, total: 3 }));
     }
 
     #[test]

@@ -10,11 +10,14 @@
 //! (`api_error`, `empty_output`, `evaluation_error`, always present);
 //! `summary.json` is the [`RunSummary`] with how many cases had each flag
 //! (`flags`) and, when some file held more than one case, each such
-//! suite's [`SuiteSummary`] (`suites`).
+//! suite's [`SuiteSummary`] (`suites`), and where the run's cases came
+//! from beyond its case files ([`Provenance`]: its shard, the run it
+//! reran, the directories merged into it).
 
 use crate::private_files;
+use crate::report::merge::MergedDir;
 use crate::report::{CaseFlags, FlagCounts, Redactor, SuiteSummary, SuiteTally};
-use crate::run::{CaseResult, EventKind, Reporter, RunEvent, RunSummary};
+use crate::run::{CaseResult, EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -30,6 +33,28 @@ pub struct ResultsDir {
     redactor: Redactor,
     flags: FlagCounts,
     suites: SuiteTally,
+    provenance: Provenance,
+}
+
+/// Where a run's cases came from beyond its case files, as `summary.json`
+/// records it; each part is left out when it does not apply.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Provenance {
+    /// The shard the run was (`--shard K/N`): `{"index": K, "total": N}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// The results directory whose failed cases it ran again
+    /// (`--rerun-failed DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<PathBuf>,
+    /// The results directories merged into it (`assay merge`), in the
+    /// order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<MergedDir>,
+    /// The shards missing from a merge that was allowed to go without them
+    /// (`--allow-missing`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<Shard>,
 }
 
 /// A line of `results.jsonl`.
@@ -49,6 +74,8 @@ struct SummaryFile<'a> {
     flags: FlagCounts,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     suites: Vec<SuiteSummary>,
+    #[serde(flatten)]
+    provenance: &'a Provenance,
 }
 
 impl ResultsDir {
@@ -67,12 +94,37 @@ impl ResultsDir {
             redactor: Redactor::none(),
             flags: FlagCounts::default(),
             suites: SuiteTally::default(),
+            provenance: Provenance::default(),
         })
     }
 
     /// The same, hiding `redactor`'s secrets.
     pub fn with_redactor(self, redactor: Redactor) -> ResultsDir {
         ResultsDir { redactor, ..self }
+    }
+
+    /// The same, recording `provenance` in `summary.json`.
+    pub fn with_provenance(self, provenance: Provenance) -> ResultsDir {
+        ResultsDir { provenance, ..self }
+    }
+
+    /// Appends `case` as another results directory recorded it: its line
+    /// `recorded` is kept whole (the plugins' logs, which a [`CaseResult`]
+    /// does not read back, included), redacted again, and the case counted
+    /// for `summary.json` as a finished one is (`assay merge`).
+    pub fn copy_case(&mut self, case: &CaseResult, recorded: &serde_json::Value) -> io::Result<()> {
+        self.add_case(case, recorded)
+    }
+
+    /// Counts `case` and appends `line`, its line, redacted: one write of
+    /// a whole line, so that a kill can only lose lines not yet written,
+    /// never leave half of one.
+    fn add_case(&mut self, case: &CaseResult, line: &impl Serialize) -> io::Result<()> {
+        self.flags.add(CaseFlags::of(case));
+        self.suites.add(case);
+        let mut line = self.redactor.to_json(line, false)?;
+        line.push(b'\n');
+        self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
     }
 
     /// The directory.
@@ -107,19 +159,15 @@ fn cannot_write(path: &Path, error: io::Error) -> io::Error {
 impl Reporter for ResultsDir {
     fn report(&mut self, event: &RunEvent<'_>) -> io::Result<()> {
         match event.kind {
-            EventKind::CaseFinished(case) => {
-                // One write of a whole line: a kill can only lose lines not
-                // yet written, never leave half of one.
-                let flags = CaseFlags::of(case);
-                self.flags.add(flags);
-                self.suites.add(case);
-                let mut line = self.redactor.to_json(&CaseLine { case, flags }, false)?;
-                line.push(b'\n');
-                self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
-            }
+            EventKind::CaseFinished(case) => self.add_case(case, &CaseLine { case, flags: CaseFlags::of(case) }),
             EventKind::RunFinished(summary) => {
                 let path = self.dir.join("summary.json");
-                let file = SummaryFile { summary, flags: self.flags, suites: self.suites.suites() };
+                let file = SummaryFile {
+                    summary,
+                    flags: self.flags,
+                    suites: self.suites.suites(),
+                    provenance: &self.provenance,
+                };
                 let mut text = self.redactor.to_json(&file, true)?;
                 text.push(b'\n');
                 private_files::write(&path, &text).map_err(|e| cannot_write(&path, e))

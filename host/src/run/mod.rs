@@ -46,7 +46,9 @@ mod job;
 mod load;
 mod prerequisite;
 mod replay;
+mod rerun;
 mod result;
+mod shard;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
@@ -58,7 +60,9 @@ pub use load::{
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use replay::json_error;
 pub use replay::{RecordedAnswer, Recording, Replay};
+pub use rerun::{Rerun, RerunSelection};
 pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
+pub use shard::{Shard, stable_hash};
 
 use crate::agent::Agents;
 use crate::case::Connection;
