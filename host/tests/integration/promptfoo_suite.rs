@@ -582,3 +582,19 @@ fn plan_and_replay_take_promptfoo_configs_like_any_case() {
     assert!(replayed.status.success(), "{}{}", stdout(&replayed), stderr(&replayed));
     assert!(stdout(&replayed).contains("Replaying 6 recorded cases"), "{}", stdout(&replayed));
 }
+
+#[test]
+fn an_assay_provider_is_a_connection_of_assay_toml() {
+    let dir = suite(
+        "prompts: ['hi {{who}}']\nproviders: ['assay:echo', 'assay:nowhere']\ntests: [{vars: {who: ann}}]\n",
+        &[],
+    );
+    let agent = crate::util::fixture("commands/agent.py");
+    let toml =
+        format!("[connections.echo]\ntype = \"command\"\ncommand = [\"python3\", {:?}]\n", agent.to_str().unwrap());
+    std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
+    let ran = run(dir.path(), &[]);
+    assert_eq!(ran.answer("[assay:echo] test 1"), "hi ann");
+    let unknown = ran.case("[assay:nowhere] test 1")["error"]["message"].as_str().unwrap();
+    assert!(unknown.contains("unknown connection `nowhere`"), "{unknown}");
+}
