@@ -70,6 +70,7 @@ pub mod plugin;
 pub mod plural;
 mod private_files;
 pub mod project;
+pub mod promptfoo;
 pub mod report;
 pub mod run;
 pub mod sandbox;

@@ -18,7 +18,8 @@ use crate::case::{
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
-use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, Registry};
+use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
+use crate::promptfoo;
 use crate::report::Redactor;
 use crate::run::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, PendingCase, RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -28,7 +29,7 @@ use crate::sandbox::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 mod connections;
@@ -82,6 +83,9 @@ pub struct Project {
     embeddings: Option<Arc<RemoteEmbeddings>>,
     case_env: CaseEnv,
     registry: OnceLock<Arc<Registry>>,
+    /// The promptfoo configs [`Project::discover`] read: their providers'
+    /// connections, secrets and output.
+    promptfoo: Mutex<Vec<Arc<promptfoo::Suite>>>,
 }
 
 impl std::fmt::Debug for Project {
@@ -129,6 +133,7 @@ impl Project {
             embeddings,
             case_env,
             registry: OnceLock::new(),
+            promptfoo: Mutex::default(),
         })
     }
 
@@ -173,11 +178,28 @@ impl Project {
     /// What every report of the project hides: the secrets of
     /// [`Project::case_env`].
     pub fn redactor(&self) -> Redactor {
-        Redactor::new(self.case_env.secrets())
+        let suites = self.promptfoo_suites();
+        let provider_secrets = suites.iter().flat_map(|suite| suite.secrets().map(str::to_owned)).collect::<Vec<_>>();
+        Redactor::new(
+            self.case_env.secrets().iter().map(String::as_str).chain(provider_secrets.iter().map(String::as_str)),
+        )
+    }
+
+    /// The promptfoo configs [`Project::discover`] has read, in order.
+    pub fn promptfoo_suites(&self) -> Vec<Arc<promptfoo::Suite>> {
+        self.promptfoo.lock().expect("the promptfoo suites' lock").clone()
+    }
+
+    /// A reporter writing promptfoo's output file (`promptfoo eval -o
+    /// FILE`) for the cases of the promptfoo configs discovered.
+    pub fn promptfoo_output(&self, path: PathBuf) -> promptfoo::PromptfooOutput {
+        promptfoo::PromptfooOutput::new(path, self.promptfoo_suites(), self.redactor())
     }
 
     /// Every matcher plugin, loaded on first use: the built-ins, then
-    /// [`Project::plugin_files`]; `[keys]` settles conflicts.
+    /// [`Project::plugin_files`], then (when [`Project::discover`] found
+    /// promptfoo configs and no plugin provides their keys) the embedded
+    /// promptfoo plugin; `[keys]` settles conflicts.
     pub fn registry(&self) -> Result<Arc<Registry>, ProjectError> {
         if let Some(registry) = self.registry.get() {
             return Ok(registry.clone());
@@ -210,6 +232,19 @@ impl Project {
             };
             let loaded = self.load_plugin(&file, options)?;
             registry.add_labelled(loaded, &file.label)?;
+        }
+        if !self.promptfoo_suites().is_empty() && !registry.has_key("pf_equals") {
+            // A run of promptfoo configs needs their assertions; loaded on
+            // demand, with the project's judge and embeddings as built-ins
+            // get them.
+            let embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
+            let options = ComponentOptions {
+                grants: PROMPTFOO_PLUGIN.grants,
+                capabilities: Capabilities { judge: judge.clone(), embeddings },
+                ..ComponentOptions::default()
+            };
+            let source = ComponentSource::Builtin(PROMPTFOO_PLUGIN.name);
+            registry.load(&self.runtime, source, PROMPTFOO_PLUGIN.bytes, options)?;
         }
         registry.check_preferences()?;
         Ok(registry)
@@ -373,7 +408,20 @@ impl Project {
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
-        let mut cases = crate::run::with_distinct_ids(crate::suite::expand_all(files));
+        let mut expanded: Vec<PendingCase> = Vec::new();
+        for file in files {
+            if promptfoo::is_config(&file.path) {
+                let var = |name: &str| self.var(name).map(str::to_owned);
+                let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
+                let context = promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env };
+                let (cases, suite) = promptfoo::expand(&file, &context);
+                expanded.extend(cases);
+                self.promptfoo.lock().expect("the promptfoo suites' lock").extend(suite);
+            } else {
+                expanded.extend(crate::suite::expand_all(vec![file]));
+            }
+        }
+        let mut cases = crate::run::with_distinct_ids(expanded);
         if let Some(filter) = filter {
             cases.retain(|case| filter.matches(case.id()));
             if cases.is_empty() {

@@ -19,6 +19,7 @@
 mod catalog;
 mod command;
 mod component;
+mod exec;
 mod http;
 mod http_api;
 mod message;
@@ -35,6 +36,7 @@ pub(crate) use command::{
     StderrTail, describe_exit, environment as process_environment, keep_stderr_tail, shown_command,
 };
 pub use component::{AgentCallError, AgentComponent};
+pub use exec::ExecAgents;
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
 pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use http_api::HttpApi;

@@ -47,12 +47,20 @@ pub enum Target {
     SlyData(Vec<String>),
     /// A value inside the answer's structure, by key path.
     Structure(Vec<String>),
+    /// How long the agent took to answer, in milliseconds (a number):
+    /// promptfoo's `latency` assertion.
+    Latency,
+    /// What the answer cost, as the connection reports it (a number):
+    /// promptfoo's `cost` assertion.
+    Cost,
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (root, path) = match self {
             Target::Text => return f.write_str("text"),
+            Target::Latency => return f.write_str("latency_ms"),
+            Target::Cost => return f.write_str("cost"),
             Target::SlyData(path) => ("sly_data", path),
             Target::Structure(path) => ("structure", path),
         };
@@ -269,6 +277,7 @@ fn plan_data_key(
             let mut nested_target = target.clone();
             match &mut nested_target {
                 Target::SlyData(path) | Target::Structure(path) => path.push(entry.clone()),
+                Target::Latency | Target::Cost => unreachable!("data keys nest only in sly_data and structure"),
                 Target::Text => unreachable!("text has no data keys"),
             }
             plan_data_key(entry, nested, nested_target, &entry_at, keys, checks)?;

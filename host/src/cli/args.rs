@@ -278,6 +278,10 @@ pub struct RunArgs {
     /// results directory the run wrote).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write promptfoo's output file (`promptfoo eval -o FILE`'s JSON)
+    /// for the cases of promptfoo configs.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub promptfoo_output: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -14,10 +14,12 @@ use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
+    // Discovery first: a promptfoo config it reads brings its connections,
+    // secrets and assertions plugin into the names and the redactor.
+    let files = project.discover(&args.paths, None)?;
     let names = project.case_names()?;
     let env = project.case_env();
     let redactor = project.redactor();
-    let files = project.discover(&args.paths, None)?;
     let mut out = std::io::stdout().lock();
     let mut bad = 0;
     for pending in &files {

@@ -84,6 +84,10 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(path) = args.junit {
         reporters = reporters.junit(JunitReport::new(path));
     }
+    let mut promptfoo_output = args.promptfoo_output.map(|path| project.promptfoo_output(path));
+    if let Some(output) = promptfoo_output.as_mut() {
+        reporters = reporters.reporter(output);
+    }
     if let Some(replay) = options.replay.as_ref().filter(|_| verbosity != Verbosity::Quiet) {
         let recorded = assay::plural::count(replay.len(), "recorded case");
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());

@@ -28,3 +28,15 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         grants: Grants { log: true, judge: true, embeddings: false },
     },
 ];
+
+/// The promptfoo assertions plugin (`plugins/promptfoo/`, the `pf_*`
+/// keys): embedded, but loaded only for a run that holds promptfoo configs
+/// and loads no plugin of its own for them (`Project::registry`), so that
+/// `assay run promptfooconfig.yaml` needs no configuration and every other
+/// run starts as fast as before (compiling it costs ~0.8 s with an empty
+/// cache).
+pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
+    name: "promptfoo",
+    bytes: include_bytes!("../../../plugins/promptfoo/promptfoo.wasm"),
+    grants: Grants { log: true, judge: true, embeddings: true },
+};

@@ -24,6 +24,12 @@ pub struct ResponseView<'a> {
     pub sly_data: Option<&'a Map<String, Value>>,
     /// The answer's structure.
     pub structure: Option<&'a Map<String, Value>>,
+    /// How long the agent took to answer, in milliseconds, as a JSON
+    /// number (the `latency_ms` target).
+    pub latency_ms: Option<&'a Value>,
+    /// What the answer cost, as a JSON number, when the connection reports
+    /// it (the `cost` target).
+    pub cost: Option<&'a Value>,
 }
 
 /// Lines a plugin logged while evaluating.
@@ -58,6 +64,8 @@ pub fn evaluate(
                 Target::Text => response.text.map(Found::Text),
                 Target::SlyData(path) => lookup(response.sly_data, path).map(Found::Value),
                 Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
+                Target::Latency => response.latency_ms.map(Found::Value),
+                Target::Cost => response.cost.map(Found::Value),
             };
             value.map(|v| {
                 actuals.push(v);
@@ -241,6 +249,11 @@ fn lookup<'a>(root: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&
 fn missing_message(target: &Target, response: &ResponseView<'_>) -> String {
     let (root_name, root, path) = match target {
         Target::Text => return "the response has no text".to_owned(),
+        Target::Latency => return "the interaction has no latency recorded".to_owned(),
+        Target::Cost => {
+            return "the connection reports no cost for the answer (only token usage, where it reports that)"
+                .to_owned();
+        }
         Target::SlyData(path) => ("sly_data", response.sly_data, path),
         Target::Structure(path) => ("structure", response.structure, path),
     };

@@ -18,7 +18,7 @@ mod first_party;
 mod matcher;
 mod registry;
 
-pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
+pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin, PROMPTFOO_PLUGIN};
 pub use dispatch::{PluginLog, ResponseView, UnknownKey, evaluate, evaluate_one, verdict_of};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 impl Project {
-    /// Every `[connections.NAME]`, built: an error names the file, the
+    /// Every `[connections.NAME]`, built, and the connections of the
+    /// promptfoo configs discovered: an error names the file, the
     /// connection and what is wrong with it.
     pub fn connections(&self) -> Result<BTreeMap<String, Arc<dyn Transport>>, ProjectError> {
         let mut built = BTreeMap::new();
@@ -30,6 +31,9 @@ impl Project {
                 message,
             })?;
             built.insert(name.clone(), transport);
+        }
+        for suite in self.promptfoo_suites() {
+            built.extend(suite.transports());
         }
         Ok(built)
     }
@@ -109,7 +113,10 @@ impl Project {
 
     /// What a case file may name: the matchers' keys and the connections.
     pub fn case_names(&self) -> Result<Arc<CaseNames>, ProjectError> {
-        let connections = self.config().connections.keys().cloned().collect();
+        let mut connections: Vec<String> = self.config().connections.keys().cloned().collect();
+        for suite in self.promptfoo_suites() {
+            connections.extend(suite.transports().map(|(name, _)| name));
+        }
         Ok(Arc::new(CaseNames { registry: self.registry()?, connections }))
     }
 }

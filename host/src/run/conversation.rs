@@ -5,7 +5,6 @@
 
 use crate::agent::{AgentResponse, Agents, ChatRequest, SAMPLE_METADATA};
 use crate::case::Connection;
-use crate::check::CheckResult;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
 use crate::plugin::{self, Registry, ResponseView};
@@ -120,11 +119,14 @@ pub async fn converse(
                 carried_sly_data.extend(returned.clone());
             }
         }
+        let latency = serde_json::Number::from_f64(agent_ms).map(Value::Number);
         let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
             let view = ResponseView {
                 text: response.text.as_deref(),
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
+                latency_ms: latency.as_ref(),
+                cost: None,
             };
             let (results, logs) = plugin::evaluate(&job.turns[index].checks, &view, registry);
             (results, logs, response)
@@ -141,7 +143,7 @@ pub async fn converse(
                     .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
             }
         };
-        let passed = checks.iter().all(CheckResult::lets_pass);
+        let passed = interaction.pass_rule.passes(&checks);
         let usage = response.usage;
         interactions.push(InteractionResult {
             index,

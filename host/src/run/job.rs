@@ -8,7 +8,7 @@
 //! else.
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
-use crate::check::{CasePlan, Check};
+use crate::check::{CasePlan, Check, CheckResult};
 use crate::run::prerequisite::Prerequisite;
 use crate::run::replay::Recording;
 use serde_json::{Map, Value};
@@ -61,6 +61,66 @@ pub struct Turn {
     pub timeout: Option<Duration>,
     /// The checks on the answer.
     pub checks: Vec<Check>,
+    /// How the checks' verdicts decide the turn.
+    pub pass_rule: PassRule,
+}
+
+/// How a turn's check verdicts decide whether it passed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum PassRule {
+    /// Every gating check passes (test case files, suites, scenarios).
+    #[default]
+    EveryCheck,
+    /// promptfoo's test `threshold`: the mean of the checks' scores,
+    /// weighted, reaches `threshold`, whatever each check's verdict. A
+    /// check's score is [`check_score`]'s (an error's: 0); `weights` has one
+    /// weight per check (a weight of 0 leaves the check out), and no weight
+    /// at all makes the score 0.
+    WeightedScore {
+        /// The lowest passing score.
+        threshold: f64,
+        /// Each check's weight, in check order.
+        weights: Vec<f64>,
+    },
+}
+
+impl PassRule {
+    /// Whether `checks` (the turn's, in order) let the turn pass.
+    pub fn passes(&self, checks: &[CheckResult]) -> bool {
+        match self {
+            PassRule::EveryCheck => checks.iter().all(CheckResult::lets_pass),
+            PassRule::WeightedScore { threshold, weights } => weighted_score(checks, weights) >= *threshold,
+        }
+    }
+}
+
+/// The weighted mean of the checks' scores (see
+/// [`PassRule::WeightedScore`]); 0 when the weights sum to 0.
+pub fn weighted_score(checks: &[CheckResult], weights: &[f64]) -> f64 {
+    let (mut total, mut weight_sum) = (0.0, 0.0);
+    for (check, weight) in checks.iter().zip(weights.iter().copied().chain(std::iter::repeat(1.0))) {
+        total += check_score(check) * weight;
+        weight_sum += weight;
+    }
+    if weight_sum > 0.0 { total / weight_sum } else { 0.0 }
+}
+
+/// One check's score for a weighted pass rule: its matcher's, unless it
+/// has none, or the check is negated and the plugin stated no negated
+/// verdict of its own (the `promptfoo` plugin states promptfoo's, whose
+/// `not-` scores are its own): then 1 for a pass, 0 otherwise.
+pub fn check_score(check: &CheckResult) -> f64 {
+    let verdict = &check.verdict;
+    let negation_declared = verdict.extras.as_ref().is_some_and(|extras| extras.get("negated").is_some());
+    match verdict.score {
+        Some(score)
+            if verdict.outcome != crate::check::Outcome::Error
+                && (!check.key.starts_with("not_") || negation_declared) =>
+        {
+            score
+        }
+        _ => f64::from(u8::from(verdict.passed())),
+    }
 }
 
 impl Turn {
@@ -74,6 +134,7 @@ impl Turn {
             continue_conversation: true,
             timeout: None,
             checks,
+            pass_rule: PassRule::EveryCheck,
         }
     }
 }
@@ -93,6 +154,7 @@ impl Job {
                 continue_conversation: interaction.continue_conversation,
                 timeout: interaction.timeout,
                 checks,
+                pass_rule: PassRule::EveryCheck,
             })
             .collect();
         Job {
@@ -119,5 +181,35 @@ impl Job {
     /// on one blocking thread rather than spread over async tasks.
     pub fn is_in_process(&self) -> bool {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Outcome, Verdict};
+    use serde_json::json;
+
+    fn check(key: &str, outcome: Outcome, score: Option<f64>, extras: Option<serde_json::Value>) -> CheckResult {
+        let verdict = Verdict { outcome, score, extras, ..Verdict::fail("") };
+        CheckResult { target: "text".into(), key: key.into(), expected: json!(null), actual: None, verdict, gate: true }
+    }
+
+    #[test]
+    fn a_weighted_score_counts_each_check_as_promptfoo_does() {
+        let scored = check("pf_rouge_n", Outcome::Fail, Some(0.5), None);
+        let negated_plainly = check("not_keywords", Outcome::Pass, Some(0.0), None);
+        let negated_declared = check("not_pf_rouge_n", Outcome::Pass, Some(0.5), Some(json!({"negated": {}})));
+        let errored = check("pf_similar", Outcome::Error, Some(0.9), None);
+        assert_eq!(check_score(&scored), 0.5);
+        assert_eq!(check_score(&negated_plainly), 1.0);
+        assert_eq!(check_score(&negated_declared), 0.5);
+        assert_eq!(check_score(&errored), 0.0);
+        let checks = [scored, negated_plainly];
+        assert_eq!(weighted_score(&checks, &[3.0, 1.0]), 0.625);
+        assert_eq!(weighted_score(&checks, &[0.0, 0.0]), 0.0);
+        let rule = PassRule::WeightedScore { threshold: 0.625, weights: vec![3.0, 1.0] };
+        assert!(rule.passes(&checks));
+        assert!(!PassRule::EveryCheck.passes(&checks));
     }
 }

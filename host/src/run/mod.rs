@@ -52,7 +52,7 @@ mod shard;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
-pub use job::{Job, Turn};
+pub use job::{Job, PassRule, Turn, check_score, weighted_score};
 pub use load::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases,
     with_distinct_ids,

@@ -108,13 +108,14 @@ pub struct SampleResult {
 }
 
 impl SampleResult {
-    /// Whether some check failed (rather than only errors).
+    /// Whether some check failed (rather than only errors), or an answered
+    /// interaction whose checks all ran missed its pass rule (promptfoo's
+    /// test `threshold`).
     pub fn has_failed_check(&self) -> bool {
-        self.runs
-            .iter()
-            .flat_map(|r| &r.interactions)
-            .flat_map(|i| &i.checks)
-            .any(|c| c.verdict.outcome == Outcome::Fail)
+        let interactions = || self.runs.iter().flat_map(|r| &r.interactions);
+        interactions().flat_map(|i| &i.checks).any(|c| c.verdict.outcome == Outcome::Fail)
+            || interactions()
+                .any(|i| !i.passed && i.error.is_none() && i.checks.iter().all(|c| c.verdict.outcome != Outcome::Error))
     }
 }
 

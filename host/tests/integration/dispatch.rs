@@ -44,8 +44,12 @@ fn every_part_of_a_response_with_negation_and_missing_targets() {
     );
     let structure = object(json!({"answer": "The Beatles", "running_cost": 3.0, "band": {"name": "x"}}));
     let sly_data = object(json!({"equals": 19481, "x": 5}));
-    let response =
-        ResponseView { text: Some("It was the Beatles."), sly_data: Some(&sly_data), structure: Some(&structure) };
+    let response = ResponseView {
+        text: Some("It was the Beatles."),
+        sly_data: Some(&sly_data),
+        structure: Some(&structure),
+        ..ResponseView::default()
+    };
     let (results, logs) = evaluate(&planned, &response, &registry);
     let lines: Vec<String> = results.iter().map(line).collect();
     assert_eq!(

@@ -39,6 +39,7 @@ mod metrics;
 mod plugin_config;
 mod plugin_runtime;
 mod promptfoo_differential;
+mod promptfoo_suite;
 mod properties;
 mod replay;
 mod report_html;

@@ -1,0 +1,214 @@
+//! promptfoo's `assert` entries as checks: `type: contains` is the key
+//! `pf_contains` (`-` as `_`), `not-contains` its negation `not_pf_contains`,
+//! checked on the answer's text (`latency` on the interaction's latency in
+//! ms, `cost` on its cost) with the expected value `{"value", "threshold",
+//! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads. `weight`
+//! and `metric` stay with the case, for the test's grading and named
+//! scores. `javascript` and `python` assertions, `transform`s and
+//! assertion sets are errors naming the test and what to do instead.
+
+use crate::check::{Check, KeySet, Target, plan_entry};
+use crate::promptfoo::template::Template;
+use serde_json::{Map, Value, json};
+
+/// The assertion types the `promptfoo` plugin implements, as promptfoo
+/// names them.
+pub const TYPES: &[&str] = &[
+    "equals",
+    "contains",
+    "icontains",
+    "contains-any",
+    "contains-all",
+    "icontains-any",
+    "icontains-all",
+    "starts-with",
+    "regex",
+    "is-json",
+    "contains-json",
+    "is-valid-openai-tools-call",
+    "levenshtein",
+    "rouge-n",
+    "bleu",
+    "similar",
+    "llm-rubric",
+    "model-graded-closedqa",
+    "factuality",
+    "latency",
+    "cost",
+];
+
+/// The types whose plugin asks the judge the rendered prompt.
+const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality"];
+
+/// One assertion, planned.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The check.
+    pub check: Check,
+    /// Its weight in the test's score (default 1).
+    pub weight: f64,
+}
+
+/// Plans `assertion` (the `index`-th of a test) on the answer to `prompt`,
+/// with `vars` filled into its value; the error says what is wrong.
+pub fn plan(
+    assertion: &Map<String, Value>,
+    index: usize,
+    vars: &Map<String, Value>,
+    prompt: &str,
+    rubric_prompt: Option<&str>,
+    keys: &dyn KeySet,
+) -> Result<Planned, String> {
+    let at = format!("assert[{index}]");
+    let Some(kind) = assertion.get("type").and_then(Value::as_str) else {
+        return Err(format!("{at} has no `type`"));
+    };
+    for key in ["transform", "contextTransform"] {
+        if assertion.contains_key(key) {
+            return Err(format!("{at} has a `{key}`, which is JavaScript; assay does not run it"));
+        }
+    }
+    if let Some(key) = kind.strip_prefix("assay:") {
+        return assay_key(assertion, key, &at, vars, keys);
+    }
+    let (negated, base) = match kind.strip_prefix("not-") {
+        Some(base) => (true, base),
+        None => (false, kind),
+    };
+    if matches!(base, "javascript" | "python") {
+        let flag = if base == "python" { " --python" } else { "" };
+        return Err(format!(
+            "{at} is a `{kind}` assertion, which assay does not run in the host (it would run unsandboxed)\n\n\
+             Consider writing it as a plugin (`assay plugin new NAME{flag}`), a sandboxed component, and using \
+             its key in the test instead"
+        ));
+    }
+    if matches!(base, "assert-set" | "select-best" | "max-score") {
+        return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
+    }
+    if !TYPES.contains(&base) {
+        return Err(format!(
+            "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
+            TYPES.join(", ")
+        ));
+    }
+    for key in assertion.keys() {
+        if !["type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"]
+            .contains(&key.as_str())
+        {
+            return Err(format!(
+                "{at} has `{key}`, which assay does not read; an assertion has `type`, `value`, `threshold`, \
+                 `weight`, `metric` and `rubricPrompt`"
+            ));
+        }
+    }
+    let number = |key: &str| -> Result<Option<f64>, String> {
+        match assertion.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(Value::String(s)) => {
+                s.trim().parse().map(Some).map_err(|_| format!("{at}.{key} `{s}` is not a number"))
+            }
+            Some(other) => Err(format!("{at}.{key} is {other}, not a number")),
+        }
+    };
+    let threshold = number("threshold")?;
+    let weight = number("weight")?.unwrap_or(1.0);
+    if weight < 0.0 || !weight.is_finite() {
+        return Err(format!("{at}.weight {weight} is not a weight (0 or more)"));
+    }
+    // The named score is counted by promptfoo's output (`output.rs`); its
+    // template must render.
+    match assertion.get("metric") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(metric)) => drop(render(metric, vars).map_err(|e| format!("{at}.metric: {e}"))?),
+        Some(other) => return Err(format!("{at}.metric is {other}, not a name")),
+    }
+    let mut expected = Map::new();
+    if let Some(value) = assertion.get("value") {
+        expected.insert("value".into(), fill(value, vars).map_err(|e| format!("{at}.value: {e}"))?);
+    }
+    if let Some(threshold) = threshold {
+        expected.insert("threshold".into(), json!(threshold));
+    }
+    if MODEL_GRADED.contains(&base) {
+        expected.insert("prompt".into(), Value::String(prompt.to_owned()));
+        let own = assertion.get("rubricPrompt").map(super::rubric_text);
+        if let Some(rubric) = own.as_deref().or(rubric_prompt) {
+            expected.insert("rubric_prompt".into(), Value::String(rubric.to_owned()));
+        }
+    }
+    let target = match base {
+        "latency" => Target::Latency,
+        "cost" => Target::Cost,
+        _ => Target::Text,
+    };
+    let key = format!("{}pf_{}", if negated { "not_" } else { "" }, base.replace('-', "_"));
+    let base_key = key.trim_start_matches("not_");
+    if !keys.has_key(base_key) {
+        return Err(format!(
+            "{at} (`{kind}`) needs the key `{base_key}` of the promptfoo assertions plugin, which is not loaded\n\n\
+             Consider [plugins.promptfoo] path = \"plugins/promptfoo/promptfoo.wasm\" in assay.toml, or --plugin \
+             plugins/promptfoo/promptfoo.wasm"
+        ));
+    }
+    let mut checks = plan_entry(&key, &Value::Object(expected), target, &at, keys).map_err(|e| e.to_string())?;
+    let check = checks.pop().ok_or_else(|| format!("{at} plans no check"))?;
+    Ok(Planned { check, weight })
+}
+
+/// `type: assay:KEY`: any assay matcher key (`not_` forms too, a plugin's
+/// own, the one a `javascript` assertion was rewritten into), its `value`
+/// the check's expected value as the matcher takes it, filled with `vars`.
+fn assay_key(
+    assertion: &Map<String, Value>,
+    key: &str,
+    at: &str,
+    vars: &Map<String, Value>,
+    keys: &dyn KeySet,
+) -> Result<Planned, String> {
+    let Some(value) = assertion.get("value") else {
+        return Err(format!("{at} (`assay:{key}`) has no `value`, the check's expected value"));
+    };
+    if let Some(other) = assertion.keys().find(|k| !["type", "value", "weight", "metric"].contains(&k.as_str())) {
+        return Err(format!(
+            "{at} (`assay:{key}`) has `{other}`; an `assay:KEY` assertion has `value`, `weight` and `metric`"
+        ));
+    }
+    let weight = match assertion.get("weight") {
+        None => 1.0,
+        Some(weight) => {
+            weight.as_f64().filter(|w| *w >= 0.0).ok_or_else(|| format!("{at}.weight is not a weight (0 or more)"))?
+        }
+    };
+    if let Some(Value::String(metric)) = assertion.get("metric") {
+        render(metric, vars).map_err(|e| format!("{at}.metric: {e}"))?;
+    }
+    let expected = fill(value, vars).map_err(|e| format!("{at}.value: {e}"))?;
+    if expected.is_array() {
+        return Err(format!("{at} (`assay:{key}`): a list value would be several checks; write one assertion each"));
+    }
+    let mut checks = plan_entry(key, &expected, Target::Text, at, keys).map_err(|e| e.to_string())?;
+    let check = checks.pop().ok_or_else(|| format!("{at} plans no check"))?;
+    Ok(Planned { check, weight })
+}
+
+/// A string filled with `vars` (promptfoo renders assertion values as
+/// templates).
+fn render(text: &str, vars: &Map<String, Value>) -> Result<String, String> {
+    Template::parse(text)?.render(vars)
+}
+
+/// A value with every string in it filled with `vars`.
+fn fill(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(text) if text.contains("{{") || text.contains("{%") || text.contains("{#") => {
+            Value::String(render(text, vars)?)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| fill(item, vars)).collect::<Result<_, _>>()?),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| Ok((k.clone(), fill(v, vars)?))).collect::<Result<_, String>>()?)
+        }
+        other => other.clone(),
+    })
+}

@@ -1,0 +1,280 @@
+//! promptfoo configs → cases: `assay run promptfooconfig.yaml` runs a
+//! promptfoo suite as it is. Every prompt × provider × test (a test with
+//! list-valued vars once per combination) is one case, whose one turn
+//! sends the prompt rendered with the test's vars over the provider's
+//! connection and checks the answer with the test's assertions through the
+//! `promptfoo` plugin's `pf_*` keys; a test's `threshold` decides it on
+//! the weighted assertion scores ([`PassRule::WeightedScore`]).
+//!
+//! [`expand`] reads the config (and its `file://` prompts and tests) when
+//! the run is discovered, maps its providers onto connections
+//! (`providers.rs`) and keeps what it read in a [`Suite`] shared by its
+//! cases; each [`PromptfooCase`] renders its prompt and plans its checks
+//! when its turn comes. The suite also gives the run the connections its
+//! providers need ([`Suite::transports`]), the secrets reports hide, and
+//! what promptfoo's own output file shows (`output.rs`).
+//!
+//! Ids: `CONFIG/TEST`, where CONFIG is the config's path without `.yaml`
+//! and TEST the test's `description` (else `test N`, 1-based), with ` #K`
+//! for the K-th var combination and ` (N)` when a description repeats; with
+//! several providers or prompts, `[PROVIDER]` and `[PROMPT]` (labels) come
+//! before TEST. A config that cannot be read is one error case with the id
+//! CONFIG; a test that cannot run (a JavaScript assertion, a template
+//! assay does not render) is an error case of its own, naming the test.
+
+mod asserts;
+pub mod config;
+mod csv;
+mod output;
+mod providers;
+pub mod template;
+
+pub use config::is_config;
+pub use output::PromptfooOutput;
+pub use providers::ProviderContext;
+
+use crate::agent::Transport;
+use crate::case::{CaseEnv, CaseFile};
+use crate::check::KeySet;
+use crate::errors::{CaseError, CaseErrorKind};
+use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
+use config::{Config, Test};
+use providers::Provider;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A promptfoo config, read: shared by its cases, and by the run for its
+/// connections and output.
+#[derive(Debug)]
+pub struct Suite {
+    /// The config's id (its path without `.yaml`/`.yml`).
+    pub id: String,
+    /// Where it is.
+    pub path: PathBuf,
+    config: Config,
+    /// Each provider mapped, or why it cannot be (every case over it is
+    /// then an error case).
+    providers: Vec<Result<Provider, String>>,
+    /// Each case's (prompt, provider, test) by id.
+    cases: HashMap<String, (usize, usize, usize)>,
+}
+
+impl Suite {
+    /// The connections its providers need that the project does not have,
+    /// by name.
+    pub fn transports(&self) -> impl Iterator<Item = (String, Arc<dyn Transport>)> + '_ {
+        self.providers.iter().flatten().filter_map(|provider| {
+            let transport = provider.transport.clone()?;
+            Some((provider.connection.name().to_owned(), transport))
+        })
+    }
+
+    /// The values its providers read that reports must hide (API keys).
+    pub fn secrets(&self) -> impl Iterator<Item = &str> {
+        self.providers.iter().flatten().flat_map(|provider| provider.secrets.iter().map(String::as_str))
+    }
+
+    /// The (prompt, provider, test) of case `id`, if it is one of the
+    /// suite's.
+    fn case(&self, id: &str) -> Option<(usize, usize, usize)> {
+        self.cases.get(id).copied()
+    }
+}
+
+/// The cases of the promptfoo config `file`, and the suite they share
+/// (none when the config cannot be read: then one error case).
+pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCase>, Option<Arc<Suite>>) {
+    let id = config_id(&file.id);
+    let config = match config::read(&file.path) {
+        Ok(config) => config,
+        Err(kind) => {
+            let broken: PendingCase = Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) });
+            return (vec![broken], None);
+        }
+    };
+    let providers: Vec<Result<Provider, String>> = config
+        .providers
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| providers::map(entry, &format!("promptfoo:{id}:{i}"), context))
+        .collect();
+    let names = case_names(&id, &config);
+    let mut cases = HashMap::with_capacity(names.len());
+    let mut order = Vec::with_capacity(names.len());
+    for (name, place) in names {
+        cases.insert(name.clone(), place);
+        order.push(name);
+    }
+    let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, cases });
+    let pending = order
+        .into_iter()
+        .map(|id| {
+            let (prompt, provider, test) = suite.cases[&id];
+            Box::new(PromptfooCase { id, suite: suite.clone(), prompt, provider, test }) as PendingCase
+        })
+        .collect();
+    (pending, Some(suite))
+}
+
+/// A config's id: its file's, without the YAML extension.
+fn config_id(file_id: &str) -> String {
+    let stem = file_id.strip_suffix(".yaml").or_else(|| file_id.strip_suffix(".yml"));
+    stem.unwrap_or(file_id).to_owned()
+}
+
+/// Every case's id and (prompt, provider, test), in order: providers, then
+/// prompts, then tests (promptfoo's table: a row per test, a column per
+/// prompt × provider).
+fn case_names(id: &str, config: &Config) -> Vec<(String, (usize, usize, usize))> {
+    let mut test_names = Vec::with_capacity(config.tests.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for test in &config.tests {
+        let mut name = test_name(test);
+        if let Some(count) = seen.get_mut(&name) {
+            *count += 1;
+            name = format!("{name} ({})", test.index + 1);
+        } else {
+            seen.insert(name.clone(), 1);
+        }
+        test_names.push(name);
+    }
+    let many_providers = config.providers.len() > 1;
+    let many_prompts = config.prompts.len() > 1;
+    let mut names = Vec::new();
+    for (p, provider) in config.providers.iter().enumerate() {
+        for (q, prompt) in config.prompts.iter().enumerate() {
+            let mut prefix = String::new();
+            if many_providers {
+                prefix.push_str(&format!("[{}] ", short(provider.name())));
+            }
+            if many_prompts {
+                prefix.push_str(&format!("[{}] ", short(&prompt.label)));
+            }
+            for (t, name) in test_names.iter().enumerate() {
+                names.push((format!("{id}/{prefix}{name}"), (q, p, t)));
+            }
+        }
+    }
+    names
+}
+
+/// A test's name in ids.
+fn test_name(test: &Test) -> String {
+    let base = match &test.description {
+        Some(description) if !description.trim().is_empty() => description.trim().to_owned(),
+        _ => format!("test {}", test.index + 1),
+    };
+    match test.combination {
+        Some(k) => format!("{base} #{}", k + 1),
+        None => base,
+    }
+}
+
+/// A label cut to 40 characters on one line.
+fn short(label: &str) -> String {
+    let line: String = label.chars().map(|c| if c.is_control() { ' ' } else { c }).take(41).collect();
+    if line.chars().count() > 40 { format!("{}…", line.chars().take(39).collect::<String>()) } else { line }
+}
+
+/// One prompt × provider × test of a config, planned when its turn comes.
+#[derive(Debug)]
+pub struct PromptfooCase {
+    id: String,
+    suite: Arc<Suite>,
+    prompt: usize,
+    provider: usize,
+    test: usize,
+}
+
+impl CaseReader for PromptfooCase {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn source(&self) -> &std::path::Path {
+        &self.suite.path
+    }
+
+    fn load(&self, keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
+        match self.job(keys) {
+            Ok(job) => LoadedCase::Ready(Box::new(job)),
+            Err(message) => {
+                let kind = CaseErrorKind::Invalid { path: self.place(), message };
+                LoadedCase::Broken { id: self.id.clone(), error: CaseError::new(&self.suite.path, kind) }
+            }
+        }
+    }
+}
+
+impl PromptfooCase {
+    /// Where in the config the case comes from, for its errors.
+    fn place(&self) -> String {
+        let test = &self.suite.config.tests[self.test];
+        match &test.description {
+            Some(description) => format!("tests[{}] ({description:?})", test.index),
+            None => format!("tests[{}]", test.index),
+        }
+    }
+
+    fn job(&self, keys: &dyn KeySet) -> Result<Job, String> {
+        let config = &self.suite.config;
+        let test = &config.tests[self.test];
+        if let Some(error) = &test.error {
+            return Err(error.clone());
+        }
+        let provider =
+            self.suite.providers[self.provider].as_ref().map_err(|e| format!("providers[{}]: {e}", self.provider))?;
+        let text = render_prompt(config, self.prompt, test)?;
+        crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
+        let rubric = test.options.get("rubricPrompt").map(rubric_text);
+        let mut checks = Vec::with_capacity(test.asserts.len());
+        let mut weights = Vec::with_capacity(test.asserts.len());
+        for (i, assertion) in test.asserts.iter().enumerate() {
+            let planned = asserts::plan(assertion, i, &test.vars, &text, rubric.as_deref(), keys)?;
+            checks.push(planned.check);
+            weights.push(planned.weight);
+        }
+        let pass_rule = match test.threshold {
+            Some(threshold) => PassRule::WeightedScore { threshold, weights },
+            None => PassRule::EveryCheck,
+        };
+        Ok(Job {
+            id: self.id.clone(),
+            file: self.suite.path.clone(),
+            agent: provider.agent.clone(),
+            connections: vec![provider.connection.clone()],
+            success_ratio: Default::default(),
+            timeout: None,
+            metadata: Vec::new(),
+            turns: vec![Turn { pass_rule, ..Turn::new(text, checks) }],
+            recording: None,
+            prerequisite: None,
+        })
+    }
+}
+
+/// A `rubricPrompt` as the plugin takes it: text as it is, chat messages
+/// as their JSON.
+fn rubric_text(rubric: &Value) -> String {
+    match rubric {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The prompt of a case: the template rendered with the test's vars,
+/// between the test's `options.prefix` and `options.suffix`.
+fn render_prompt(config: &Config, prompt: usize, test: &Test) -> Result<String, String> {
+    let prompt = &config.prompts[prompt];
+    let template = prompt.template.as_ref().map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;
+    let rendered = template.render(&test.vars).map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;
+    let option = |key: &str| test.options.get(key).and_then(Value::as_str).unwrap_or_default();
+    for key in ["transform", "postprocess", "transformVars"] {
+        if test.options.contains_key(key) {
+            return Err(format!("its `options.{key}` is JavaScript, which assay does not run"));
+        }
+    }
+    Ok(format!("{}{rendered}{}", option("prefix"), option("suffix")))
+}

@@ -1,0 +1,246 @@
+//! promptfoo's output file (`promptfoo eval -o out.json`) written from an
+//! assay run, for the dashboards and scripts that read it: `results.results[]`
+//! with `success`, `score`, `namedScores`, `gradingResult` (`pass`,
+//! `score`, `reason`, `namedScores`, `componentResults[]` with `pass`,
+//! `score`, `reason`, `assertion`), `vars`, `prompt`, `provider`,
+//! `response.output`, `latencyMs`, `error`, `failureReason`, `testCase`,
+//! and `results.stats` (`successes`, `failures`, `errors`, `tokenUsage`),
+//! as promptfoo's `EvaluateSummaryV3` has them. A case's score is
+//! promptfoo's: the weighted mean of its assertions' scores (see
+//! [`crate::run::weighted_score`]), 1 for a test with no assertions.
+//!
+//! Results are kept as they come, each as its compact JSON text with the
+//! run's secrets hidden (about 1.5 KB a case: a `serde_json::Value` would
+//! take twenty times that), and written once, when the run finishes.
+
+use crate::check::CheckResult;
+use crate::promptfoo::{Suite, render_prompt, template::Template};
+use crate::report::Redactor;
+use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, check_score, weighted_score};
+use serde_json::{Map, Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A reporter writing promptfoo's output file for the cases of `suites`
+/// (other cases are left out).
+pub struct PromptfooOutput {
+    path: PathBuf,
+    suites: Vec<Arc<Suite>>,
+    redactor: Redactor,
+    results: Vec<((usize, usize, usize), Box<str>)>,
+    stats: Stats,
+}
+
+#[derive(Default)]
+struct Stats {
+    successes: u64,
+    failures: u64,
+    errors: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl PromptfooOutput {
+    /// Writes to `path` when the run finishes, hiding `redactor`'s secrets.
+    pub fn new(path: PathBuf, suites: Vec<Arc<Suite>>, redactor: Redactor) -> PromptfooOutput {
+        PromptfooOutput { path, suites, redactor, results: Vec::new(), stats: Stats::default() }
+    }
+
+    fn add(&mut self, case: &CaseResult) {
+        let Some((suite_index, (prompt, provider, test))) =
+            self.suites.iter().enumerate().find_map(|(i, suite)| Some((i, suite.case(&case.id)?)))
+        else {
+            return;
+        };
+        let suite = &self.suites[suite_index];
+        let config = &suite.config;
+        let written = &config.tests[test];
+        let interaction = case.samples.first().and_then(|s| s.runs.first()).and_then(|run| run.interactions.first());
+        let error = case
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .or_else(|| interaction.and_then(|i| i.error.as_ref()).map(|e| e.message.clone()));
+        let checks: &[CheckResult] = interaction.map_or(&[], |i| i.checks.as_slice());
+        let weights: Vec<f64> =
+            written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
+        let metrics: Vec<Option<String>> = written
+            .asserts
+            .iter()
+            .map(|a| {
+                let metric = a.get("metric")?.as_str()?;
+                Some(
+                    Template::parse(metric).and_then(|t| t.render(&written.vars)).unwrap_or_else(|_| metric.to_owned()),
+                )
+            })
+            .collect();
+        let components: Vec<Value> = checks
+            .iter()
+            .zip(&written.asserts)
+            .map(|(check, assertion)| {
+                json!({
+                    "pass": check.verdict.passed(),
+                    "score": check_score(check),
+                    "reason": check.verdict.message,
+                    "assertion": assertion,
+                })
+            })
+            .collect();
+        let mut named_scores = Map::new();
+        let mut named_weights: Map<String, Value> = Map::new();
+        for ((check, weight), metric) in checks.iter().zip(&weights).zip(&metrics) {
+            let Some(metric) = metric else { continue };
+            let sum = named_scores.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
+            let weights_sum = named_weights.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
+            named_scores.insert(metric.clone(), json!(sum + check_score(check) * weight));
+            named_weights.insert(metric.clone(), json!(weights_sum + weight));
+        }
+        for (metric, sum) in named_scores.iter_mut() {
+            let weight = named_weights.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
+            *sum = json!(if weight > 0.0 { sum.as_f64().unwrap_or(0.0) / weight } else { 0.0 });
+        }
+        let graded = interaction.is_some() && error.is_none();
+        let score = if written.asserts.is_empty() { 1.0 } else { weighted_score(checks, &weights) };
+        let success = graded && matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky);
+        let reason = match written.threshold {
+            Some(threshold) if graded => {
+                format!(
+                    "Aggregate score {score:.2} {} {threshold} threshold",
+                    if score >= threshold { "≥" } else { "<" }
+                )
+            }
+            _ => checks
+                .iter()
+                .rev()
+                .find(|c| !c.verdict.passed())
+                .map_or_else(|| "All assertions passed".to_owned(), |c| c.verdict.message.clone()),
+        };
+        let failure_reason = match (success, &error) {
+            (true, _) => 0,
+            (false, Some(_)) => 2,
+            (false, None) => 1,
+        };
+        match failure_reason {
+            0 => self.stats.successes += 1,
+            1 => self.stats.failures += 1,
+            _ => self.stats.errors += 1,
+        }
+        if let Some(usage) = interaction.and_then(|i| i.usage) {
+            self.stats.prompt_tokens += usage.prompt_tokens;
+            self.stats.completion_tokens += usage.completion_tokens;
+        }
+        let entry = &config.providers[provider];
+        let rendered = render_prompt(config, prompt, written).unwrap_or_default();
+        let output = interaction.and_then(|i| i.response.as_ref()).and_then(|r| r.text.clone());
+        let mut test_case = Map::new();
+        if let Some(description) = &written.description {
+            test_case.insert("description".into(), json!(description));
+        }
+        test_case.insert("vars".into(), Value::Object(written.vars.clone()));
+        test_case.insert("assert".into(), Value::Array(written.asserts.iter().cloned().map(Value::Object).collect()));
+        if let Some(threshold) = written.threshold {
+            test_case.insert("threshold".into(), json!(threshold));
+        }
+        if !written.options.is_empty() {
+            test_case.insert("options".into(), Value::Object(written.options.clone()));
+        }
+        let prompt_index = provider * config.prompts.len() + prompt;
+        let result = json!({
+            "id": case.id,
+            "description": written.description,
+            "promptIdx": prompt_index,
+            "testIdx": test,
+            "prompt": {"raw": rendered, "label": config.prompts[prompt].label},
+            "provider": {"id": entry.id, "label": entry.label},
+            "vars": written.vars,
+            "response": output.map(|output| json!({"output": output})),
+            "error": error,
+            "success": success,
+            "score": score,
+            "namedScores": named_scores,
+            "latencyMs": interaction.map_or(0, |i| i.agent_ms.round() as u64),
+            "cost": 0,
+            "gradingResult": graded.then(|| json!({
+                "pass": success,
+                "score": score,
+                "reason": reason,
+                "namedScores": named_scores,
+                "componentResults": components,
+            })),
+            "failureReason": failure_reason,
+            "testCase": test_case,
+        });
+        let text = match self.redactor.to_json(&result, false) {
+            Ok(bytes) => String::from_utf8(bytes).unwrap_or_default(),
+            Err(_) => return,
+        };
+        self.results.push(((suite_index, test, prompt_index), text.into_boxed_str()));
+    }
+
+    fn write(&mut self) -> std::io::Result<()> {
+        self.results.sort_by_key(|(order, _)| *order);
+        let mut prompts = Vec::new();
+        for suite in &self.suites {
+            for entry in &suite.config.providers {
+                for prompt in &suite.config.prompts {
+                    prompts.push(json!({"raw": prompt.raw, "label": prompt.label, "provider": entry.name()}));
+                }
+            }
+        }
+        let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let stats = &self.stats;
+        let stats = json!({
+            "successes": stats.successes,
+            "failures": stats.failures,
+            "errors": stats.errors,
+            "tokenUsage": {
+                "total": stats.prompt_tokens + stats.completion_tokens,
+                "prompt": stats.prompt_tokens,
+                "completion": stats.completion_tokens,
+            },
+        });
+        let json = |value: &Value| self.redactor.to_json(value, false).map_err(std::io::Error::other);
+        let named = |e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("write promptfoo's output file `{}`: {e}", self.path.display()))
+        };
+        let file = std::fs::File::create(&self.path).map_err(named)?;
+        let mut out = std::io::BufWriter::new(file);
+        // The document, written around the results' texts: {"evalId", "results":
+        // {"version", "timestamp", "prompts", "results": [...], "stats"},
+        // "config", "shareableUrl"}.
+        let write = || -> std::io::Result<()> {
+            out.write_all(b"{\"evalId\":")?;
+            out.write_all(&json(&json!(format!("assay-{timestamp}")))?)?;
+            out.write_all(b",\"results\":{\"version\":3,\"timestamp\":")?;
+            out.write_all(&json(&json!(timestamp))?)?;
+            out.write_all(b",\"prompts\":")?;
+            out.write_all(&json(&Value::Array(prompts))?)?;
+            out.write_all(b",\"results\":[")?;
+            for (i, (_, result)) in self.results.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",\n")?;
+                }
+                out.write_all(result.as_bytes())?;
+            }
+            out.write_all(b"],\"stats\":")?;
+            out.write_all(&json(&stats)?)?;
+            out.write_all(b"},\"config\":{\"description\":\"run by assay\"},\"shareableUrl\":null}\n")?;
+            out.flush()
+        };
+        write().map_err(named)?;
+        self.results.clear();
+        Ok(())
+    }
+}
+
+impl Reporter for PromptfooOutput {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        match event.kind {
+            EventKind::CaseFinished(case) => self.add(case),
+            EventKind::RunFinished(_) => self.write()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,427 @@
+//! promptfoo providers onto assay's connections:
+//!
+//! | provider | connection |
+//! |----------|------------|
+//! | `echo` | `direct` to the `echo` demo agent (answers with the prompt) |
+//! | `openai:chat:MODEL`, `openai:MODEL` | an `openai` connection: `config.apiBaseUrl` (or `apiHost`, `OPENAI_BASE_URL`), `apiKey` (or `apiKeyEnvar`, `OPENAI_API_KEY`), `temperature`, `max_tokens`, `response_format: {type: json_object}` |
+//! | `http`, `https`, `https://…` | a `type = "http"` connection: `url`, `method`, `headers`, `body` (`{{prompt}}` as a whole value), `transformResponse` as a JSONPath or a field path (`json.choices[0].message.content`) |
+//! | `exec:COMMAND ARGS` | a program started per request, the prompt as its argument ([`ExecAgents`]) |
+//! | `assay:NAME` | the `[connections.NAME]` of `assay.toml` |
+//!
+//! Anything else is an error naming the provider and the connection to use
+//! instead. Secrets (an `apiKey`, the variable's value) are returned for
+//! reports to hide.
+
+use crate::agent::{ExecAgents, HttpApi, OpenAiAgents, OpenAiSettings, Transport};
+use crate::case::{CaseEnv, Connection};
+use crate::config::HttpConnection;
+use crate::promptfoo::config::ProviderEntry;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A provider, mapped.
+pub struct Provider {
+    /// The connection its cases run over.
+    pub connection: Connection,
+    /// The agent its cases ask (the model, for `openai`).
+    pub agent: String,
+    /// The transport of its own connection, when it is not `direct` or a
+    /// configured one.
+    pub transport: Option<Arc<dyn Transport>>,
+    /// Values reports must hide.
+    pub secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider").field("connection", &self.connection).field("agent", &self.agent).finish()
+    }
+}
+
+/// What providers read besides their entry.
+pub struct ProviderContext<'a> {
+    /// The config's folder (`exec:` runs there; relative paths start there).
+    pub folder: &'a Path,
+    /// The project's environment (`OPENAI_API_KEY`, `apiKeyEnvar`, …).
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// What case files may read (`{{env.NAME}}` in http headers).
+    pub case_env: &'a CaseEnv,
+}
+
+/// The supported providers, for messages.
+const SUPPORTED: &str = "echo, openai:chat:MODEL (any OpenAI-compatible `config.apiBaseUrl`), http (or a URL), \
+                         exec:COMMAND and assay:CONNECTION (a [connections.NAME] of assay.toml)";
+
+/// Maps `entry` onto a connection named `name` (when it needs one of its
+/// own).
+pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> Result<Provider, String> {
+    let id = entry.id.as_str();
+    let own = |transport: Arc<dyn Transport>, agent: &str, secrets: Vec<String>| Provider {
+        connection: Connection::Named(Arc::from(name)),
+        agent: agent.to_owned(),
+        transport: Some(transport),
+        secrets,
+    };
+    if id == "echo" {
+        no_config(entry, "echo")?;
+        return Ok(Provider {
+            connection: Connection::Direct,
+            agent: "echo".into(),
+            transport: None,
+            secrets: Vec::new(),
+        });
+    }
+    if let Some(connection) = id.strip_prefix("assay:") {
+        no_config(entry, id)?;
+        let connection = Connection::from_name(connection)
+            .ok_or_else(|| format!("`{id}`: `{connection}` cannot name a connection"))?;
+        return Ok(Provider { agent: connection.name().to_owned(), connection, transport: None, secrets: Vec::new() });
+    }
+    if let Some(command) = id.strip_prefix("exec:") {
+        let command = script_parts(command.trim());
+        let dir = match entry.config.get("basePath").and_then(Value::as_str) {
+            Some(base) => context.folder.join(base),
+            None => context.folder.to_path_buf(),
+        };
+        let mut options = Map::new();
+        options.insert("id".into(), Value::String(id.to_owned()));
+        options.insert("config".into(), Value::Object(entry.config.clone()));
+        let exec =
+            ExecAgents::new(command, Value::Object(options).to_string(), dir).map_err(|e| format!("`{id}`: {e}"))?;
+        return Ok(own(Arc::new(exec), id, Vec::new()));
+    }
+    if let Some(model) = openai_model(id)? {
+        let (openai, secrets) = openai(entry, model, context)?;
+        return Ok(own(Arc::new(openai), model, secrets));
+    }
+    if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
+        let config = http_config(entry)?;
+        let api = HttpApi::new(&config, context.case_env, None, None).map_err(|e| format!("`{id}`: {e}"))?;
+        return Ok(own(Arc::new(api), id, Vec::new()));
+    }
+    Err(unsupported(id))
+}
+
+/// The error of a provider assay does not speak, with what to use.
+fn unsupported(id: &str) -> String {
+    let family = id.split(':').next().unwrap_or(id);
+    let hint = match family {
+        "ollama" => {
+            "`openai:chat:MODEL` with `config.apiBaseUrl: http://localhost:11434/v1` (Ollama speaks OpenAI's API)"
+                .to_owned()
+        }
+        "anthropic" | "bedrock" | "vertex" | "azure" | "azureopenai" | "mistral" | "groq" | "togetherai"
+        | "openrouter" | "vllm" | "localai" | "litellm" => format!(
+            "`openai:chat:MODEL` with the `config.apiBaseUrl` of an OpenAI-compatible endpoint for {family} (its own, \
+             or a LiteLLM proxy), or `assay:NAME` for a [connections.NAME] of assay.toml"
+        ),
+        "python" | "file" | "js" | "golang" | "ruby" => "`exec:COMMAND` (the prompt as its argument, stdout the \
+                                                          answer), or `assay:NAME` for a `type = \"command\"` \
+                                                          connection of assay.toml"
+            .to_owned(),
+        _ => "`assay:NAME` for a [connections.NAME] of assay.toml (openai, http, command or neuro-san)".to_owned(),
+    };
+    format!("the provider `{id}` is not supported; assay maps {SUPPORTED}\n\nConsider {hint}")
+}
+
+fn no_config(entry: &ProviderEntry, what: &str) -> Result<(), String> {
+    match entry.config.keys().next() {
+        None => Ok(()),
+        Some(key) => Err(format!("`{what}` takes no config (`config.{key}`)")),
+    }
+}
+
+/// promptfoo's `parseScriptParts`: words, and `"…"` or `'…'` quoted ones.
+fn script_parts(command: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut chars = command.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut part = String::new();
+        if c == '"' || c == '\'' {
+            chars.next();
+            for next in chars.by_ref() {
+                if next == c {
+                    break;
+                }
+                part.push(next);
+            }
+        } else {
+            while let Some(&next) = chars.peek() {
+                if next.is_whitespace() || next == '"' || next == '\'' {
+                    break;
+                }
+                part.push(next);
+                chars.next();
+            }
+        }
+        parts.push(part);
+    }
+    parts
+}
+
+/// The model of an `openai:` chat provider; `None` for other families.
+fn openai_model(id: &str) -> Result<Option<&str>, String> {
+    let Some(rest) = id.strip_prefix("openai:") else { return Ok(None) };
+    let model = match rest.split_once(':') {
+        Some(("chat", model)) => model,
+        Some((
+            kind @ ("completion" | "embedding" | "embeddings" | "responses" | "assistant" | "image" | "realtime"),
+            _,
+        )) => {
+            return Err(format!(
+                "the provider `{id}` is not supported: assay speaks OpenAI's chat completions only, not `{kind}`\n\n\
+                 Consider `openai:chat:MODEL`"
+            ));
+        }
+        _ => rest,
+    };
+    if model.is_empty() {
+        return Err(format!("the provider `{id}` names no model\n\nConsider `openai:chat:gpt-4o-mini`"));
+    }
+    Ok(Some(model))
+}
+
+/// An `openai` connection from the provider's config.
+fn openai(
+    entry: &ProviderEntry,
+    model: &str,
+    context: &ProviderContext<'_>,
+) -> Result<(OpenAiAgents, Vec<String>), String> {
+    let id = &entry.id;
+    let config = &entry.config;
+    const KNOWN: &[&str] = &[
+        "apiBaseUrl",
+        "apiHost",
+        "apiKey",
+        "apiKeyEnvar",
+        "temperature",
+        "max_tokens",
+        "response_format",
+        "organization",
+    ];
+    if let Some(key) = config.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        return Err(format!(
+            "`{id}`: `config.{key}` is not supported; the openai provider reads {}",
+            KNOWN.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let string = |key: &str| -> Result<Option<String>, String> {
+        match config.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone())),
+            Some(_) => Err(format!("`{id}`: `config.{key}` is not a string")),
+        }
+    };
+    let url = match (string("apiBaseUrl")?, string("apiHost")?) {
+        (Some(url), _) => url,
+        (None, Some(host)) => format!("https://{host}/v1"),
+        (None, None) => (context.var)("OPENAI_BASE_URL")
+            .or_else(|| (context.var)("OPENAI_API_BASE_URL"))
+            .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+    };
+    let key_variable = string("apiKeyEnvar")?.unwrap_or_else(|| "OPENAI_API_KEY".into());
+    let api_key = string("apiKey")?.or_else(|| (context.var)(&key_variable));
+    let json_mode = match config.get("response_format") {
+        None => false,
+        Some(format) if format.get("type").and_then(Value::as_str) == Some("json_object") => true,
+        Some(format) if format.get("type").and_then(Value::as_str) == Some("text") => false,
+        Some(_) => return Err(format!("`{id}`: only `response_format: {{type: json_object}}` is supported")),
+    };
+    let number = |key: &str| config.get(key).and_then(Value::as_f64);
+    let defaults = OpenAiSettings::default();
+    let settings = OpenAiSettings {
+        url: url.trim_end_matches('/').to_owned(),
+        model: Some(model.to_owned()),
+        model_from_agent: false,
+        api_key: api_key.clone(),
+        api_key_env: Some(key_variable),
+        temperature: number("temperature"),
+        max_tokens: number("max_tokens").map(|n| n as u64),
+        json_mode,
+        ..defaults
+    };
+    let agents = OpenAiAgents::new(settings).map_err(|e| format!("`{id}`: {e}"))?;
+    Ok((agents, api_key.into_iter().collect()))
+}
+
+/// A `type = "http"` connection from promptfoo's http provider.
+fn http_config(entry: &ProviderEntry) -> Result<HttpConnection, String> {
+    let id = &entry.id;
+    let config = &entry.config;
+    const KNOWN: &[&str] = &["url", "method", "headers", "body", "transformResponse", "responseParser"];
+    if let Some(key) = config.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        return Err(format!(
+            "`{id}`: `config.{key}` is not supported; the http provider reads `url`, `method`, `headers`, `body` and \
+             `transformResponse`"
+        ));
+    }
+    let url = match config.get("url").and_then(Value::as_str) {
+        Some(url) => url.to_owned(),
+        None if id.starts_with("http://") || id.starts_with("https://") => id.clone(),
+        None => return Err(format!("`{id}` has no `config.url`")),
+    };
+    let mut headers = BTreeMap::new();
+    if let Some(written) = config.get("headers") {
+        let Value::Object(written) = written else { return Err(format!("`{id}`: `config.headers` is not a mapping")) };
+        for (name, value) in written {
+            let value = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            headers.insert(name.clone(), prompt_placeholders(&value));
+        }
+    }
+    let body = match config.get("body") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => {
+            let parsed: Value = serde_json::from_str(text).map_err(|_| {
+                format!("`{id}`: a `config.body` string must be JSON (a raw text body is not supported)")
+            })?;
+            Some(body_template(&parsed, id)?)
+        }
+        Some(body) => Some(body_template(body, id)?),
+    };
+    let transform = config.get("transformResponse").or_else(|| config.get("responseParser"));
+    let text = match transform {
+        None => "$".to_owned(),
+        Some(Value::String(expression)) => json_path(expression.trim()).ok_or_else(|| {
+            format!(
+                "`{id}`: `transformResponse: {expression}` is JavaScript, which assay does not run; write a \
+                 JSONPath (`$.choices[0].message.content`) or a field path (`json.choices[0].message.content`)"
+            )
+        })?,
+        Some(_) => return Err(format!("`{id}`: `config.transformResponse` is not a string")),
+    };
+    Ok(HttpConnection {
+        url: prompt_placeholders(&url),
+        method: config.get("method").and_then(Value::as_str).map(str::to_owned),
+        headers,
+        body,
+        text: Some(text),
+        structure: None,
+        sly_data: None,
+        chat_context: None,
+        response: None,
+        ca: None,
+        max_response_mb: None,
+        idle_timeout_secs: None,
+    })
+}
+
+/// `{{prompt}}` (with or without spaces) as assay's `{{text}}`.
+fn prompt_placeholders(text: &str) -> String {
+    text.replace("{{ prompt }}", "{{text}}").replace("{{prompt}}", "{{text}}")
+}
+
+/// A JSON body with `"{{prompt}}"` values as assay's body template, where
+/// `{{text}}` stands for the JSON string of the prompt.
+fn body_template(body: &Value, id: &str) -> Result<String, String> {
+    const SENTINEL: &str = "\u{1}assay-prompt\u{1}";
+    fn walk(value: &Value, id: &str) -> Result<Value, String> {
+        Ok(match value {
+            Value::String(text) if matches!(text.trim(), "{{prompt}}" | "{{ prompt }}") => {
+                Value::String(SENTINEL.into())
+            }
+            Value::String(text) if text.contains("{{") || text.contains("{%") => {
+                return Err(format!(
+                    "`{id}`: the body value `{text}` is a template; assay fills only a whole `\"{{{{prompt}}}}\"` value"
+                ));
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|item| walk(item, id)).collect::<Result<_, _>>()?),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| Ok((k.clone(), walk(v, id)?))).collect::<Result<_, String>>()?)
+            }
+            other => other.clone(),
+        })
+    }
+    let json = walk(body, id)?.to_string();
+    Ok(json.replace(&Value::String(SENTINEL.into()).to_string(), "{{text}}"))
+}
+
+/// A JSONPath, or promptfoo's field path `json.a.b[0]["c"]` as one; `None`
+/// for anything else (JavaScript).
+fn json_path(expression: &str) -> Option<String> {
+    if expression.starts_with('$') {
+        return Some(expression.to_owned());
+    }
+    let rest = expression.strip_prefix("json")?;
+    let mut path = String::from("$");
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '.' => {
+                let name: String =
+                    std::iter::from_fn(|| chars.next_if(|c| c.is_alphanumeric() || *c == '_' || *c == '$')).collect();
+                if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+                    return None;
+                }
+                path.push('.');
+                path.push_str(&name);
+            }
+            '[' => {
+                let inside: String = std::iter::from_fn(|| chars.next_if(|c| *c != ']')).collect();
+                chars.next()?;
+                let quoted = |q: char| inside.len() >= 2 && inside.starts_with(q) && inside.ends_with(q);
+                if inside.chars().all(|c| c.is_ascii_digit()) && !inside.is_empty() {
+                    path.push_str(&format!("[{inside}]"));
+                } else if quoted('"') || quoted('\'') {
+                    let key = &inside[1..inside.len() - 1];
+                    if key.contains(['\'', '"', '\\']) {
+                        return None;
+                    }
+                    path.push_str(&format!("['{key}']"));
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn field_paths_become_json_paths_and_javascript_does_not() {
+        assert_eq!(json_path("json.choices[0].message.content").unwrap(), "$.choices[0].message.content");
+        assert_eq!(json_path("json[\"a b\"].c").unwrap(), "$['a b'].c");
+        assert_eq!(json_path("json").unwrap(), "$");
+        assert_eq!(json_path("$.x[*]").unwrap(), "$.x[*]");
+        for js in ["json.a.map(x => x)", "(json) => json.a", "text", "json.a + 'x'", "json[i]"] {
+            assert_eq!(json_path(js), None, "{js}");
+        }
+    }
+
+    #[test]
+    fn a_body_takes_the_prompt_as_a_whole_value() {
+        let body = json!({"messages": [{"role": "user", "content": "{{prompt}}"}], "n": 1});
+        assert_eq!(body_template(&body, "http").unwrap(), r#"{"messages":[{"role":"user","content":{{text}}}],"n":1}"#);
+        let error = body_template(&json!({"q": "say {{prompt}}"}), "http").unwrap_err();
+        assert!(error.contains("whole"), "{error}");
+    }
+
+    #[test]
+    fn script_parts_split_as_promptfoo_does() {
+        assert_eq!(script_parts(r#"python3 "my script.py" --x 'a b'"#), ["python3", "my script.py", "--x", "a b"]);
+    }
+
+    #[test]
+    fn unsupported_providers_name_what_to_use() {
+        let error = unsupported("anthropic:messages:claude-3");
+        assert!(error.contains("`anthropic:messages:claude-3` is not supported") && error.contains("apiBaseUrl"));
+        assert!(unsupported("ollama:chat:llama3").contains("11434"));
+        assert!(unsupported("python:provider.py").contains("exec:"));
+        assert!(openai_model("openai:embedding:x").unwrap_err().contains("chat completions only"));
+        assert_eq!(openai_model("openai:gpt-4o").unwrap(), Some("gpt-4o"));
+    }
+}

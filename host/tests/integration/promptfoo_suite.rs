@@ -1,0 +1,600 @@
+//! promptfoo configs run as they are (`assay run promptfooconfig.yaml`),
+//! through the `assay` binary: every construct of the reader (prompts
+//! inline and from files, providers, tests inline and from CSV, YAML and
+//! JSONL files, `defaultTest`, var combinations, the Nunjucks subset,
+//! `options.prefix`/`suffix`), each error naming the test and the fix,
+//! providers against real local servers (the OpenAI mock of `assay agent
+//! serve`, a fake JSON API, an `exec:` script), promptfoo's test grading
+//! (`threshold`, `weight`, `metric`), promptfoo's output file, and hostile
+//! configs. Assertions here use `assay:KEY` (any assay matcher) where the
+//! promptfoo plugin's own keys are not what is tested.
+
+use crate::connections_openai::json_reply;
+use crate::fake_server::FakeServer;
+use crate::util::{Served, assay_command, stderr, stdout};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// A folder holding `promptfooconfig.yaml` and the other files given, and
+/// an empty `assay.toml`.
+fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
+    std::fs::write(dir.path().join("assay.toml"), "").unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// What a run gave: its output, its results lines, and promptfoo's output
+/// file.
+struct Ran {
+    output: std::process::Output,
+    lines: Vec<Value>,
+    promptfoo: Value,
+}
+
+impl Ran {
+    /// The results line of the case whose id ends with `suffix`.
+    fn case(&self, suffix: &str) -> &Value {
+        let ids: Vec<&str> = self.lines.iter().filter_map(|l| l["id"].as_str()).collect();
+        self.lines
+            .iter()
+            .find(|line| line["id"].as_str().is_some_and(|id| id.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no case ending with {suffix:?} among {ids:?}\n{}", stdout(&self.output)))
+    }
+
+    /// The text the case's agent answered.
+    fn answer(&self, suffix: &str) -> &str {
+        self.case(suffix)["samples"][0]["runs"][0]["interactions"][0]["response"]["text"].as_str().unwrap_or_default()
+    }
+
+    /// promptfoo's result of the case whose id ends with `suffix`.
+    fn promptfoo_result(&self, suffix: &str) -> &Value {
+        let results = self.promptfoo["results"]["results"].as_array().expect("results.results");
+        results
+            .iter()
+            .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no promptfoo result for {suffix:?}"))
+    }
+
+    fn ids(&self) -> Vec<String> {
+        self.lines.iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect()
+    }
+}
+
+/// `assay run DIR/promptfooconfig.yaml` with the folder's assay.toml and
+/// `-o DIR/out.json`, plus `extra`.
+fn run(dir: &Path, extra: &[&str]) -> Ran {
+    run_with(assay_command(), dir, extra)
+}
+
+fn run_with(mut command: std::process::Command, dir: &Path, extra: &[&str]) -> Ran {
+    let config = dir.join("promptfooconfig.yaml");
+    let results = dir.join("results");
+    let out = dir.join("out.json");
+    let assay_toml = dir.join("assay.toml");
+    let args = [
+        "run",
+        config.to_str().unwrap(),
+        "--config",
+        assay_toml.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let output = command.args(args).args(extra).output().unwrap();
+    let lines = std::fs::read_to_string(results.join("results.jsonl"))
+        .map(|text| text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+        .unwrap_or_default();
+    let promptfoo = std::fs::read_to_string(&out).map(|t| serde_json::from_str(&t).unwrap()).unwrap_or(Value::Null);
+    Ran { output, lines, promptfoo }
+}
+
+#[test]
+fn every_prompt_provider_and_test_is_a_case_rendered_as_promptfoo_renders_it() {
+    let config = r#"
+prompts:
+  - "Q: {{question}}"
+  - file://prompts.txt
+  - {raw: "Raw {{ user.name | trim | dump }}", label: labelled}
+providers: [echo]
+defaultTest:
+  vars: {who: " world ", user: {name: "  Ann  "}}
+  options: {prefix: "<", suffix: ">"}
+tests:
+  - description: inline
+    vars: {question: "2+2?"}
+  - vars: {question: [red, blue]}
+  - file://more.yaml
+  - file://rows.jsonl
+  - file://rows.csv
+"#;
+    let dir = suite(
+        config,
+        &[
+            ("prompts.txt", "Hi {{ who | trim }}\n---\nn{{n}} {{list}}{{missing}}\n"),
+            ("more.yaml", "- description: from yaml\n  vars: {question: yaml, n: 3.0, list: [1, 2]}\n"),
+            ("rows.jsonl", "{\"description\": \"from jsonl\", \"vars\": {\"question\": \"jsonl\"}}\n\n"),
+            ("rows.csv", "question,__description,__prefix\n\"a, \"\"quoted\"\" one\",from csv,[\n"),
+        ],
+    );
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    // 4 prompts (the file holds two) × 1 provider × 6 tests (one with two combinations).
+    assert_eq!(ran.lines.len(), 24, "{:?}", ran.ids());
+    assert_eq!(ran.answer("[Q: {{question}}] inline"), "<Q: 2+2?>");
+    assert_eq!(ran.answer("[Q: {{question}}] test 2 #1"), "<Q: red>");
+    assert_eq!(ran.answer("[Q: {{question}}] test 2 #2"), "<Q: blue>");
+    assert_eq!(ran.answer("[prompts.txt: Hi {{ who | trim }}] inline"), "<Hi world>");
+    assert_eq!(ran.answer("[prompts.txt: n{{n}} {{list}}{{missing}}] from yaml"), "<n3 1,2>");
+    assert_eq!(ran.answer("[labelled] from jsonl"), "<Raw \"Ann\">");
+    // A CSV row's `__prefix` is the test's own option, over defaultTest's.
+    assert_eq!(ran.answer("[Q: {{question}}] from csv"), "[Q: a, \"quoted\" one>");
+    let id = ran.case("[Q: {{question}}] inline")["id"].as_str().unwrap();
+    assert!(id.ends_with("promptfooconfig/[Q: {{question}}] inline"), "{id}");
+}
+
+#[test]
+fn each_unsupported_construct_is_an_error_naming_the_test_and_the_fix() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: js
+    assert: [{type: javascript, value: "output.length > 1"}]
+  - description: py
+    assert: [{type: not-python, value: "len(output) > 1"}]
+  - description: transform
+    assert: [{type: assay:keywords, value: x, transform: "output.toUpperCase()"}]
+  - description: unknown type
+    assert: [{type: perplexity}]
+  - description: tag
+    vars: {q: "{% if x %}y{% endif %}"}
+  - description: the plugin loads on demand
+    vars: {q: x}
+    assert: [{type: contains, value: x}, {type: not-icontains, value: Y}]
+  - description: test provider
+    provider: openai:gpt-4o
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    assert_eq!(ran.output.status.code(), Some(1));
+    let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
+    let js = error("/js");
+    assert!(
+        js.contains("tests[0] (\"js\")") && js.contains("`javascript`") && js.contains("assay plugin new NAME`"),
+        "{js}"
+    );
+    let py = error("/py");
+    assert!(py.contains("`not-python`") && py.contains("assay plugin new NAME --python"), "{py}");
+    assert!(error("/transform").contains("`transform`, which is JavaScript"), "{}", error("/transform"));
+    let unknown = error("/unknown type");
+    assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");
+    // Vars are data: a var holding template syntax is sent as it is.
+    assert_eq!(ran.case("/tag")["status"], "passed");
+    assert_eq!(ran.case("/the plugin loads on demand")["status"], "passed");
+    assert!(error("/test provider").contains("`provider` is not supported"), "{}", error("/test provider"));
+
+    let dir = suite("prompts: ['{% for x in xs %}{{x}}{% endfor %}', '{{ q | upper }}']\nproviders: [echo]\n", &[]);
+    let ran = run(dir.path(), &[]);
+    let messages: Vec<String> = ran.lines.iter().map(|l| l["error"]["message"].as_str().unwrap().to_owned()).collect();
+    assert!(messages[0].contains("Nunjucks tag") && messages[0].contains("`{{ name }}`"), "{messages:?}");
+    assert!(messages[1].contains("the filter `upper`"), "{messages:?}");
+}
+
+#[test]
+fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
+    let cases = [
+        (
+            "prompts: [x]\nproviders: [anthropic:messages:claude-3-5-sonnet]\ntests: [{}]\n",
+            "providers[0]: the provider `anthropic:messages:claude-3-5-sonnet` is not supported",
+        ),
+        ("prompts: [x]\nproviders: [echo]\nscenarios: []\n", "scenarios are not supported"),
+        ("prompts: [x]\nproviders: [echo]\ntests: file://nowhere.csv\n", "nowhere.csv"),
+        (
+            "prompts: [x]\nproviders: [{id: http, config: {url: 'http://127.0.0.1:1', transformResponse: 'json.a.map(x => x)'}}]\n",
+            "is JavaScript",
+        ),
+        ("prompts: [x]\nproviders: [{id: 'openai:chat:m', config: {tools: []}}]\n", "`config.tools` is not supported"),
+        ("providers: [echo]\n", "the config has no prompts"),
+        ("prompts: [x]\nproviders: [echo]\ntests: [3]\n", "tests[0]"),
+    ];
+    for (config, expected) in cases {
+        let dir = suite(config, &[]);
+        let ran = run(dir.path(), &[]);
+        assert_eq!(ran.output.status.code(), Some(1), "{config}");
+        let message = ran.lines.iter().map(|l| l["error"]["message"].as_str().unwrap_or_default()).collect::<String>();
+        assert!(message.contains(expected), "{config}: {message}");
+    }
+    // The unsupported provider's cases say what to use instead.
+    let dir = suite("prompts: [x]\nproviders: ['ollama:chat:llama3']\n", &[]);
+    let ran = run(dir.path(), &[]);
+    let message = ran.lines[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("apiBaseUrl: http://localhost:11434/v1"), "{message}");
+}
+
+#[test]
+fn threshold_weight_and_metric_grade_a_test_as_promptfoo_does() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: every assertion must pass
+    vars: {q: alpha beta}
+    assert:
+      - {type: "assay:keywords", value: alpha, metric: words}
+      - {type: "assay:keywords", value: gamma, weight: 0, metric: words}
+  - description: the weighted mean reaches the threshold
+    threshold: 0.75
+    vars: {q: alpha beta}
+    assert:
+      - {type: "assay:keywords", value: alpha, weight: 3, metric: "{{q}} hits"}
+      - {type: "assay:keywords", value: gamma}
+  - description: the weighted mean misses it
+    threshold: 0.8
+    vars: {q: alpha beta}
+    assert:
+      - {type: "assay:keywords", value: alpha, weight: 3}
+      - {type: "assay:keywords", value: gamma}
+  - description: weights of 0 make a score of 0
+    threshold: 0.1
+    vars: {q: alpha}
+    assert:
+      - {type: "assay:keywords", value: alpha, weight: 0}
+  - description: no assertions pass
+    vars: {q: alpha}
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    let status = |suffix: &str| ran.case(suffix)["status"].as_str().unwrap().to_owned();
+    // A failed assertion of weight 0 still fails a test without a threshold.
+    assert_eq!(status("every assertion must pass"), "failed");
+    assert_eq!(status("the weighted mean reaches the threshold"), "passed");
+    assert_eq!(status("the weighted mean misses it"), "failed");
+    assert_eq!(status("weights of 0 make a score of 0"), "failed");
+    assert_eq!(status("no assertions pass"), "passed");
+    let every = ran.promptfoo_result("every assertion must pass");
+    assert_eq!(every["score"], json!(1.0));
+    assert_eq!(every["success"], json!(false));
+    assert_eq!(every["namedScores"], json!({"words": 1.0}));
+    let reached = ran.promptfoo_result("the weighted mean reaches the threshold");
+    assert_eq!(reached["score"], json!(0.75));
+    assert_eq!(reached["namedScores"], json!({"alpha beta hits": 1.0}));
+    assert_eq!(reached["gradingResult"]["reason"], "Aggregate score 0.75 ≥ 0.75 threshold");
+    let missed = ran.promptfoo_result("the weighted mean misses it");
+    assert_eq!((missed["success"].clone(), missed["failureReason"].clone()), (json!(false), json!(1)));
+    assert_eq!(ran.promptfoo_result("weights of 0 make a score of 0")["score"], json!(0.0));
+    assert_eq!(ran.promptfoo_result("no assertions pass")["score"], json!(1.0));
+}
+
+#[test]
+fn promptfoos_output_file_has_the_fields_its_consumers_read() {
+    let config = r#"
+prompts: ["Say {{word}}"]
+providers: [{id: echo, label: mirror}, "exec:./missing-program"]
+tests:
+  - description: said
+    vars: {word: hi}
+    assert: [{type: "assay:keywords", value: hi}, {type: "assay:not_keywords", value: bye}]
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    let document = &ran.promptfoo;
+    assert_eq!(document["results"]["version"], 3);
+    assert_eq!(document["results"]["stats"]["successes"], 1);
+    assert_eq!(document["results"]["stats"]["failures"], 0);
+    assert_eq!(document["results"]["stats"]["errors"], 1);
+    let prompts = document["results"]["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), 2);
+    assert_eq!(prompts[0]["provider"], "mirror");
+    let result = ran.promptfoo_result("[mirror] said");
+    for field in ["success", "score", "namedScores", "gradingResult", "vars", "prompt", "provider", "response"] {
+        assert!(!result[field].is_null(), "{field} in {result}");
+    }
+    assert_eq!(result["success"], true);
+    assert_eq!(result["vars"], json!({"word": "hi"}));
+    assert_eq!(result["prompt"], json!({"raw": "Say hi", "label": "Say {{word}}"}));
+    assert_eq!(result["provider"], json!({"id": "echo", "label": "mirror"}));
+    assert_eq!(result["response"]["output"], "Say hi");
+    let components = result["gradingResult"]["componentResults"].as_array().unwrap();
+    assert_eq!(components.len(), 2);
+    assert_eq!(components[1]["pass"], true);
+    assert_eq!(components[1]["score"], 1.0);
+    assert_eq!(components[1]["assertion"], json!({"type": "assay:not_keywords", "value": "bye"}));
+    assert!(components[0]["reason"].as_str().unwrap().contains("hi"));
+    let failed = ran.promptfoo_result("[exec:./missing-program] said");
+    assert_eq!((failed["success"].clone(), failed["failureReason"].clone()), (json!(false), json!(2)));
+    assert!(failed["error"].as_str().unwrap().contains("missing-program"), "{failed}");
+    assert!(failed["gradingResult"].is_null());
+}
+
+#[test]
+fn openai_providers_reach_an_openai_compatible_server() {
+    let served = Served::start(&["--protocol", "openai", "echo"]);
+    let config = format!(
+        "prompts: ['Tell me about {{{{topic}}}}']\nproviders:\n  - id: openai:chat:echo\n    config: {{apiBaseUrl: '{}', temperature: 0}}\n  - id: openai:echo\n    label: short form\n    config: {{apiBaseUrl: '{}'}}\ntests:\n  - vars: {{topic: owls}}\n    assert: [{{type: 'assay:keywords', value: owls}}]\n",
+        served.url, served.url
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    assert_eq!(ran.answer("[openai:chat:echo] test 1"), "Tell me about owls");
+    assert_eq!(ran.answer("[short form] test 1"), "Tell me about owls");
+    let usage = &ran.case("[short form] test 1")["samples"][0]["runs"][0]["interactions"][0]["usage"];
+    assert!(usage["prompt_tokens"].as_u64().unwrap() > 0, "{usage}");
+}
+
+#[test]
+fn an_openai_api_key_is_sent_and_never_reported() {
+    let server = FakeServer::start(|request| {
+        let content = format!("key seen: {}", request.header("authorization").unwrap_or("none"));
+        json_reply(
+            200,
+            "",
+            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
+        )
+    });
+    let config = format!(
+        "prompts: [hello]\nproviders:\n  - id: openai:chat:m\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: sk-literal-0123456789}}\n  - id: openai:chat:n\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKeyEnvar: MY_KEY}}\n",
+        server.port, server.port
+    );
+    let dir = suite(&config, &[]);
+    let mut command = assay_command();
+    command.env("MY_KEY", "sk-from-env-9876543210");
+    let ran = run_with(command, dir.path(), &["--verbose"]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    let requests = server.requests.lock().unwrap().clone();
+    let headers: Vec<&str> = requests.iter().filter_map(|r| r.header("authorization")).collect();
+    assert!(headers.contains(&"Bearer sk-literal-0123456789") && headers.contains(&"Bearer sk-from-env-9876543210"));
+    assert_eq!(ran.answer("[openai:chat:m] test 1"), "key seen: Bearer [REDACTED]");
+    let everything = format!(
+        "{}{}{}{}",
+        stdout(&ran.output),
+        stderr(&ran.output),
+        std::fs::read_to_string(dir.path().join("results/results.jsonl")).unwrap(),
+        std::fs::read_to_string(dir.path().join("out.json")).unwrap()
+    );
+    for secret in ["sk-literal-0123456789", "sk-from-env-9876543210"] {
+        assert!(!everything.contains(secret), "{secret} leaked");
+    }
+}
+
+#[test]
+fn http_providers_fill_the_body_and_read_the_answer_by_field_path() {
+    let server = FakeServer::start(|request| {
+        let asked = request.body["input"]["text"].as_str().unwrap_or("?").to_owned();
+        json_reply(200, "", &json!({"choices": [{"message": {"content": format!("you said: {asked}")}}], "x": 1}))
+    });
+    let config = format!(
+        r#"
+prompts: ['He said "{{{{line}}}}"']
+providers:
+  - id: http
+    label: field path
+    config:
+      url: http://127.0.0.1:{port}/chat
+      method: POST
+      headers: {{x-team: qa}}
+      body: {{input: {{text: "{{{{prompt}}}}"}}, n: 1}}
+      transformResponse: json.choices[0].message.content
+  - id: http://127.0.0.1:{port}/whole
+    label: whole body
+    config:
+      body: '{{"input": {{"text": "{{{{ prompt }}}}"}}}}'
+tests:
+  - vars: {{line: "a }}}} b\nc"}}
+"#,
+        port = server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    assert_eq!(ran.answer("[field path] test 1"), "you said: He said \"a }} b\nc\"");
+    let whole: Value = serde_json::from_str(ran.answer("[whole body] test 1")).unwrap();
+    assert_eq!(whole["x"], 1);
+    let requests = server.requests.lock().unwrap().clone();
+    let chat = requests.iter().find(|r| r.request_line.starts_with("POST /chat")).unwrap();
+    assert_eq!(chat.header("x-team"), Some("qa"));
+    assert_eq!(chat.body, json!({"input": {"text": "He said \"a }} b\nc\""}, "n": 1}));
+}
+
+#[test]
+fn exec_providers_get_the_prompt_as_an_argument() {
+    let script = "#!/bin/sh\n# promptfoo's exec provider: the prompt, then the options and context as JSON.\nprintf '\\033[1mgot\\033[0m: %s | %s | %s\\n' \"$1\" \"$2\" \"$3\"\n";
+    let failing = "#!/bin/sh\necho 'no luck' >&2\nexit 3\n";
+    let config = "prompts: ['ask {{x}}']\nproviders:\n  - id: 'exec:./answer.sh'\n    config: {flavour: plain}\n  - 'exec:./fail.sh'\ntests:\n  - vars: {x: \"it's 'quoted'\"}\n";
+    let dir = suite(config, &[("answer.sh", script), ("fail.sh", failing)]);
+    for name in ["answer.sh", "fail.sh"] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path().join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let ran = run(dir.path(), &[]);
+    assert_eq!(
+        ran.answer("[exec:./answer.sh] test 1"),
+        r#"got: ask it's 'quoted' | {"id":"exec:./answer.sh","config":{"flavour":"plain"}} | {}"#
+    );
+    let failed = ran.case("[exec:./fail.sh] test 1");
+    let error = failed["samples"][0]["runs"][0]["interactions"][0]["error"]["message"].as_str().unwrap();
+    assert!(error.contains("exited with") && error.contains("no luck"), "{error}");
+}
+
+#[test]
+fn hostile_configs_are_refused_with_located_errors() {
+    let escape = "prompts: [file://../outside.txt]\nproviders: [echo]\n";
+    let absolute = "prompts: [file:///etc/passwd]\nproviders: [echo]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
+    let inner = dir.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.txt"), inner.join("link.txt")).unwrap();
+    std::fs::write(inner.join("assay.toml"), "").unwrap();
+    let nested =
+        format!("prompts: [x]\nproviders: [echo]\ntests: [{{vars: {{a: {}1{}}}}}]\n", "[".repeat(300), "]".repeat(300));
+    let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\nprompts: [x]\nproviders: [echo]\n";
+    let template_bomb = format!(
+        "prompts: ['{}']\nproviders: [echo]\ntests: [{{vars: {{v: '{}'}}}}]\n",
+        "{{v}}".repeat(64),
+        "x".repeat(100_000)
+    );
+    // Seven vars of ten strings each: 10,000,000 combinations.
+    let ten = "['0','1','2','3','4','5','6','7','8','9']";
+    let vars: Vec<String> = "abcdefg".chars().map(|name| format!("{name}: {ten}")).collect();
+    let combinations = format!("prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {{{}}}\n", vars.join(", "));
+    let cases: Vec<(String, &str)> = vec![
+        (escape.into(), "outside the config's folder"),
+        (absolute.into(), "absolute path"),
+        ("prompts: [file://link.txt]\nproviders: [echo]\n".into(), "outside the config's folder"),
+        (nested, "recursion limit"),
+        (bomb.into(), "repetition limit"),
+        (template_bomb, "renders to over 4 MiB"),
+        (combinations, "expands into over 250000 cases"),
+    ];
+    for (config, expected) in cases {
+        std::fs::write(inner.join("promptfooconfig.yaml"), &config).unwrap();
+        let ran = run(&inner, &[]);
+        assert_eq!(ran.output.status.code(), Some(1), "{}", stderr(&ran.output));
+        let message = ran.lines.iter().map(|l| l["error"]["message"].as_str().unwrap_or_default()).collect::<String>();
+        assert!(message.contains(expected), "{expected}: {message}");
+        assert!(!message.contains("secret"));
+    }
+    // A config over the cap is not read at all.
+    let huge = format!("prompts: [x]\nproviders: [echo]\n#{}\n", "x".repeat(17 << 20));
+    std::fs::write(inner.join("promptfooconfig.yaml"), huge).unwrap();
+    let ran = run(&inner, &[]);
+    let message = ran.lines[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("over the cap of 16 MiB"), "{message}");
+}
+
+#[test]
+fn a_directory_run_leaves_promptfoo_configs_to_be_named() {
+    let listed = crate::util::assay(&["run", "fixtures/", "--list"]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(!stdout(&listed).contains("promptfoo"), "{}", stdout(&listed));
+    // Named, the fixture's config is a promptfoo suite; a scenario's YAML
+    // is not mistaken for one.
+    assert!(assay::promptfoo::is_config(&crate::util::fixture("promptfoo/promptfooconfig.yaml")));
+    assert!(!assay::promptfoo::is_config(&crate::util::fixture("scenarios/kyma/scenario_01_pod_secret_missing.yml")));
+}
+
+/// promptfoo's own verdicts on the fixture, recorded with
+/// `NODE_PATH=~/.cache/assay/promptfoo-0.123.1/node_modules node
+/// benches/promptfoo_eval.mjs fixtures/promptfoo/promptfooconfig.yaml
+/// fixtures/promptfoo/promptfoo-output.json` (promptfoo 0.123.1).
+const RECORDED: &str = include_str!("../../../fixtures/promptfoo/promptfoo-output.json");
+
+#[test]
+fn the_fixture_passes_with_no_configuration_and_matches_promptfoos_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let results = dir.path().join("results");
+    let output = assay_command()
+        .args(["run", "fixtures/promptfoo/promptfooconfig.yaml", "--results", results.to_str().unwrap()])
+        .args(["--promptfoo-output", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("6 test cases: 6 passed"), "{}", stdout(&output));
+    let ours: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let theirs: Value = serde_json::from_str(RECORDED).unwrap();
+    let by_prompt = |document: &Value| -> std::collections::BTreeMap<String, Value> {
+        let results = document["results"]["results"].as_array().unwrap();
+        results
+            .iter()
+            .map(|r| {
+                let components: Vec<Value> = r["gradingResult"]["componentResults"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| json!([c["pass"], c["score"].as_f64(), c["assertion"]]))
+                    .collect();
+                let verdict = json!({
+                    "success": r["success"], "score": r["score"].as_f64(), "namedScores": r["namedScores"],
+                    "vars": r["vars"], "output": r["response"]["output"], "components": components,
+                });
+                (r["prompt"]["raw"].as_str().unwrap().to_owned(), verdict)
+            })
+            .collect()
+    };
+    let (ours, theirs) = (by_prompt(&ours), by_prompt(&theirs));
+    assert_eq!(ours.len(), 6);
+    for (prompt, verdict) in &theirs {
+        let mine = &ours[prompt];
+        for field in ["success", "vars", "output", "components"] {
+            assert_eq!(mine[field], verdict[field], "{prompt}: {field}");
+        }
+        assert!((mine["score"].as_f64().unwrap() - verdict["score"].as_f64().unwrap()).abs() < 1e-9, "{prompt}");
+        let named = |v: &Value| -> Vec<(String, f64)> {
+            v["namedScores"].as_object().unwrap().iter().map(|(k, s)| (k.clone(), s.as_f64().unwrap())).collect()
+        };
+        assert_eq!(named(mine), named(verdict), "{prompt}");
+    }
+}
+
+#[test]
+fn latency_is_checked_on_the_interactions_time_and_cost_where_the_connection_reports_one() {
+    let config = r#"
+prompts: [hello]
+providers: [echo]
+tests:
+  - description: fast enough
+    assert: [{type: latency, threshold: 60000}]
+  - description: too fast for not-latency
+    assert: [{type: not-latency, threshold: 60000}]
+  - description: no cost
+    assert: [{type: cost, threshold: 1}]
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    let check = |suffix: &str| ran.case(suffix)["samples"][0]["runs"][0]["interactions"][0]["checks"][0].clone();
+    let fast = check("fast enough");
+    assert_eq!((fast["target"].as_str(), fast["outcome"].as_str()), (Some("latency_ms"), Some("pass")), "{fast}");
+    assert!(fast["actual"].as_str().unwrap().parse::<f64>().is_ok(), "{fast}");
+    assert_eq!(check("too fast for not-latency")["outcome"], "fail");
+    let cost = check("no cost");
+    assert_eq!(cost["outcome"], "fail");
+    assert!(cost["message"].as_str().unwrap().contains("reports no cost"), "{cost}");
+}
+
+#[test]
+fn plan_and_replay_take_promptfoo_configs_like_any_case() {
+    let planned = crate::util::assay(&["plan", "fixtures/promptfoo/promptfooconfig.yaml"]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let plan = stdout(&planned);
+    assert!(plan.contains("fixtures/promptfoo/promptfooconfig/France  agent echo  connections direct"), "{plan}");
+    assert!(plan.contains(r#"not_pf_contains {"value":"London"}"#), "{plan}");
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    let config = "fixtures/promptfoo/promptfooconfig.yaml";
+    let ran = crate::util::assay(&["run", config, "--quiet", "--results", first.to_str().unwrap()]);
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let replayed = crate::util::assay(&[
+        "run",
+        config,
+        "--replay",
+        first.to_str().unwrap(),
+        "--results",
+        second.to_str().unwrap(),
+    ]);
+    assert!(replayed.status.success(), "{}{}", stdout(&replayed), stderr(&replayed));
+    assert!(stdout(&replayed).contains("Replaying 6 recorded cases"), "{}", stdout(&replayed));
+}
+
+#[test]
+fn an_assay_provider_is_a_connection_of_assay_toml() {
+    let dir = suite(
+        "prompts: ['hi {{who}}']\nproviders: ['assay:echo', 'assay:nowhere']\ntests: [{vars: {who: ann}}]\n",
+        &[],
+    );
+    let agent = crate::util::fixture("commands/agent.py");
+    let toml =
+        format!("[connections.echo]\ntype = \"command\"\ncommand = [\"python3\", {:?}]\n", agent.to_str().unwrap());
+    std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
+    let ran = run(dir.path(), &[]);
+    assert_eq!(ran.answer("[assay:echo] test 1"), "hi ann");
+    let unknown = ran.case("[assay:nowhere] test 1")["error"]["message"].as_str().unwrap();
+    assert!(unknown.contains("unknown connection `nowhere`"), "{unknown}");
+}
