@@ -44,6 +44,9 @@
 //! (failure modes of a case's samples), scenario evaluation (weighted
 //! scores) and judge validation (agreement with wanted results).
 //!
+//! [`serve`] is the project as an HTTP API (`assay serve`): checks, runs
+//! with their event streams, and promptfoo's webhook.
+//!
 //! [`authoring`] scaffolds a matcher plugin crate and builds it into a
 //! component.
 //!
@@ -73,6 +76,7 @@ pub mod project;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod serve;
 pub mod suggest;
 pub mod suite;
 

@@ -52,6 +52,9 @@ pub enum CliError {
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),
+    /// `assay serve` cannot start.
+    #[error(transparent)]
+    ServeApi(#[from] assay::errors::ServeError),
 }
 
 impl CliError {
@@ -61,6 +64,7 @@ impl CliError {
             CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::ServeApi(error) if !error.is_usage() => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,
         }
     }

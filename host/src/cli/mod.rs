@@ -16,6 +16,7 @@ mod plugins;
 mod project;
 mod report;
 mod run;
+mod serve;
 mod validate;
 
 pub use args::Cli;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Validate(args) => validate::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Report(args) => report::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
