@@ -1443,9 +1443,10 @@ impl ServeError {
     /// 2), not the machine failing.
     pub fn is_usage(&self) -> bool {
         match self {
-            ServeError::NoToken { .. } | ServeError::Token { .. } | ServeError::Root { .. } | ServeError::Limit { .. } => {
-                true
-            }
+            ServeError::NoToken { .. }
+            | ServeError::Token { .. }
+            | ServeError::Root { .. }
+            | ServeError::Limit { .. } => true,
             ServeError::Listen { .. } => false,
             ServeError::Project(error) => error.is_usage(),
         }

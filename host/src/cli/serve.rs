@@ -49,7 +49,7 @@ pub fn run(args: ServeApiArgs) -> anyhow::Result<u8> {
         let server = Server::bind(project, options).await.map_err(CliError::from)?;
         let address = server.local_addr()?;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "serving the assay API on http://{address}/v1 (GET /v1/openapi.json lists it)")?;
+        writeln!(out, "serving the assay API (GET /v1/openapi.json lists it) on http://{address}")?;
         out.flush()?;
         drop(out);
         match server.run().await {}

@@ -32,7 +32,8 @@ impl Token {
     /// says where it came from, for the error.
     pub fn new(text: &str, source_name: &str) -> Result<Token, ServeError> {
         let token = text.trim();
-        let fail = |message: &str| ServeError::Token { source_name: source_name.to_owned(), message: message.to_owned() };
+        let fail =
+            |message: &str| ServeError::Token { source_name: source_name.to_owned(), message: message.to_owned() };
         if !token.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(fail("a token is printable ASCII with no spaces inside"));
         }
@@ -87,10 +88,8 @@ pub async fn require_token(State(token): State<Option<Arc<Token>>>, request: Req
 
 /// The token a request offers, if any.
 fn offered(request: &Request) -> Option<&[u8]> {
-    let from_header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "));
+    let from_header =
+        request.headers().get(header::AUTHORIZATION).and_then(|value| value.as_bytes().strip_prefix(b"Bearer "));
     if from_header.is_some() || request.uri().path() != QUERY_TOKEN_PATH {
         return from_header;
     }

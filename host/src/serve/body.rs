@@ -3,6 +3,7 @@
 //! limit.
 
 use crate::serve::error::ApiError;
+use crate::serve::limits::TOO_LARGE;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
@@ -17,11 +18,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "read the request: its body is larger than the server's limit; send less, or start the server \
-                     with a larger --max-body-mb",
-                )
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE)
             } else {
                 ApiError::bad_request(format!("read the request's body: {}", rejection.body_text()))
             }
@@ -39,7 +36,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
         let path = error.path().to_string();
         let inner = error.into_inner();
-        if path.is_empty() || path == "." {
+        if path.is_empty() || path == "." || path == "?" {
             not_json(&inner)
         } else {
             ApiError::bad_request(format!("read the request's body: `{path}`: {inner}"))

@@ -37,7 +37,10 @@ struct CheckRequest {
 
 /// `POST /v1/check`: `{"verdicts": [...]}`, one per check in order; an
 /// unknown key is a 400 naming the check.
-pub async fn check(State(shared): State<AppState>, JsonBody(batch): JsonBody<CheckBatch>) -> Result<Response, ApiError> {
+pub async fn check(
+    State(shared): State<AppState>,
+    JsonBody(batch): JsonBody<CheckBatch>,
+) -> Result<Response, ApiError> {
     let work = shared.clone();
     let verdicts = blocking(move || {
         let registry = &work.registry;
@@ -124,7 +127,9 @@ fn webhook_check(query: WebhookQuery, body: WebhookBody) -> Result<(String, Valu
         (Some(key), _) | (None, Some(Value::String(key))) => key,
         (None, Some(other)) => return Err(format!("use the var `{KEY_VAR}` as a key: it is {other}, not a string")),
         (None, None) => {
-            return Err(format!("tell which check to run: add `?key=KEY` to the webhook's URL, or the var `{KEY_VAR}`"));
+            return Err(format!(
+                "tell which check to run: add `?key=KEY` to the webhook's URL, or the var `{KEY_VAR}`"
+            ));
         }
     };
     let expected = match (query.expected, vars.remove(EXPECTED_VAR)) {

@@ -41,9 +41,9 @@ use crate::plugin::Registry;
 use crate::report::Redactor;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
+use axum::handler::Handler;
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
-use axum::handler::Handler;
 use axum::routing::{MethodFilter, on};
 use error::ApiError;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -214,7 +214,7 @@ fn routes() -> Routes {
 /// The router: the routes, an error for any other path, and the limits and
 /// the token check around every request (the outermost layer runs first).
 fn router(shared: AppState, options: &ServeOptions) -> Router {
-    let limits = limits::RequestLimits::new(options.request_timeout, options.max_requests);
+    let limits = limits::RequestLimits::new(options.request_timeout, options.max_requests, options.max_body_bytes);
     let token = options.token.clone().map(Arc::new);
     routes()
         .router

@@ -81,9 +81,11 @@ impl Runs {
 
     fn get(&self, id: &str) -> Result<Arc<RunRecord>, ApiError> {
         let table = self.table.lock().expect("the run table is never poisoned");
-        table.by_id.get(id).cloned().ok_or_else(|| {
-            ApiError::not_found(format!("find run `{id}`: no such run (ids come from POST /v1/runs)"))
-        })
+        table
+            .by_id
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("find run `{id}`: no such run (ids come from POST /v1/runs)")))
     }
 
     fn finished(&self, id: &str) {
@@ -128,7 +130,10 @@ struct InlineCaseText {
 /// `POST /v1/runs`: 202 and `{"id", "results"}` once the run has started;
 /// 400 when a case cannot be read or a path is outside the root, 429 when
 /// as many runs as allowed are running.
-pub async fn start(State(shared): State<AppState>, JsonBody(request): JsonBody<RunRequest>) -> Result<Response, ApiError> {
+pub async fn start(
+    State(shared): State<AppState>,
+    JsonBody(request): JsonBody<RunRequest>,
+) -> Result<Response, ApiError> {
     let Ok(slot) = shared.runs.slots.clone().try_acquire_owned() else {
         let message = format!(
             "start a run: {} runs are running, as many as --max-runs allows; retry when one has finished",

@@ -42,6 +42,7 @@ mod report_html;
 mod reporting;
 mod run;
 mod secrets;
+mod serve;
 mod serve_limits;
 mod size_caps;
 mod suite_opensearch;
