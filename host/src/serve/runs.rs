@@ -196,14 +196,13 @@ fn prepare_and_start(
     let record = Arc::new(RunRecord { id: id.clone(), results: dir, log: Mutex::default(), changed });
     shared.runs.table.lock().expect("the run table is never poisoned").by_id.insert(id.clone(), record.clone());
 
-    let (thread_record, thread_shared) = (record.clone(), shared.clone());
+    // Ends the record however the run ends (a panic, or no thread to run
+    // it, included), so that no client waits for events forever.
+    let ending = Ending { run: Some((record.clone(), shared.clone())) };
+    let redactor = shared.redactor.clone();
+    let mut log = EventLog { record: record.clone(), redactor: redactor.clone() };
     let run = move || {
         let _slot = slot;
-        // Ends the record however the run ends, a panic included, so that
-        // no client waits for events forever.
-        let ending = Ending { run: Some((thread_record.clone(), thread_shared.clone())) };
-        let redactor = thread_shared.redactor.clone();
-        let mut log = EventLog { record: thread_record, redactor: redactor.clone() };
         let mut reporters = ReporterSet::builder().results_dir(results).redactor(redactor).reporter(&mut log).build();
         let summary = runner.run_blocking(cases, &mut reporters);
         drop(reporters);

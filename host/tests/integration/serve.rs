@@ -15,8 +15,14 @@ const TOKEN: &str = "3f9a1c0e5b7d2468ace13579bdf02468";
 
 /// Starts `assay serve --port 0 ARGS…` from the repository root.
 fn serve(args: &[&str]) -> Served {
+    serve_with_env(args, &[])
+}
+
+/// The same, with more variables in its environment.
+fn serve_with_env(args: &[&str], vars: &[(&str, &str)]) -> Served {
     let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
     command.args(["serve", "--port", "0"]).args(args).env_remove("ASSAY_SERVE_TOKEN");
+    command.envs(vars.iter().copied());
     Served::spawn(command)
 }
 
@@ -455,4 +461,27 @@ fn a_request_gets_its_turn_and_its_answer_within_the_timeout() {
     // And then the turn is free again.
     let fine = post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": "a", "expected": "a"}]}));
     assert_eq!(fine.status, 200);
+}
+
+#[test]
+fn no_secret_reaches_an_answer_an_event_or_the_results() {
+    const SECRET: &str = "s3cr3t-value-of-the-api-key";
+    let results = tempfile::tempdir().unwrap();
+    let served = serve_with_env(&["--results", results.path().to_str().unwrap()], &[("ASSAY_CASE_API_KEY", SECRET)]);
+    // The echo agent answers the secret back, and the check fails naming it.
+    let case = r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_API_KEY}, response: { text: { value: "nothing like it" } } } ] }"#;
+    let started = post(&served, "/v1/runs", &json!({"cases": [{"name": "leaky", "text": case}]}));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    let stream = get(&served, &format!("/v1/runs/{id}/events")).body;
+    let status = get(&served, &format!("/v1/runs/{id}")).body;
+    assert!(status.contains("\"failed\":1"), "{status}");
+    let lines = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    for text in [&stream, &status, &lines] {
+        assert!(!text.contains(SECRET), "the secret leaked: {text}");
+    }
+    assert!(stream.contains("[REDACTED]"), "{stream}");
+    let check =
+        post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": SECRET, "expected": "zzz"}]}));
+    assert!(!check.body.contains(SECRET), "{check:?}");
 }
