@@ -40,6 +40,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 /// ones are forgotten, their results directories kept.
 const FINISHED_RUNS_KEPT: usize = 64;
 
+/// The most samples a run may ask to have in flight at once.
+const MAX_JOBS: usize = 4096;
+
 /// The runs of a server.
 pub struct Runs {
     root: PathBuf,
@@ -164,7 +167,10 @@ fn prepare_and_start(
     }
     let mut options = RunOptions::default();
     if let Some(jobs) = request.jobs {
-        options.jobs = jobs.max(1);
+        if !(1..=MAX_JOBS).contains(&jobs) {
+            return Err(ApiError::bad_request(format!("start a run: `jobs` {jobs} is not from 1 to {MAX_JOBS}")));
+        }
+        options.jobs = jobs;
     }
     if let Some(seconds) = request.timeout_secs {
         let timeout = Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero());
@@ -186,12 +192,13 @@ fn prepare_and_start(
             return Err(ApiError::bad_request(format!("start a run: no case's id matches the filter `{text}`")));
         }
     }
-    let cases = project.cases(with_distinct_ids(cases), None).map_err(|e| ApiError::internal(e.to_string()))?;
-    let runner = project.runner(options).map_err(|e| ApiError::internal(e.to_string()))?;
+    let internal = |e: &dyn std::fmt::Display| ApiError::internal(format!("start a run: {e}"));
+    let cases = project.cases(with_distinct_ids(cases), None).map_err(|e| internal(&e))?;
+    let runner = project.runner(options).map_err(|e| internal(&e))?;
 
     let id = new_run_id();
     let dir = shared.runs.results.join(&id);
-    let results = ResultsDir::create(&dir).map_err(|e| ApiError::internal(e.to_string()))?;
+    let results = ResultsDir::create(&dir).map_err(|e| internal(&e))?;
     let (changed, _) = watch::channel(0);
     let record = Arc::new(RunRecord { id: id.clone(), results: dir, log: Mutex::default(), changed });
     shared.runs.table.lock().expect("the run table is never poisoned").by_id.insert(id.clone(), record.clone());

@@ -214,6 +214,8 @@ fn a_run_that_cannot_start_says_why() {
     assert!(error(json!({"paths": ["fixtures/cases"], "filter": "zzz-no-such"})).contains("`zzz-no-such`"));
     assert!(error(json!({"paths": ["fixtures/cases"], "timeout_secs": -1})).contains("timeout_secs"));
     assert!(error(json!({"paths": ["fixtures/cases"], "jbos": 2})).contains("unknown field `jbos`"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "jobs": 0})).contains("`jobs` 0"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "jobs": u64::MAX})).contains("`jobs`"));
 }
 
 #[test]
