@@ -1526,6 +1526,73 @@ pub enum MergeError {
     Report(#[from] HtmlReportError),
 }
 
+/// `assay serve` could not start (see [`crate::serve`]).
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// Bound beyond loopback with no token: anyone who can reach the
+    /// address could run checks and cases.
+    #[error(
+        "serve on {bind} without a token: an address beyond loopback needs one\n\nConsider --token-file FILE or \
+         ASSAY_SERVE_TOKEN, or --bind 127.0.0.1"
+    )]
+    NoToken {
+        /// The address asked for.
+        bind: std::net::SocketAddr,
+    },
+    /// The token cannot be used (its value is never shown).
+    #[error("read the token from {source_name}: {message}")]
+    Token {
+        /// Where it comes from: the file or the variable.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The served root is not a directory that can be read.
+    #[error("serve `{}` as the root: {message}\n\nConsider --root DIR with an existing directory", path.display())]
+    Root {
+        /// The root asked for.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A limit is out of range.
+    #[error("use {setting} = {value}: {message}")]
+    Limit {
+        /// The limit's flag.
+        setting: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong, and what to use.
+        message: String,
+    },
+    /// The address cannot be listened on.
+    #[error("listen on {bind}: {message}")]
+    Listen {
+        /// The address asked for.
+        bind: std::net::SocketAddr,
+        /// The system's reason.
+        message: String,
+    },
+    /// The project's plugins could not be loaded.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+}
+
+impl ServeError {
+    /// Whether it is the user's request that cannot be served (exit code
+    /// 2), not the machine failing.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ServeError::NoToken { .. }
+            | ServeError::Token { .. }
+            | ServeError::Root { .. }
+            | ServeError::Limit { .. } => true,
+            ServeError::Listen { .. } => false,
+            ServeError::Project(error) => error.is_usage(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

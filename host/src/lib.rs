@@ -44,6 +44,9 @@
 //! (failure modes of a case's samples), scenario evaluation (weighted
 //! scores) and judge validation (agreement with wanted results).
 //!
+//! [`serve`] is the project as an HTTP API (`assay serve`): checks, runs
+//! with their event streams, and promptfoo's webhook.
+//!
 //! [`authoring`] scaffolds a matcher plugin crate and builds it into a
 //! component.
 //!
@@ -74,6 +77,7 @@ pub mod promptfoo;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod serve;
 pub mod suggest;
 pub mod suite;
 

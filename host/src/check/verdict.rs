@@ -81,6 +81,26 @@ impl CheckResult {
     }
 }
 
+/// A verdict as one check's answer: what `assay check --json` prints and
+/// `assay serve` answers for each check of `POST /v1/check`. Every field
+/// is present (`null` when the verdict has none), so that callers need not
+/// guess.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckAnswer<'a> {
+    /// Whether the check passed.
+    pub pass: bool,
+    /// Pass, fail or error.
+    pub outcome: Outcome,
+    /// The plugin's score, if any.
+    pub score: Option<f64>,
+    /// What was found.
+    pub message: &'a str,
+    /// The plugin's machine-readable detail, if any.
+    pub extras: Option<&'a Value>,
+    /// An error's cause, for error verdicts.
+    pub error_kind: Option<ErrorKind>,
+}
+
 impl Verdict {
     /// An error verdict.
     pub fn error(kind: ErrorKind, message: impl Into<String>) -> Verdict {
@@ -109,5 +129,18 @@ impl Verdict {
     /// Whether the check passed.
     pub fn passed(&self) -> bool {
         self.outcome == Outcome::Pass
+    }
+
+    /// The verdict as one check's answer (`assay check --json`, `assay
+    /// serve`).
+    pub fn answer(&self) -> CheckAnswer<'_> {
+        CheckAnswer {
+            pass: self.passed(),
+            outcome: self.outcome,
+            score: self.score,
+            message: &self.message,
+            extras: self.extras.as_ref(),
+            error_kind: self.error_kind,
+        }
     }
 }

@@ -48,6 +48,10 @@ pub enum Command {
     /// Work with agent components: serve them over neuro-san's HTTP protocol.
     #[command(subcommand)]
     Agent(AgentCommand),
+    /// Serve the project as an HTTP API on 127.0.0.1: checks, runs with
+    /// their event streams, the plugins, promptfoo's webhook
+    /// (GET /v1/openapi.json lists it all).
+    Serve(ServeApiArgs),
     /// Write your own matcher plugin: scaffold a crate, build it into a
     /// component.
     #[command(subcommand)]
@@ -536,6 +540,53 @@ pub struct CheckArgs {
     /// Print the verdict as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `assay serve`.
+#[derive(Debug, Args)]
+pub struct ServeApiArgs {
+    /// The address to listen on: an IP, or IP:PORT. Anything beyond
+    /// loopback needs a token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: String,
+    /// The port, unless --bind gives one (0 picks a free one and prints it).
+    #[arg(long, default_value_t = assay::serve::DEFAULT_PORT)]
+    pub port: u16,
+    /// A file holding the bearer token every request must carry
+    /// (`Authorization: Bearer TOKEN`); else ASSAY_SERVE_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The directory runs may name case paths under [default: .].
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Where each run's results directory goes, as DIR/<id> [default:
+    /// <root>/.assay/serve-runs].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// The largest request body, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 8)]
+    pub max_body_mb: usize,
+    /// Answer every request within this many seconds (503 or 504 after).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub request_timeout: f64,
+    /// Handle at most this many requests at once; the next ones wait.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_requests: usize,
+    /// Run at most this many runs at once; another is refused (429).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_runs: usize,
+    /// Hold at most this many connections at once; the next ones wait.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Close a connection whose request head takes longer than this.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub read_timeout: f64,
+    #[command(flatten)]
+    pub case_env: CaseEnvArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub project: ProjectArgs,
 }
 
 #[cfg(test)]

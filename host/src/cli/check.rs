@@ -17,15 +17,7 @@ pub fn run(args: CheckArgs) -> Result<u8> {
 
     let mut out = std::io::stdout().lock();
     if args.json {
-        let json = serde_json::json!({
-            "pass": verdict.passed(),
-            "outcome": verdict.outcome,
-            "score": verdict.score,
-            "message": verdict.message,
-            "extras": verdict.extras,
-            "error_kind": verdict.error_kind,
-        });
-        serde_json::to_writer(&mut out, &json)?;
+        serde_json::to_writer(&mut out, &verdict.answer())?;
         writeln!(out)?;
     } else {
         let label = match verdict.outcome {

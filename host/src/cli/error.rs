@@ -56,6 +56,9 @@ pub enum CliError {
     /// `assay agent serve` cannot listen or serve TLS.
     #[error("{0}")]
     Serve(String),
+    /// `assay serve` cannot start.
+    #[error(transparent)]
+    ServeApi(#[from] assay::errors::ServeError),
 }
 
 impl CliError {
@@ -66,6 +69,7 @@ impl CliError {
             CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Merge(MergeError::Write(_) | MergeError::Report(_)) => assay::exit_codes::FAILED,
+            CliError::ServeApi(error) if !error.is_usage() => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,
         }
     }

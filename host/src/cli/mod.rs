@@ -17,6 +17,7 @@ mod plugins;
 mod project;
 mod report;
 mod run;
+mod serve;
 mod validate;
 
 pub use args::Cli;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Diff(args) => diff::run(args),
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 

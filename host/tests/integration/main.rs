@@ -46,6 +46,7 @@ mod report_html;
 mod reporting;
 mod run;
 mod secrets;
+mod serve;
 mod serve_limits;
 mod shard;
 mod size_caps;

@@ -24,4 +24,4 @@ mod server;
 pub use options::{Protocol, ServeOptions, ServedAgents};
 #[cfg(unix)]
 pub use server::raise_open_file_limit;
-pub use server::{serve, tls_acceptor};
+pub use server::{ConnectionLimits, serve, serve_connections, tls_acceptor};

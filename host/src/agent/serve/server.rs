@@ -25,9 +25,7 @@ const FIRST_ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
 /// Serves `agents` on `listener` until the task is dropped, over TLS when
-/// `tls` is given. Each connection is handled on its own task; accept
-/// errors are logged to stderr (the first of a run of them, and the
-/// recovery) and retried, so the server never ends by itself.
+/// `tls` is given (see [`serve_connections`]).
 pub async fn serve(
     listener: TcpListener,
     agents: ServedAgents,
@@ -36,7 +34,43 @@ pub async fn serve(
 ) -> std::convert::Infallible {
     let agents = Arc::new(agents);
     let options = Arc::new(options);
-    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
+    let limits = ConnectionLimits { max_connections: options.max_connections, read_timeout: options.read_timeout };
+    let service = service_fn(move |request| handle(agents.clone(), request, options.clone()));
+    serve_connections(listener, tls, limits, "assay agent serve", service).await
+}
+
+/// How a server bounds its connections.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionLimits {
+    /// The most connections served at once; the next ones wait, unaccepted,
+    /// in the kernel's backlog until one closes.
+    pub max_connections: usize,
+    /// How long a request's head and a TLS handshake may take to arrive.
+    pub read_timeout: Duration,
+}
+
+/// Serves HTTP/1.1 on `listener` with `service` until the task is dropped,
+/// over TLS when `tls` is given: each connection on its own task, at most
+/// `limits.max_connections` at once. Accept errors (out of file
+/// descriptors, say) are logged to stderr as `who: ...` (the first of a run
+/// of them, and the recovery) and retried after a pause, so the server
+/// never ends by itself. `assay agent serve` and `assay serve` share it.
+pub async fn serve_connections<S, B>(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    limits: ConnectionLimits,
+    who: &'static str,
+    service: S,
+) -> std::convert::Infallible
+where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     let mut failures = 0u32;
     let mut pause = FIRST_ACCEPT_PAUSE;
     loop {
@@ -45,7 +79,7 @@ pub async fn serve(
             Ok((stream, _)) => stream,
             Err(error) => {
                 if failures == 0 {
-                    eprintln!("assay agent serve: cannot accept a connection: {error}; retrying");
+                    eprintln!("{who}: cannot accept a connection: {error}; retrying");
                 }
                 failures += 1;
                 tokio::time::sleep(pause).await;
@@ -54,20 +88,20 @@ pub async fn serve(
             }
         };
         if failures > 0 {
-            eprintln!("assay agent serve: accepting connections again, after {failures} failed attempts");
+            eprintln!("{who}: accepting connections again, after {failures} failed attempts");
             (failures, pause) = (0, FIRST_ACCEPT_PAUSE);
         }
-        let (agents, options, tls) = (agents.clone(), options.clone(), tls.clone());
+        // Small answers go out at once, not after Nagle's delay.
+        let _ = stream.set_nodelay(true);
+        let (service, tls) = (service.clone(), tls.clone());
         tokio::spawn(async move {
             let _slot = slot;
             let mut http = http1::Builder::new();
-            http.timer(TokioTimer::new()).header_read_timeout(options.read_timeout);
-            let read_timeout = options.read_timeout;
-            let service = service_fn(move |request| handle(agents.clone(), request, options.clone()));
+            http.timer(TokioTimer::new()).header_read_timeout(limits.read_timeout);
             // A client that goes away mid-request is its own problem.
             let _ = match tls {
                 None => http.serve_connection(TokioIo::new(stream), service).await,
-                Some(acceptor) => match tokio::time::timeout(read_timeout, acceptor.accept(stream)).await {
+                Some(acceptor) => match tokio::time::timeout(limits.read_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(stream)) => http.serve_connection(TokioIo::new(stream), service).await,
                     Ok(Err(_)) | Err(_) => return,
                 },

@@ -1,0 +1,57 @@
+//! The API's errors and JSON answers: every error is `{"error": "..."}`
+//! with its status, the message a fragment that reads after "failed to";
+//! every answer is redacted JSON.
+
+use crate::report::Redactor;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// An error answer.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with `status`.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into() }
+    }
+
+    /// 400: the request is wrong.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 404: no such thing.
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    /// 500: the server failed.
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message }).to_string();
+        let mut response = (self.status, body).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+}
+
+/// `value` as a 200 JSON answer, with the project's secrets hidden.
+pub fn json_response(redactor: &Redactor, value: &impl serde::Serialize) -> Result<Response, ApiError> {
+    let body = redactor.to_json(value, false).map_err(|e| ApiError::internal(format!("write the answer: {e}")))?;
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+/// Runs blocking work (a guest call, the file system) on tokio's blocking
+/// threads, so that it never holds up the runtime's.
+pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(format!("finish the request: {e}")))
+}

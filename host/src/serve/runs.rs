@@ -1,0 +1,454 @@
+//! Runs in the background: `POST /v1/runs` takes cases inline (the text of
+//! a case file) or as paths under the served root, checks them, and starts
+//! the project's runner on a thread of its own, writing a results directory
+//! as `assay run` does; `GET /v1/runs/{id}` says whether it is running and,
+//! once finished, gives its summary; `GET /v1/runs/{id}/events` streams
+//! every event of the run as server-sent events, from the first, whenever
+//! the client connects, and ends when the run ends.
+//!
+//! A path is resolved under the root, every symbolic link followed, and
+//! refused when it (or a case file found under it) lands outside. Inline
+//! cases are read as case files are (no `include`, only the variables the
+//! project lets case files see) and refused, with the reason, when they
+//! cannot be. What a file under the root names (a suite's spec files, its
+//! setup) is the root's owner's choice, as with `assay run`.
+
+use crate::case::{CaseEnv, RUN_EXTENSIONS, discover_with, parse_case};
+use crate::check::{KeySet, plan_case};
+use crate::report::{Redactor, ReporterSet, ResultsDir};
+use crate::run::{
+    CaseFilter, CaseReader, EventKind, Job, LoadedCase, PendingCase, Reporter, RunEvent, RunOptions, RunSummary,
+    with_distinct_ids,
+};
+use crate::serve::body::JsonBody;
+use crate::serve::error::{ApiError, blocking, json_response};
+use crate::serve::{AppState, Shared};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+
+/// How many finished runs are remembered (their events in memory); older
+/// ones are forgotten, their results directories kept.
+const FINISHED_RUNS_KEPT: usize = 64;
+
+/// The most samples a run may ask to have in flight at once.
+const MAX_JOBS: usize = 4096;
+
+/// The runs of a server.
+pub struct Runs {
+    root: PathBuf,
+    results: PathBuf,
+    max_runs: usize,
+    slots: Arc<Semaphore>,
+    table: Mutex<RunTable>,
+}
+
+#[derive(Default)]
+struct RunTable {
+    by_id: HashMap<String, Arc<RunRecord>>,
+    finished: VecDeque<String>,
+}
+
+/// One run: its events so far, and its summary once finished.
+struct RunRecord {
+    id: String,
+    results: PathBuf,
+    log: Mutex<RunLog>,
+    /// Bumped at each new event, and at the end.
+    changed: watch::Sender<usize>,
+}
+
+#[derive(Default)]
+struct RunLog {
+    /// Each event as JSON with its name, in order.
+    events: Vec<(&'static str, Arc<str>)>,
+    /// Set when the run ended: `summary.json` (or, if it could not be
+    /// written, the run's summary).
+    summary: Option<Value>,
+}
+
+impl Runs {
+    /// Runs of cases under `root` (canonical), writing under `results`.
+    pub fn new(root: PathBuf, results: PathBuf, max_runs: usize) -> Runs {
+        Runs { root, results, max_runs, slots: Arc::new(Semaphore::new(max_runs)), table: Mutex::default() }
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<RunRecord>, ApiError> {
+        let table = self.table.lock().expect("the run table is never poisoned");
+        table
+            .by_id
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("find run `{id}`: no such run (ids come from POST /v1/runs)")))
+    }
+
+    fn finished(&self, id: &str) {
+        let mut table = self.table.lock().expect("the run table is never poisoned");
+        table.finished.push_back(id.to_owned());
+        while table.finished.len() > FINISHED_RUNS_KEPT {
+            if let Some(old) = table.finished.pop_front() {
+                table.by_id.remove(&old);
+            }
+        }
+    }
+}
+
+/// `POST /v1/runs`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    /// Cases given inline.
+    #[serde(default)]
+    cases: Vec<InlineCaseText>,
+    /// Case files, directories and suites under the root.
+    #[serde(default)]
+    paths: Vec<String>,
+    /// Only the cases whose id contains this (or matches it as a regex).
+    filter: Option<String>,
+    /// How many samples may be in flight at once.
+    jobs: Option<usize>,
+    /// Overrides every case's timeout, in seconds.
+    timeout_secs: Option<f64>,
+}
+
+/// One case given inline.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InlineCaseText {
+    /// Its id (default `inline/N`).
+    name: Option<String>,
+    /// The case file's text (HOCON or JSON).
+    text: String,
+}
+
+/// `POST /v1/runs`: 202 and `{"id", "results"}` once the run has started;
+/// 400 when a case cannot be read or a path is outside the root, 429 when
+/// as many runs as allowed are running.
+pub async fn start(
+    State(shared): State<AppState>,
+    JsonBody(request): JsonBody<RunRequest>,
+) -> Result<Response, ApiError> {
+    let Ok(slot) = shared.runs.slots.clone().try_acquire_owned() else {
+        let message = format!(
+            "start a run: {} runs are running, as many as --max-runs allows; retry when one has finished",
+            shared.runs.max_runs
+        );
+        return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, message));
+    };
+    let work = shared.clone();
+    let record = blocking(move || prepare_and_start(&work, request, slot)).await??;
+    let body = json!({ "id": record.id, "status": "running", "results": record.results });
+    let mut response = json_response(&shared.redactor, &body)?;
+    *response.status_mut() = StatusCode::ACCEPTED;
+    Ok(response)
+}
+
+/// Reads the request's cases, makes the results directory and starts the
+/// run on a thread of its own.
+fn prepare_and_start(
+    shared: &Arc<Shared>,
+    request: RunRequest,
+    slot: OwnedSemaphorePermit,
+) -> Result<Arc<RunRecord>, ApiError> {
+    let project = &shared.project;
+    if request.cases.is_empty() && request.paths.is_empty() {
+        return Err(ApiError::bad_request(
+            "start a run: it names no case; give `cases` (inline case files) or `paths` (under the served root)",
+        ));
+    }
+    let mut options = RunOptions::default();
+    if let Some(jobs) = request.jobs {
+        if !(1..=MAX_JOBS).contains(&jobs) {
+            return Err(ApiError::bad_request(format!("start a run: `jobs` {jobs} is not from 1 to {MAX_JOBS}")));
+        }
+        options.jobs = jobs;
+    }
+    if let Some(seconds) = request.timeout_secs {
+        let timeout = Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero());
+        options.sample_timeout = Some(timeout.ok_or_else(|| {
+            ApiError::bad_request(format!("start a run: `timeout_secs` {seconds} is not a positive number of seconds"))
+        })?);
+    }
+    let mut cases: Vec<PendingCase> = Vec::new();
+    for (i, inline) in request.cases.into_iter().enumerate() {
+        cases.push(Box::new(InlineCase::read(i, inline, project.case_env())?));
+    }
+    for (i, path) in request.paths.iter().enumerate() {
+        cases.extend(cases_under(&shared.runs.root, i, path)?);
+    }
+    if let Some(text) = &request.filter {
+        let filter = CaseFilter::new(text);
+        cases.retain(|case| filter.matches(case.id()));
+        if cases.is_empty() {
+            return Err(ApiError::bad_request(format!("start a run: no case's id matches the filter `{text}`")));
+        }
+    }
+    let internal = |e: &dyn std::fmt::Display| ApiError::internal(format!("start a run: {e}"));
+    let cases = project.cases(with_distinct_ids(cases), None).map_err(|e| internal(&e))?;
+    let runner = project.runner(options).map_err(|e| internal(&e))?;
+
+    let id = new_run_id();
+    let dir = shared.runs.results.join(&id);
+    let results = ResultsDir::create(&dir).map_err(|e| internal(&e))?;
+    let (changed, _) = watch::channel(0);
+    let record = Arc::new(RunRecord { id: id.clone(), results: dir, log: Mutex::default(), changed });
+    shared.runs.table.lock().expect("the run table is never poisoned").by_id.insert(id.clone(), record.clone());
+
+    // Ends the record however the run ends (a panic, or no thread to run
+    // it, included), so that no client waits for events forever.
+    let ending = Ending { run: Some((record.clone(), shared.clone())) };
+    let redactor = shared.redactor.clone();
+    let mut log = EventLog { record: record.clone(), redactor: redactor.clone() };
+    let run = move || {
+        let _slot = slot;
+        let mut reporters = ReporterSet::builder().results_dir(results).redactor(redactor).reporter(&mut log).build();
+        let summary = runner.run_blocking(cases, &mut reporters);
+        drop(reporters);
+        ending.finish(Some(&summary));
+    };
+    std::thread::Builder::new()
+        .name(format!("assay-serve-run-{id}"))
+        .spawn(run)
+        .map_err(|e| ApiError::internal(format!("start a run: no thread for it: {e}")))?;
+    Ok(record)
+}
+
+/// A run id: 16 random hex digits, so that one client cannot guess
+/// another's.
+fn new_run_id() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the system has randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The cases `path` names under `root`: a case file, a suite or a
+/// directory, after every link is followed, each file inside the root.
+fn cases_under(root: &Path, index: usize, path: &str) -> Result<Vec<PendingCase>, ApiError> {
+    let named = format!("`paths[{index}]` (`{path}`)");
+    let outside = || {
+        ApiError::bad_request(format!(
+            "read {named}: it is outside the served root `{}`; name a path under it, relative to it",
+            root.display()
+        ))
+    };
+    if path.is_empty() || Path::new(path).is_absolute() {
+        return Err(outside());
+    }
+    let resolved = std::fs::canonicalize(root.join(path))
+        .map_err(|e| ApiError::bad_request(format!("read {named} under the served root: {e}")))?;
+    if !resolved.starts_with(root) {
+        return Err(outside());
+    }
+    let mut files = discover_with(std::slice::from_ref(&resolved), RUN_EXTENSIONS)
+        .map_err(|e| ApiError::bad_request(format!("read {named}: {e}")))?;
+    if files.is_empty() {
+        return Err(ApiError::bad_request(format!("read {named}: it holds no case file (*.hocon, *.suite.toml)")));
+    }
+    for file in &mut files {
+        // A link inside the root may point out of it.
+        let real = std::fs::canonicalize(&file.path)
+            .map_err(|e| ApiError::bad_request(format!("read `{}` under {named}: {e}", file.path.display())))?;
+        if !real.starts_with(root) {
+            return Err(ApiError::bad_request(format!(
+                "read {named}: `{}` links outside the served root `{}`",
+                file.path.display(),
+                root.display()
+            )));
+        }
+        // A file named by itself is known by its path under the root.
+        if resolved.is_file() {
+            file.id = file.id.strip_prefix(&format!("{}/", root.display())).unwrap_or(&file.id).to_owned();
+        }
+    }
+    Ok(crate::suite::expand_all(files))
+}
+
+/// A case given inline: read when the request comes (to refuse a bad one),
+/// and again when its turn comes, as a case file is.
+#[derive(Debug)]
+struct InlineCase {
+    id: String,
+    /// What errors name as its file.
+    file: PathBuf,
+    text: String,
+}
+
+impl InlineCase {
+    fn read(index: usize, inline: InlineCaseText, env: &CaseEnv) -> Result<InlineCase, ApiError> {
+        let id = inline.name.unwrap_or_else(|| format!("inline/{index}"));
+        let file = PathBuf::from(format!("cases[{index}]"));
+        parse_case(&inline.text, &id, &file, env)
+            .map_err(|e| ApiError::bad_request(format!("read the inline case `{id}`: {e}")))?;
+        Ok(InlineCase { id, file, text: inline.text })
+    }
+}
+
+impl CaseReader for InlineCase {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn source(&self) -> &Path {
+        &self.file
+    }
+
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+        let planned = parse_case(&self.text, &self.id, &self.file, env).and_then(|case| {
+            let plan = plan_case(&case, keys).map_err(|kind| crate::errors::CaseError::new(&self.file, kind))?;
+            Ok((case, plan))
+        });
+        match planned {
+            Ok((case, plan)) => LoadedCase::Ready(Box::new(Job::from_case(case, plan))),
+            Err(error) => LoadedCase::Broken { id: self.id.clone(), error },
+        }
+    }
+}
+
+/// Keeps every event of a run, redacted, for its event streams.
+struct EventLog {
+    record: Arc<RunRecord>,
+    redactor: Redactor,
+}
+
+impl Reporter for EventLog {
+    fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
+        let elapsed_ms = event.elapsed.as_secs_f64() * 1000.0;
+        let (name, body) = match event.kind {
+            EventKind::RunStarted { cases } => ("run_started", json!({ "cases": cases })),
+            EventKind::CaseStarted { id } => ("case_started", json!({ "id": id })),
+            EventKind::SampleFinished { case, index, passed, duration } => (
+                "sample_finished",
+                json!({ "case": case, "index": index, "passed": passed, "duration_ms": duration.as_secs_f64() * 1000.0 }),
+            ),
+            EventKind::CaseSlow { id, running } => {
+                ("case_slow", json!({ "id": id, "running_ms": running.as_secs_f64() * 1000.0 }))
+            }
+            EventKind::CaseFinished(case) => ("case_finished", json!({ "case": case })),
+            EventKind::RunFinished(summary) => ("run_finished", json!({ "summary": summary })),
+        };
+        let mut body = body;
+        body["event"] = json!(name);
+        body["elapsed_ms"] = json!(elapsed_ms);
+        let text = self.redactor.to_json(&body, false)?;
+        let text: Arc<str> = String::from_utf8(text).expect("serde_json writes UTF-8").into();
+        self.record.log.lock().expect("a run's log is never poisoned").events.push((name, text));
+        self.record.changed.send_modify(|n| *n += 1);
+        Ok(())
+    }
+}
+
+/// Ends a run's record when dropped: with the summary when the run
+/// finished, else (its thread panicked) with an error in its place.
+struct Ending {
+    run: Option<(Arc<RunRecord>, Arc<Shared>)>,
+}
+
+impl Ending {
+    fn finish(mut self, summary: Option<&RunSummary>) {
+        if let Some((record, shared)) = self.run.take() {
+            close(&record, &shared, summary);
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        if let Some((record, shared)) = self.run.take() {
+            close(&record, &shared, None);
+        }
+    }
+}
+
+/// Marks `record` finished with its summary: `summary.json` as written,
+/// else the run's own, else (no summary: the run's thread panicked) an
+/// error in its place.
+fn close(record: &RunRecord, shared: &Shared, summary: Option<&RunSummary>) {
+    let from_file = std::fs::read(record.results.join("summary.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+    let summary = match (from_file, summary) {
+        (Some(file), _) => file,
+        (None, Some(summary)) => {
+            let text = shared.redactor.to_json(summary, false).unwrap_or_default();
+            serde_json::from_slice(&text).unwrap_or(Value::Null)
+        }
+        (None, None) => json!({ "internal_errors": ["the run stopped before it finished (assay's own bug)"] }),
+    };
+    record.log.lock().expect("a run's log is never poisoned").summary = Some(summary);
+    record.changed.send_modify(|n| *n += 1);
+    shared.runs.finished(&record.id);
+}
+
+/// `GET /v1/runs/{id}`: `{"id", "status": "running" | "finished",
+/// "results", "summary"}` (the summary once finished: `summary.json`).
+pub async fn status(State(shared): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Response, ApiError> {
+    let record = shared.runs.get(&id)?;
+    let summary = record.log.lock().expect("a run's log is never poisoned").summary.clone();
+    let status = if summary.is_some() { "finished" } else { "running" };
+    let body = json!({ "id": record.id, "status": status, "results": record.results, "summary": summary });
+    json_response(&shared.redactor, &body)
+}
+
+/// `GET /v1/runs/{id}/events`: every event of the run as server-sent
+/// events (`event:` its name, `data:` its JSON), from the first, ending
+/// when the run has ended.
+pub async fn events(State(shared): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Response, ApiError> {
+    let record = shared.runs.get(&id)?;
+    let changes = record.changed.subscribe();
+    let stream = futures_util::stream::unfold((record, changes, 0usize), |(record, mut changes, next)| async move {
+        loop {
+            changes.borrow_and_update();
+            let (batch, ended) = {
+                let log = record.log.lock().expect("a run's log is never poisoned");
+                (log.events[next.min(log.events.len())..].to_vec(), log.summary.is_some())
+            };
+            if !batch.is_empty() {
+                let sent = next + batch.len();
+                let events: Vec<Result<Event, Infallible>> =
+                    batch.into_iter().map(|(name, data)| Ok(Event::default().event(name).data(&*data))).collect();
+                return Some((futures_util::stream::iter(events), (record, changes, sent)));
+            }
+            if ended {
+                return None;
+            }
+            // The sender lives in the record, so this ends only by a change.
+            if changes.changed().await.is_err() {
+                return None;
+            }
+        }
+    });
+    let stream = futures_util::StreamExt::flatten(stream);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_outside_the_root_are_refused_before_anything_is_read() {
+        let root = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(root.path()).unwrap();
+        for path in ["", "/etc", "../", "a/../../x"] {
+            let error = cases_under(&root, 0, path).err().unwrap_or_else(|| panic!("`{path}` was accepted"));
+            assert!(format!("{error:?}").contains("paths[0]"), "{error:?}");
+        }
+    }
+
+    #[test]
+    fn run_ids_are_random_hex() {
+        let (a, b) = (new_run_id(), new_run_id());
+        assert_eq!(a.len(), 16);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,489 @@
+//! `assay serve`, the real binary on a free 127.0.0.1 port, spoken to over
+//! plain HTTP/1.1: checks as `assay check` answers them, runs with their
+//! event streams, the token, the root, hostile bodies, promptfoo's webhook
+//! and the OpenAPI document.
+
+use crate::util::{Served, assay_command, stderr, stdout};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
+
+/// A long enough token.
+const TOKEN: &str = "3f9a1c0e5b7d2468ace13579bdf02468";
+
+/// Starts `assay serve --port 0 ARGS…` from the repository root.
+fn serve(args: &[&str]) -> Served {
+    serve_with_env(args, &[])
+}
+
+/// The same, with more variables in its environment.
+fn serve_with_env(args: &[&str], vars: &[(&str, &str)]) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command.args(["serve", "--port", "0"]).args(args).env_remove("ASSAY_SERVE_TOKEN");
+    command.envs(vars.iter().copied());
+    Served::spawn(command)
+}
+
+/// An answer: its status, headers (lowercase names) and body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+/// Sends one request on a new connection (closed after it) with `headers`,
+/// and reads the whole answer, de-chunked.
+fn request(served: &Served, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+    let host = served.url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before it has read the whole body.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer to {method} {path}: {text:?}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let head = head.to_ascii_lowercase();
+    let body = if head.contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
+    Answer { status, head, body }
+}
+
+fn dechunk(mut text: &str) -> String {
+    let mut body = String::new();
+    loop {
+        let (size, rest) = text.split_once("\r\n").expect("a chunk size");
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            return body;
+        }
+        body.push_str(&rest[..size]);
+        text = &rest[size + 2..];
+    }
+}
+
+fn get(served: &Served, path: &str) -> Answer {
+    request(served, "GET", path, &[], b"")
+}
+
+fn post(served: &Served, path: &str, body: &Value) -> Answer {
+    request(served, "POST", path, &[("content-type", "application/json")], body.to_string().as_bytes())
+}
+
+fn bearer() -> String {
+    format!("Bearer {TOKEN}")
+}
+
+#[test]
+fn a_batch_of_checks_answers_as_assay_check_does() {
+    let served = serve(&[]);
+    let checks = [
+        ("keywords", json!("the Beatles were a band"), json!("Beatles")),
+        ("not_keywords", json!("the Beatles"), json!("Stones")),
+        ("value", json!({"a": 1}), json!({"a": 2})),
+        ("keywords", json!("text"), json!(["a list"])),
+    ];
+    let body = json!({ "checks": checks.iter().map(|(k, a, e)| json!({"key": k, "actual": a, "expected": e})).collect::<Vec<_>>() });
+    let answer = post(&served, "/v1/check", &body);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.head.contains("content-type: application/json"));
+    let verdicts = answer.json()["verdicts"].as_array().unwrap().clone();
+    assert_eq!(verdicts.len(), checks.len());
+    for ((key, actual, expected), verdict) in checks.iter().zip(&verdicts) {
+        let cli = assay_command()
+            .args([
+                "check",
+                "--key",
+                key,
+                "--actual",
+                &actual.to_string(),
+                "--expected",
+                &expected.to_string(),
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let cli: Value = serde_json::from_str(&stdout(&cli)).unwrap();
+        assert_eq!(&cli, verdict, "{key}");
+    }
+    let outcomes: Vec<&str> = verdicts.iter().map(|v| v["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["pass", "pass", "fail", "error"]);
+
+    let unknown = post(&served, "/v1/check", &json!({"checks": [{"key": "keywordz", "actual": "a", "expected": "b"}]}));
+    assert_eq!(unknown.status, 400);
+    assert_eq!(
+        unknown.json()["error"],
+        "evaluate `checks[0]`: unknown matcher key `keywordz`: did you mean `keywords`?"
+    );
+}
+
+/// Every server-sent event of a stream: `(event, data as JSON)`.
+fn events_of(stream: &str) -> Vec<(String, Value)> {
+    stream
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty() && !block.starts_with(':'))
+        .map(|block| {
+            let field = |name: &str| {
+                block.lines().find_map(|line| line.strip_prefix(name)).map(str::to_owned).unwrap_or_default()
+            };
+            (field("event: "), serde_json::from_str(&field("data: ")).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_streams_every_event_to_its_end_and_its_summary_matches() {
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--results", results.path().to_str().unwrap()]);
+    let inline = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    let started = post(
+        &served,
+        "/v1/runs",
+        &json!({"paths": ["fixtures/cases/echo", "fixtures/cases/math_guy/multiply.hocon"], "cases": [{"name": "mine", "text": inline}]}),
+    );
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+
+    // Connected after (maybe long after) the run started: every event, from the first.
+    let stream = get(&served, &format!("/v1/runs/{id}/events"));
+    assert_eq!(stream.status, 200);
+    assert!(stream.head.contains("content-type: text/event-stream"), "{}", stream.head);
+    let events = events_of(&stream.body);
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"run_started"));
+    assert_eq!(names.last(), Some(&"run_finished"));
+    for (name, data) in &events {
+        assert_eq!(&data["event"], name);
+    }
+    let finished: Vec<&Value> = events.iter().filter(|(n, _)| n == "case_finished").map(|(_, d)| &d["case"]).collect();
+    let mut ids: Vec<&str> = finished.iter().map(|case| case["id"].as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, ["conversation", "data_shapes", "fixtures/cases/math_guy/multiply", "mine", "ratio"]);
+    assert_eq!(events.iter().filter(|(n, _)| n == "case_started").count(), 5);
+    let streamed_summary = &events.last().unwrap().1["summary"];
+
+    let status = get(&served, &format!("/v1/runs/{id}")).json();
+    assert_eq!(status["status"], "finished");
+    let summary = &status["summary"];
+    for count in ["cases", "passed", "failed", "errors", "flaky"] {
+        assert_eq!(summary[count], streamed_summary[count], "{count}");
+    }
+    assert_eq!(summary["cases"], 5);
+    assert_eq!(summary["passed"], 5, "{summary}");
+    // The results directory is `assay run`'s, under --results.
+    let dir = results.path().join(&id);
+    assert_eq!(status["results"], dir.to_str().unwrap());
+    let lines = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 5);
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(&on_disk, summary);
+
+    let unknown = get(&served, "/v1/runs/0123456789abcdef");
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.json()["error"].as_str().unwrap().contains("no such run"));
+    assert_eq!(get(&served, "/v1/runs/0123456789abcdef/events").status, 404);
+}
+
+#[test]
+fn a_run_that_cannot_start_says_why() {
+    let served = serve(&["--results", tempfile::tempdir().unwrap().path().to_str().unwrap()]);
+    let error = |body: Value| {
+        let answer = post(&served, "/v1/runs", &body);
+        assert_eq!(answer.status, 400, "{answer:?}");
+        answer.json()["error"].as_str().unwrap().to_owned()
+    };
+    assert!(error(json!({})).contains("names no case"));
+    let broken = error(json!({"cases": [{"name": "bad", "text": "{ agent: echo, interactions: [ {"}]}));
+    assert!(broken.contains("inline case `bad`") && broken.contains("cases[0]"), "{broken}");
+    assert!(error(json!({"paths": ["fixtures/none"]})).contains("`paths[0]` (`fixtures/none`)"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "filter": "zzz-no-such"})).contains("`zzz-no-such`"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "timeout_secs": -1})).contains("timeout_secs"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "jbos": 2})).contains("unknown field `jbos`"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "jobs": 0})).contains("`jobs` 0"));
+    assert!(error(json!({"paths": ["fixtures/cases"], "jobs": u64::MAX})).contains("`jobs`"));
+}
+
+#[test]
+fn paths_outside_the_root_are_refused_links_included() {
+    let root_dir = tempfile::tempdir().unwrap();
+    let root = root_dir.path();
+    let outside = crate::util::fixture("cases/echo");
+    std::fs::create_dir(root.join("cases")).unwrap();
+    std::fs::copy(outside.join("ratio.hocon"), root.join("cases/ratio.hocon")).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&outside, root.join("linked_dir")).unwrap();
+        std::os::unix::fs::symlink(outside.join("conversation.hocon"), root.join("cases/linked.hocon")).unwrap();
+    }
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--root", root.to_str().unwrap(), "--results", results.path().to_str().unwrap()]);
+    let absolute = outside.join("ratio.hocon");
+    let mut refused = vec!["../", "cases/../../", absolute.to_str().unwrap()];
+    if cfg!(unix) {
+        refused.extend(["linked_dir", "linked_dir/ratio.hocon", "cases", "cases/linked.hocon"]);
+    }
+    for path in refused {
+        let answer = post(&served, "/v1/runs", &json!({"paths": [path]}));
+        assert_eq!(answer.status, 400, "`{path}` was not refused: {answer:?}");
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("outside the served root"), "`{path}`: {error}");
+    }
+    // Inside the root, a case runs (the link removed).
+    #[cfg(unix)]
+    std::fs::remove_file(root.join("cases/linked.hocon")).unwrap();
+    let answer = post(&served, "/v1/runs", &json!({"paths": ["cases/ratio.hocon"]}));
+    assert_eq!(answer.status, 202, "{answer:?}");
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    let events = events_of(&get(&served, &format!("/v1/runs/{id}/events")).body);
+    let case = &events.iter().find(|(n, _)| n == "case_finished").unwrap().1["case"];
+    assert_eq!(case["id"], "cases/ratio");
+}
+
+#[test]
+fn with_a_token_every_request_but_the_document_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    // Beyond 127.0.0.1, still loopback: the token is what is tested.
+    let served = serve(&["--bind", "127.0.0.2", "--token-file", token_file.to_str().unwrap()]);
+    assert!(served.url.starts_with("http://127.0.0.2:"), "{}", served.url);
+    let body = json!({"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}).to_string();
+    let check = |headers: &[(&str, &str)]| request(&served, "POST", "/v1/check", headers, body.as_bytes());
+
+    for headers in [
+        vec![],
+        vec![("authorization", "Bearer")],
+        vec![("authorization", "Bearer 3f9a1c0e5b7d2468ace13579bdf02469")],
+        vec![("authorization", "Bearer 3f9a1c0e5b7d2468ace13579bdf0246")],
+        vec![("authorization", "Basic 3f9a1c0e5b7d2468ace13579bdf02468")],
+    ] {
+        let answer = check(&headers);
+        assert_eq!(answer.status, 401, "{headers:?}: {answer:?}");
+        assert!(answer.head.contains("www-authenticate: bearer"));
+        assert!(!answer.body.contains(TOKEN) && !answer.body.contains("3f9a1c0e"), "{answer:?}");
+    }
+    let bearer = bearer();
+    assert_eq!(check(&[("authorization", &bearer)]).status, 200);
+    assert_eq!(get(&served, "/v1/plugins").status, 401);
+    assert_eq!(get(&served, "/v1/runs/abc").status, 401);
+    assert_eq!(request(&served, "GET", "/v1/plugins", &[("authorization", &bearer)], b"").status, 200);
+    assert_eq!(get(&served, "/v1/openapi.json").status, 200);
+    // promptfoo's webhook sends no header of one's choosing: the query may carry it.
+    let hook = json!({"output": "a b", "context": {"vars": {}}}).to_string();
+    let path = "/v1/promptfoo/webhook?key=keywords&expected=%22a%22";
+    assert_eq!(request(&served, "POST", path, &[], hook.as_bytes()).status, 401);
+    let with_token = format!("{path}&token={TOKEN}");
+    assert_eq!(request(&served, "POST", &with_token, &[], hook.as_bytes()).status, 200);
+    // ... and only there.
+    let elsewhere = format!("/v1/check?token={TOKEN}");
+    assert_eq!(request(&served, "POST", &elsewhere, &[], body.as_bytes()).status, 401);
+    let log = served.stop();
+    assert!(!log.contains(TOKEN), "the token reached the log: {log}");
+}
+
+#[test]
+fn beyond_loopback_without_a_token_it_refuses_to_start() {
+    let output = assay_command()
+        .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .env_remove("ASSAY_SERVE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("serve on 0.0.0.0:0 without a token"), "{error}");
+    assert!(error.contains("--token-file"), "{error}");
+
+    // A token too short to protect anything is refused, and not shown.
+    let output = assay_command()
+        .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .env("ASSAY_SERVE_TOKEN", "hunter2")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = stderr(&output);
+    assert!(error.contains("ASSAY_SERVE_TOKEN") && error.contains("shorter than 16"), "{error}");
+    assert!(!error.contains("hunter2"));
+
+    for (flag, value, named) in [
+        ("--bind", "localhost:x", "--bind"),
+        ("--max-runs", "0", "--max-runs"),
+        ("--root", "no/such/dir", "no/such/dir"),
+    ] {
+        let output = assay_command().args(["serve", "--port", "0", flag, value]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}");
+        assert!(stderr(&output).contains(named), "{flag}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn malformed_and_oversized_bodies_are_refused_and_the_server_goes_on() {
+    let served = serve(&["--max-body-mb", "1"]);
+    let send = |body: &[u8]| request(&served, "POST", "/v1/check", &[("content-type", "application/json")], body);
+    for (body, says) in [
+        (&b"{not json"[..], "not the JSON expected"),
+        (b"", "not the JSON expected"),
+        (b"{\"checks\": [{\"key\": \"keywords\"}]} trailing", "`checks[0]`"),
+        (b"{\"checks\": {}}", "`checks`"),
+        (b"{\"checks\": [], \"extra\": 1}", "unknown field `extra`"),
+        (b"\xff\xfe", "not the JSON expected"),
+    ] {
+        let answer = send(body);
+        assert_eq!(answer.status, 400, "{body:?}: {answer:?}");
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains(says), "{body:?}: {error}");
+    }
+    let large = format!(
+        "{{\"checks\": [{{\"key\": \"keywords\", \"actual\": \"{}\", \"expected\": \"a\"}}]}}",
+        "a".repeat(2 << 20)
+    );
+    let answer = send(large.as_bytes());
+    assert_eq!(answer.status, 413, "{}", answer.body);
+    assert!(answer.json()["error"].as_str().unwrap().contains("--max-body-mb"));
+    // A body that lies about its length past the limit.
+    let host = served.url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream
+        .write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 999999999\r\nconnection: close\r\n\r\n{")
+        .unwrap();
+    let mut answer = String::new();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+
+    // Too large, and chunked: no length to refuse it by, so it is cut off as it arrives.
+    let mut stream = TcpStream::connect(host).unwrap();
+    let head = b"POST /v1/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    stream.write_all(head).unwrap();
+    let _ = stream.write_all(format!("{:x}\r\n{}\r\n0\r\n\r\n", 2 << 20, "a".repeat(2 << 20)).as_bytes());
+    let mut answer = String::new();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+
+    let fine = send(br#"{"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}"#);
+    assert_eq!(fine.status, 200);
+    assert_eq!(get(&served, "/v1/nowhere").status, 404);
+    assert_eq!(request(&served, "DELETE", "/v1/check", &[], b"").status, 405);
+}
+
+#[test]
+fn promptfoo_s_webhook_gets_pass_score_and_reason() {
+    let served = serve(&[]);
+    // promptfoo posts {output, context: {prompt, vars}}.
+    let hook = |path: &str, output: Value, vars: Value| {
+        let answer = post(&served, path, &json!({"output": output, "context": {"prompt": "say hi", "vars": vars}}));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.json()
+    };
+    let passed = hook("/v1/promptfoo/webhook?key=keywords&expected=%22Beatles%22", json!("the Beatles"), json!({}));
+    assert_eq!(passed["pass"], true);
+    assert_eq!(passed["score"], 1.0);
+    assert!(passed["reason"].as_str().unwrap().contains("Beatles"));
+    let by_vars = hook(
+        "/v1/promptfoo/webhook",
+        json!("the Stones"),
+        json!({"assay_key": "keywords", "assay_expected": "Beatles"}),
+    );
+    assert_eq!(by_vars["pass"], false);
+    assert_eq!(by_vars["score"], 0.0);
+    let no_key = hook("/v1/promptfoo/webhook", json!("x"), json!({}));
+    assert_eq!(no_key["pass"], false);
+    assert!(no_key["reason"].as_str().unwrap().contains("?key=KEY"), "{no_key}");
+    let unknown = hook("/v1/promptfoo/webhook?key=keywordz&expected=1", json!("x"), json!({}));
+    assert!(unknown["reason"].as_str().unwrap().contains("did you mean `keywords`"), "{unknown}");
+    let bad_expected = hook("/v1/promptfoo/webhook?key=keywords&expected=Beatles", json!("x"), json!({}));
+    assert!(bad_expected["reason"].as_str().unwrap().contains("quote a string"), "{bad_expected}");
+    // Not promptfoo's shape at all.
+    assert_eq!(post(&served, "/v1/promptfoo/webhook?key=keywords", &json!({"answer": "x"})).status, 400);
+}
+
+#[test]
+fn the_openapi_document_lists_every_route_and_each_is_served() {
+    let served = serve(&[]);
+    let document = get(&served, "/v1/openapi.json").json();
+    assert_eq!(document["openapi"], "3.1.0");
+    let paths = document["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), 7);
+    for (path, item) in paths {
+        for method in item.as_object().unwrap().keys() {
+            let concrete = path.replace("{id}", "0000000000000000");
+            let answer = request(&served, &method.to_uppercase(), &concrete, &[], b"{}");
+            // Served: answered by its handler (a 404 only for the unknown run).
+            assert_ne!(answer.status, 405, "{method} {path}");
+            if answer.status == 404 {
+                assert!(answer.body.contains("no such run"), "{method} {path}: {answer:?}");
+            }
+        }
+    }
+    let plugins = get(&served, "/v1/plugins").json();
+    let keys: Vec<&str> = plugins["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["keys"].as_array().unwrap())
+        .map(|k| k["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"keywords"), "{keys:?}");
+}
+
+#[test]
+fn a_request_gets_its_turn_and_its_answer_within_the_timeout() {
+    let served = serve(&["--request-timeout", "1", "--max-requests", "1"]);
+    let host = served.url.trim_start_matches("http://").to_owned();
+    // A client that announces a body and sends a byte of it holds the one turn...
+    let mut slow = TcpStream::connect(&host).unwrap();
+    slow.write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // ... so the next request waits for a turn: until the slow one is cut off.
+    let started = std::time::Instant::now();
+    let waiting = post(&served, "/v1/check", &json!({"checks": []}));
+    assert_eq!(waiting.status, 200, "{waiting:?}");
+    assert!(started.elapsed() >= Duration::from_millis(600), "it did not wait: {:?}", started.elapsed());
+    // The slow one is cut off at its timeout.
+    let mut answer = String::new();
+    slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = slow.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
+    assert!(answer.contains("--request-timeout"), "{answer}");
+    // And then the turn is free again.
+    let fine = post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": "a", "expected": "a"}]}));
+    assert_eq!(fine.status, 200);
+}
+
+#[test]
+fn no_secret_reaches_an_answer_an_event_or_the_results() {
+    const SECRET: &str = "s3cr3t-value-of-the-api-key";
+    let results = tempfile::tempdir().unwrap();
+    let served = serve_with_env(&["--results", results.path().to_str().unwrap()], &[("ASSAY_CASE_API_KEY", SECRET)]);
+    // The echo agent answers the secret back, and the check fails naming it.
+    let case = r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_API_KEY}, response: { text: { value: "nothing like it" } } } ] }"#;
+    let started = post(&served, "/v1/runs", &json!({"cases": [{"name": "leaky", "text": case}]}));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    let stream = get(&served, &format!("/v1/runs/{id}/events")).body;
+    let status = get(&served, &format!("/v1/runs/{id}")).body;
+    assert!(status.contains("\"failed\":1"), "{status}");
+    let lines = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    for text in [&stream, &status, &lines] {
+        assert!(!text.contains(SECRET), "the secret leaked: {text}");
+    }
+    assert!(stream.contains("[REDACTED]"), "{stream}");
+    let check =
+        post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": SECRET, "expected": "zzz"}]}));
+    assert!(!check.body.contains(SECRET), "{check:?}");
+}
