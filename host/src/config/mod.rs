@@ -34,6 +34,7 @@
 //! timeout_secs = 60
 //! retries = 3
 //! max_calls = 1000
+//! concurrency = 16             # requests in flight at once
 //!
 //! [embeddings]                 # an OpenAI-compatible embeddings endpoint
 //! url = "http://localhost:11434/v1"
@@ -145,8 +146,8 @@ pub struct PluginConfig {
 
 /// `[judge]`: an OpenAI-compatible chat-completions endpoint (`url`,
 /// `model`, `api_key_env`) or a neuro-san agent (`neuro_san`).
-/// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL` and `ASSAY_JUDGE_API_KEY`
-/// override the file.
+/// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL`, `ASSAY_JUDGE_API_KEY` and
+/// `ASSAY_JUDGE_CONCURRENCY` override the file.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
@@ -165,6 +166,9 @@ pub struct JudgeConfig {
     pub retries: Option<u32>,
     /// The most judge calls one run may make (default 1000).
     pub max_calls: Option<usize>,
+    /// The most requests in flight at once (default 16, at least 1);
+    /// `ASSAY_JUDGE_CONCURRENCY` overrides it.
+    pub concurrency: Option<usize>,
 }
 
 /// `[embeddings]`: an OpenAI-compatible embeddings endpoint.

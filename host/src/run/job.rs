@@ -9,6 +9,7 @@
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
 use crate::check::{CasePlan, Check};
+use crate::plugin::Registry;
 use crate::run::prerequisite::Prerequisite;
 use crate::run::replay::Recording;
 use serde_json::{Map, Value};
@@ -119,5 +120,12 @@ impl Job {
     /// on one blocking thread rather than spread over async tasks.
     pub fn is_in_process(&self) -> bool {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
+    }
+
+    /// Whether some check asks the judge (its plugin is granted a configured
+    /// judge): its time then goes into waiting on the network, not the CPU.
+    pub fn waits_on_judge(&self, registry: &Registry) -> bool {
+        let mut checks = self.turns.iter().flat_map(|turn| &turn.checks);
+        checks.any(|check| registry.plugin_for(&check.key).is_some_and(|plugin| plugin.judge().is_some()))
     }
 }
