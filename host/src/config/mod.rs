@@ -168,7 +168,20 @@ pub struct JudgeConfig {
     pub max_calls: Option<usize>,
     /// The most requests in flight at once (default 16, at least 1);
     /// `ASSAY_JUDGE_CONCURRENCY` overrides it.
+    #[serde(default, deserialize_with = "judge_concurrency")]
     pub concurrency: Option<usize>,
+}
+
+/// `[judge] concurrency`: a whole number, named in the error when it is
+/// not one (0 is refused where the judge is built, with the same advice).
+fn judge_concurrency<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
+    let refused = || {
+        serde::de::Error::custom(
+            "[judge] concurrency is the most judge requests in flight at once: set it to a whole number, 1 or more (default 16)",
+        )
+    };
+    let value = i64::deserialize(deserializer).map_err(|_| refused())?;
+    usize::try_from(value).map(Some).map_err(|_| refused())
 }
 
 /// `[embeddings]`: an OpenAI-compatible embeddings endpoint.
