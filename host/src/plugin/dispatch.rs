@@ -38,7 +38,8 @@ pub struct PluginLog {
     pub dropped: usize,
 }
 
-/// Evaluates `checks` against `response`: one `evaluate` call per plugin.
+/// Evaluates `checks` against `response`: one `evaluate` call per plugin
+/// (several at once for a plugin that asks the judge: [`overlapped`]).
 /// Results come back in check order.
 pub fn evaluate(
     checks: &[Check],
@@ -135,7 +136,19 @@ pub fn evaluate(
             let output = call(&members);
             vec![(members, output)]
         } else {
-            overlapped(&members, lanes, &call)
+            // Checks alike (same key, target and expected value) share a
+            // lane: the later one finds the earlier one's answer in the
+            // cache instead of asking the judge again at the same moment.
+            let mut alike: HashMap<(&str, &Target, &str), usize> = HashMap::new();
+            let lane_of: Vec<usize> = members
+                .iter()
+                .map(|&i| {
+                    let check = &checks[i];
+                    let distinct = alike.len();
+                    *alike.entry((&check.key, &check.target, &check.expected_json)).or_insert(distinct) % lanes
+                })
+                .collect();
+            overlapped(&members, &lane_of, lanes, &call)
         };
         for (members, output) in outputs {
             if !output.log.is_empty() || output.log_dropped > 0 {
@@ -163,21 +176,23 @@ pub fn evaluate(
 }
 
 /// The checks of a plugin that asks the judge, dealt into `lanes` calls
-/// (check `k` into lane `k % lanes`) made at once, each on a thread of its
-/// own from this blocking thread's scope, each with its own instance from
-/// the plugin's pool: their judge requests overlap instead of waiting on one
-/// another (a plugin asks the judge once per check, in turn, within one
-/// call). Each call keeps the per-check cap of capability calls and its own
-/// deadline; the judge's semaphore bounds the requests in flight.
+/// (`members[k]` into lane `lane_of[k]`) made at once, each on a thread of
+/// its own from this blocking thread's scope, each with its own instance
+/// from the plugin's pool: their judge requests overlap instead of waiting
+/// on one another (a plugin asks the judge once per check, in turn, within
+/// one call). Each call keeps the per-check cap of capability calls and its
+/// own deadline; the judge's semaphore bounds the requests in flight.
 fn overlapped(
     members: &[usize],
+    lane_of: &[usize],
     lanes: usize,
     call: &(dyn Fn(&[usize]) -> BatchOutput + Sync),
 ) -> Vec<(Vec<usize>, BatchOutput)> {
     let mut dealt: Vec<Vec<usize>> = vec![Vec::new(); lanes];
-    for (k, &i) in members.iter().enumerate() {
-        dealt[k % lanes].push(i);
+    for (&i, &lane) in members.iter().zip(lane_of) {
+        dealt[lane].push(i);
     }
+    dealt.retain(|lane| !lane.is_empty());
     std::thread::scope(|scope| {
         let (first, rest) = dealt.split_first().expect("at least one lane");
         let others: Vec<_> = rest.iter().map(|lane| scope.spawn(move || call(lane))).collect();

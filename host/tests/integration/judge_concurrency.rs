@@ -226,3 +226,34 @@ fn a_concurrency_that_is_no_whole_number_of_requests_is_refused_naming_the_key()
     }
     assert_eq!(judge.answered.load(Ordering::SeqCst), 0, "no run started");
 }
+
+#[test]
+fn alike_checks_of_one_response_ask_the_judge_once_with_the_cache() {
+    let judge = CountingJudge::start();
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1, 1, &judge, "");
+    std::fs::write(
+        dir.path().join("cases/c000.hocon"),
+        r#"{ "agent": "echo", "interactions": [ { "text": "request", "response": { "text": {
+             "gist": ["say pass (a)", "say pass (b)", "say pass (a)", "say pass (b)"] } } } ] }"#,
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let output = assay_command()
+        .args(["run", "--quiet", "--config"])
+        .arg(dir.path().join("assay.toml"))
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--results")
+        .arg(dir.path().join("results"))
+        .arg(dir.path().join("cases"))
+        .env_remove("ASSAY_JUDGE_URL")
+        .env_remove("ASSAY_JUDGE_CONCURRENCY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    // The two distinct prompts were asked at once; each repeat waited for
+    // its twin's answer in the cache.
+    assert_eq!(judge.answered.load(Ordering::SeqCst), 2);
+    assert_eq!(judge.most_in_flight(), 2);
+}
