@@ -122,10 +122,12 @@ impl Job {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
     }
 
-    /// Whether some check asks the judge (its plugin is granted a configured
-    /// judge): its time then goes into waiting on the network, not the CPU.
-    pub fn waits_on_judge(&self, registry: &Registry) -> bool {
-        let mut checks = self.turns.iter().flat_map(|turn| &turn.checks);
-        checks.any(|check| registry.plugin_for(&check.key).is_some_and(|plugin| plugin.judge().is_some()))
+    /// How many checks of its busiest turn ask the judge (their plugin is
+    /// granted a configured judge): they are asked at once, and the job's
+    /// time goes into waiting on the network, not the CPU. Zero when none
+    /// does.
+    pub fn judge_checks(&self, registry: &Registry) -> usize {
+        let asks = |check: &&Check| registry.plugin_for(&check.key).is_some_and(|plugin| plugin.judge().is_some());
+        self.turns.iter().map(|turn| turn.checks.iter().filter(asks).count()).max().unwrap_or(0)
     }
 }

@@ -312,21 +312,29 @@ async fn admit(
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
-    // Cases whose checks wait on the judge have places of their own, enough
-    // to keep every request the judge allows in flight: a case waiting on
-    // the network holds no sample slot meanwhile (see `CaseTask::sample`).
-    let judge_places = context.registry.judge_concurrency().unwrap_or(0) * CASES_PER_SLOT;
-    let judge_in_flight = Arc::new(Semaphore::new(judge_places));
+    // Cases whose checks wait on the judge have places of their own, one per
+    // check they ask at once (up to the judge's concurrency), enough to keep
+    // every request the judge allows in flight and no more waiting than that
+    // again: a case waiting on the network holds no sample slot meanwhile
+    // (see `CaseTask::sample`).
+    let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
+    let judge_in_flight = Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT));
     let mut prepared: HashSet<String> = HashSet::new();
     for seq in 0.. {
         if cancelled.load(Ordering::Acquire) {
             break;
         }
         let Some(mut case) = cases.next().await else { break };
-        let waits_on_judge =
-            judge_places > 0 && matches!(&case, LoadedCase::Ready(job) if job.waits_on_judge(&context.registry));
-        let places = if waits_on_judge { &judge_in_flight } else { &in_flight };
-        let permit = places.clone().acquire_owned().await.expect("the semaphore is never closed");
+        let judge_checks = match &case {
+            LoadedCase::Ready(job) if judge_concurrency > 0 => job.judge_checks(&context.registry),
+            _ => 0,
+        };
+        let waits_on_judge = judge_checks > 0;
+        let permit = match waits_on_judge {
+            true => judge_in_flight.clone().acquire_many_owned(judge_checks.min(judge_concurrency) as u32).await,
+            false => in_flight.clone().acquire_owned().await,
+        };
+        let permit = permit.expect("the semaphore is never closed");
         if cancelled.load(Ordering::Acquire) {
             break;
         }
