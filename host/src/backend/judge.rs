@@ -185,7 +185,8 @@ impl RemoteJudge {
 /// Why a request did not get its turn within the timeout.
 fn no_turn(shown_url: &str, timeout: Duration, concurrency: usize) -> String {
     format!(
-        "the judge at {shown_url} had {concurrency} requests in flight for {} s and this one never got its turn\n\nConsider raising [judge] concurrency or timeout_secs in assay.toml",
+        "the judge at {shown_url} had {} in flight for {} s and this one never got its turn\n\nConsider raising [judge] concurrency or timeout_secs in assay.toml",
+        crate::plural::count(concurrency, "request"),
         timeout.as_secs_f64()
     )
 }

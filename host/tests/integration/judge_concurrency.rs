@@ -257,3 +257,36 @@ fn alike_checks_of_one_response_ask_the_judge_once_with_the_cache() {
     assert_eq!(judge.answered.load(Ordering::SeqCst), 2);
     assert_eq!(judge.most_in_flight(), 2);
 }
+
+#[test]
+fn a_request_that_never_gets_its_turn_fails_within_the_timeout() {
+    use assay::backend::{JudgeSettings, RemoteJudge};
+    use assay::sandbox::host::judge::Judge;
+    // One request at a time, each answered after 300 ms, and a timeout of
+    // 1 s: of five asked at once, the last waits 1.2 s for its turn.
+    let server = crate::fake_server::FakeServer::start(|_| {
+        std::thread::sleep(Duration::from_millis(300));
+        crate::judge_server::completion("pass")
+    });
+    let mut settings = JudgeSettings::openai(format!("{}/v1", server.url()), "m");
+    settings.concurrency = 1;
+    settings.timeout = Duration::from_secs(1);
+    let judge = Arc::new(RemoteJudge::new(settings).unwrap());
+    let askers: Vec<_> = (0..5)
+        .map(|i| {
+            let judge = judge.clone();
+            std::thread::spawn(move || judge.complete(&format!("prompt {i}")))
+        })
+        .collect();
+    let answers: Vec<_> = askers.into_iter().map(|asker| asker.join().unwrap()).collect();
+    let refused: Vec<&String> = answers.iter().filter_map(|a| a.answer.as_ref().err()).collect();
+    assert!(answers.iter().filter(|a| a.answer.is_ok()).count() >= 1, "{refused:?}");
+    assert!(!refused.is_empty(), "five requests of 300 ms in turn cannot all start within 1 s");
+    for error in &refused {
+        assert!(error.contains("had 1 request in flight for 1 s and this one never got its turn"), "{error}");
+        assert!(error.contains("Consider raising [judge] concurrency or timeout_secs"), "{error}");
+    }
+    // The wait for a turn is the network's, not the plugin's.
+    assert!(answers.iter().all(|a| a.waited >= Duration::from_millis(250) || a.answer.is_err()));
+    assert_eq!(server.requests.lock().unwrap().len(), 5 - refused.len());
+}
