@@ -12,7 +12,10 @@
 
 use crate::agent::serve::ServedAgents;
 use crate::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use crate::backend::{AnswerCache, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
+use crate::backend::{
+    AnswerCache, DEFAULT_JUDGE_CONCURRENCY, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings,
+    RemoteJudge,
+};
 use crate::case::{
     CaseEnv, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with, read_scenario_file,
 };
@@ -596,8 +599,37 @@ impl Settings<'_> {
         if let Some(max_calls) = section.max_calls {
             settings.max_calls = max_calls;
         }
+        settings.concurrency = self.judge_concurrency()?;
         settings.cache = self.answer_cache(cache_dir, "judge");
         RemoteJudge::new(settings).map(Some).map_err(|message| self.error("[judge]", message))
+    }
+
+    /// `[judge] concurrency`, or `ASSAY_JUDGE_CONCURRENCY` (which wins):
+    /// a whole number of requests, at least 1.
+    fn judge_concurrency(&self) -> Result<usize, ProjectError> {
+        const KEY: &str = "[judge] concurrency";
+        let (value, zero) = match self.var("ASSAY_JUDGE_CONCURRENCY") {
+            Some(text) => match text.trim().parse::<usize>() {
+                Ok(value) => (value, "ASSAY_JUDGE_CONCURRENCY is 0"),
+                Err(_) => {
+                    let message = format!(
+                        "ASSAY_JUDGE_CONCURRENCY is {text:?}, not a whole number of requests: set it to 1 or more (default {DEFAULT_JUDGE_CONCURRENCY})"
+                    );
+                    return Err(self.error(KEY, message));
+                }
+            },
+            None => match self.config.judge.concurrency {
+                Some(value) => (value, "it is 0"),
+                None => return Ok(DEFAULT_JUDGE_CONCURRENCY),
+            },
+        };
+        if value == 0 {
+            let message = format!(
+                "{zero}, and the judge needs at least 1 request in flight: set it to 1 or more (default {DEFAULT_JUDGE_CONCURRENCY})"
+            );
+            return Err(self.error(KEY, message));
+        }
+        Ok(value)
     }
 
     /// The embeddings backend from `[embeddings]` and `ASSAY_EMBEDDINGS_*`

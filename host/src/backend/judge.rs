@@ -2,7 +2,10 @@
 //! Assessor) asks. An answer comes from the answer cache, or from the
 //! configured backend — an OpenAI-compatible chat-completions endpoint or a
 //! neuro-san agent — within a per-request timeout, with retries on 429 and
-//! 5xx, and within a budget of requests per run.
+//! 5xx, within a budget of requests per run, and with at most
+//! [`JudgeSettings::concurrency`] requests in flight at once (a semaphore
+//! on the client thread: a request waiting for its turn blocks no thread
+//! but its caller's, and waits no longer than the timeout).
 
 use crate::backend::budget::Budget;
 use crate::backend::cache::AnswerCache;
@@ -80,7 +83,15 @@ pub struct JudgeSettings {
     pub max_calls: usize,
     /// Where answers are cached; `None` turns the cache off.
     pub cache: Option<AnswerCache>,
+    /// The most requests in flight at once (default
+    /// [`DEFAULT_JUDGE_CONCURRENCY`]); at least 1.
+    pub concurrency: usize,
 }
+
+/// How many requests the judge has in flight at once unless `[judge]
+/// concurrency` says otherwise: enough to keep a remote model busy, few
+/// enough not to be turned away by a rate limit.
+pub const DEFAULT_JUDGE_CONCURRENCY: usize = 16;
 
 impl JudgeSettings {
     /// An OpenAI-compatible endpoint at `url` with `model`, and the defaults.
@@ -102,6 +113,7 @@ impl JudgeSettings {
             retry: RetryPolicy::default(),
             max_calls: 1000,
             cache: None,
+            concurrency: DEFAULT_JUDGE_CONCURRENCY,
         }
     }
 }
@@ -130,6 +142,8 @@ pub struct RemoteJudge {
     cache: Option<AnswerCache>,
     worker: Worker,
     budget: Budget,
+    /// One permit per request in flight.
+    turns: Arc<tokio::sync::Semaphore>,
 }
 
 impl RemoteJudge {
@@ -151,6 +165,7 @@ impl RemoteJudge {
             client: Arc::new(client),
             worker: Worker::start("judge")?,
             budget: Budget::new(settings.max_calls, "judge"),
+            turns: Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1))),
             settings,
         })
     }
@@ -167,6 +182,15 @@ impl RemoteJudge {
     }
 }
 
+/// Why a request did not get its turn within the timeout.
+fn no_turn(shown_url: &str, timeout: Duration, concurrency: usize) -> String {
+    format!(
+        "the judge at {shown_url} had {} in flight for {} s and this one never got its turn\n\nConsider raising [judge] concurrency or timeout_secs in assay.toml",
+        crate::plural::count(concurrency, "request"),
+        timeout.as_secs_f64()
+    )
+}
+
 impl Judge for RemoteJudge {
     fn complete(&self, prompt: &str) -> Answered<String> {
         let (url, model) = self.settings.backend.cache_key();
@@ -177,12 +201,19 @@ impl Judge for RemoteJudge {
         if let Err(spent) = self.budget.take() {
             return Answered::at_once(Err(spent));
         }
-        let client = self.client.clone();
-        let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
+        let (client, turns) = (self.client.clone(), self.turns.clone());
+        let (retry, timeout, concurrency) =
+            (self.settings.retry.clone(), self.settings.timeout, self.settings.concurrency.max(1));
         let (owned_prompt, shown_url) = (prompt.to_owned(), self.settings.backend.url().into_owned());
         let asked = Instant::now();
         let answer = self.worker.run(async move {
             with_retries(&retry, || async {
+                // Each attempt waits for a turn (a retry's backoff holds
+                // none), bounded like the request itself.
+                let Ok(turn) = tokio::time::timeout(timeout, turns.acquire()).await else {
+                    return crate::backend::retry::Attempt::Done(Err(no_turn(&shown_url, timeout, concurrency)));
+                };
+                let _turn = turn.expect("the semaphore is never closed");
                 match tokio::time::timeout(timeout, client.complete(&owned_prompt)).await {
                     Ok(attempt) => attempt,
                     Err(_) => crate::backend::retry::Attempt::Done(Err(format!(
@@ -199,5 +230,9 @@ impl Judge for RemoteJudge {
             cache.put(&key, answer);
         }
         Answered { answer, waited }
+    }
+
+    fn concurrency(&self) -> usize {
+        self.settings.concurrency.max(1)
     }
 }

@@ -23,5 +23,5 @@ mod worker;
 
 pub use cache::AnswerCache;
 pub use embeddings::{EmbeddingsSettings, RemoteEmbeddings};
-pub use judge::{JudgeBackend, JudgeSettings, RemoteJudge};
+pub use judge::{DEFAULT_JUDGE_CONCURRENCY, JudgeBackend, JudgeSettings, RemoteJudge};
 pub use retry::RetryPolicy;

@@ -34,6 +34,7 @@
 //! timeout_secs = 60
 //! retries = 3
 //! max_calls = 1000
+//! concurrency = 16             # requests in flight at once
 //!
 //! [embeddings]                 # an OpenAI-compatible embeddings endpoint
 //! url = "http://localhost:11434/v1"
@@ -145,8 +146,8 @@ pub struct PluginConfig {
 
 /// `[judge]`: an OpenAI-compatible chat-completions endpoint (`url`,
 /// `model`, `api_key_env`) or a neuro-san agent (`neuro_san`).
-/// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL` and `ASSAY_JUDGE_API_KEY`
-/// override the file.
+/// `ASSAY_JUDGE_URL`, `ASSAY_JUDGE_MODEL`, `ASSAY_JUDGE_API_KEY` and
+/// `ASSAY_JUDGE_CONCURRENCY` override the file.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeConfig {
@@ -165,6 +166,22 @@ pub struct JudgeConfig {
     pub retries: Option<u32>,
     /// The most judge calls one run may make (default 1000).
     pub max_calls: Option<usize>,
+    /// The most requests in flight at once (default 16, at least 1);
+    /// `ASSAY_JUDGE_CONCURRENCY` overrides it.
+    #[serde(default, deserialize_with = "judge_concurrency")]
+    pub concurrency: Option<usize>,
+}
+
+/// `[judge] concurrency`: a whole number, named in the error when it is
+/// not one (0 is refused where the judge is built, with the same advice).
+fn judge_concurrency<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
+    let refused = || {
+        serde::de::Error::custom(
+            "[judge] concurrency is the most judge requests in flight at once: set it to a whole number, 1 or more (default 16)",
+        )
+    };
+    let value = i64::deserialize(deserializer).map_err(|_| refused())?;
+    usize::try_from(value).map(Some).map_err(|_| refused())
 }
 
 /// `[embeddings]`: an OpenAI-compatible embeddings endpoint.

@@ -1,11 +1,12 @@
 //! Dispatch: the checks on one response, evaluated with one batched call per
-//! plugin. Targets are resolved here (a missing one fails without calling a
+//! plugin, or, for a plugin that asks the judge, with calls made at once so
+//! that its checks' requests overlap ([`overlapped`]). Targets are resolved here (a missing one fails without calling a
 //! plugin), each distinct actual value is handed over once however many
 //! checks read it, and negation is applied to the answers ([`verdict_of`]).
 
 use crate::check::{Check, CheckResult, Outcome, Target, Verdict};
 use crate::errors::ErrorKind;
-use crate::plugin::matcher::{ActualValue, CheckInput, Evaluation, EvaluationError};
+use crate::plugin::matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError};
 use crate::plugin::registry::Registry;
 use crate::sandbox::LogLine;
 use serde::Serialize;
@@ -43,7 +44,8 @@ pub struct PluginLog {
     pub dropped: usize,
 }
 
-/// Evaluates `checks` against `response`: one `evaluate` call per plugin.
+/// Evaluates `checks` against `response`: one `evaluate` call per plugin
+/// (several at once for a plugin that asks the judge: [`overlapped`]).
 /// Results come back in check order.
 pub fn evaluate(
     checks: &[Check],
@@ -115,42 +117,99 @@ pub fn evaluate(
     let mut logs = Vec::new();
     for (plugin_index, members) in batches {
         let plugin = &plugins[plugin_index];
-        // Only the actuals this batch reads, renumbered.
-        let mut local: HashMap<usize, u32> = HashMap::new();
-        let mut batch_actuals: Vec<ActualValue<'_>> = Vec::new();
-        let mut inputs = Vec::with_capacity(members.len());
-        for &i in &members {
-            let check = &checks[i];
-            let global = actual_index[&check.target].expect("resolved above");
-            let local_index = *local.entry(global).or_insert_with(|| {
-                batch_actuals.push(match (actuals[global], &serialized[global]) {
-                    (Found::Text(text), _) => ActualValue::Text(text),
-                    (Found::Value(Value::String(text)), _) => ActualValue::Text(text),
-                    (_, Some(json)) => ActualValue::Json(json),
-                    (Found::Value(_), None) => unreachable!("non-strings are serialized"),
+        // One `evaluate` call on some of the batch's checks, with only the
+        // actuals they read, renumbered.
+        let call = |members: &[usize]| {
+            let mut local: HashMap<usize, u32> = HashMap::new();
+            let mut call_actuals: Vec<ActualValue<'_>> = Vec::new();
+            let mut inputs = Vec::with_capacity(members.len());
+            for &i in members {
+                let check = &checks[i];
+                let global = actual_index[&check.target].expect("resolved above");
+                let local_index = *local.entry(global).or_insert_with(|| {
+                    call_actuals.push(match (actuals[global], &serialized[global]) {
+                        (Found::Text(text), _) => ActualValue::Text(text),
+                        (Found::Value(Value::String(text)), _) => ActualValue::Text(text),
+                        (_, Some(json)) => ActualValue::Json(json),
+                        (Found::Value(_), None) => unreachable!("non-strings are serialized"),
+                    });
+                    (call_actuals.len() - 1) as u32
                 });
-                (batch_actuals.len() - 1) as u32
-            });
-            inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
-        }
-        let output = plugin.evaluate(&batch_actuals, &inputs);
-        if !output.log.is_empty() || output.log_dropped > 0 {
-            logs.push(PluginLog { plugin: plugin.name().to_owned(), lines: output.log, dropped: output.log_dropped });
-        }
-        for (&i, answer) in members.iter().zip(output.results) {
-            let check = &checks[i];
-            let global = actual_index[&check.target].expect("resolved above");
-            results[i] = Some(CheckResult {
-                target: check.target.to_string(),
-                key: check.display_key(),
-                expected: check.expected.clone(),
-                actual: Some(preview(actuals[global])),
-                verdict: verdict_of(answer, check.negated),
-                gate: check.gate,
-            });
+                inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
+            }
+            plugin.evaluate(&call_actuals, &inputs)
+        };
+        let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
+        let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
+            let output = call(&members);
+            vec![(members, output)]
+        } else {
+            // Checks alike (same key, target and expected value) share a
+            // lane: the later one finds the earlier one's answer in the
+            // cache instead of asking the judge again at the same moment.
+            let mut alike: HashMap<(&str, &Target, &str), usize> = HashMap::new();
+            let lane_of: Vec<usize> = members
+                .iter()
+                .map(|&i| {
+                    let check = &checks[i];
+                    let distinct = alike.len();
+                    *alike.entry((&check.key, &check.target, &check.expected_json)).or_insert(distinct) % lanes
+                })
+                .collect();
+            overlapped(&members, &lane_of, lanes, &call)
+        };
+        for (members, output) in outputs {
+            if !output.log.is_empty() || output.log_dropped > 0 {
+                logs.push(PluginLog {
+                    plugin: plugin.name().to_owned(),
+                    lines: output.log,
+                    dropped: output.log_dropped,
+                });
+            }
+            for (&i, answer) in members.iter().zip(output.results) {
+                let check = &checks[i];
+                let global = actual_index[&check.target].expect("resolved above");
+                results[i] = Some(CheckResult {
+                    target: check.target.to_string(),
+                    key: check.display_key(),
+                    expected: check.expected.clone(),
+                    actual: Some(preview(actuals[global])),
+                    verdict: verdict_of(answer, check.negated),
+                    gate: check.gate,
+                });
+            }
         }
     }
     (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
+}
+
+/// The checks of a plugin that asks the judge, dealt into `lanes` calls
+/// (`members[k]` into lane `lane_of[k]`) made at once, each on a thread of
+/// its own from this blocking thread's scope, each with its own instance
+/// from the plugin's pool: their judge requests overlap instead of waiting
+/// on one another (a plugin asks the judge once per check, in turn, within
+/// one call). Each call keeps the per-check cap of capability calls and its
+/// own deadline; the judge's semaphore bounds the requests in flight.
+fn overlapped(
+    members: &[usize],
+    lane_of: &[usize],
+    lanes: usize,
+    call: &(dyn Fn(&[usize]) -> BatchOutput + Sync),
+) -> Vec<(Vec<usize>, BatchOutput)> {
+    let mut dealt: Vec<Vec<usize>> = vec![Vec::new(); lanes];
+    for (&i, &lane) in members.iter().zip(lane_of) {
+        dealt[lane].push(i);
+    }
+    dealt.retain(|lane| !lane.is_empty());
+    std::thread::scope(|scope| {
+        let (first, rest) = dealt.split_first().expect("at least one lane");
+        let others: Vec<_> = rest.iter().map(|lane| scope.spawn(move || call(lane))).collect();
+        let mut outputs = vec![call(first)];
+        // A panic in a lane (a bug, or an embedder's judge with one) goes
+        // on up, as it would from a single call.
+        outputs.extend(others.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
+        dealt.iter().cloned().zip(outputs).collect()
+    })
 }
 
 /// One check of `key` (`not_` forms included) on `actual`, exactly as a

@@ -147,6 +147,13 @@ impl Registry {
         &self.plugins
     }
 
+    /// How many requests the judge its plugins ask answers at once (the
+    /// largest, if they ask several), when some plugin is granted a
+    /// configured judge.
+    pub fn judge_concurrency(&self) -> Option<usize> {
+        self.plugins.iter().filter_map(|plugin| plugin.judge()).map(|judge| judge.concurrency()).max()
+    }
+
     /// Every loaded plugin with its label, in load order.
     pub fn labelled(&self) -> impl Iterator<Item = (&str, &Arc<MatcherPlugin>)> {
         self.labels.iter().map(String::as_str).zip(&self.plugins)

@@ -38,7 +38,8 @@ pub enum Work {
 
 /// Runs every turn of `job` over `connection` for sample `sample`.
 /// `sample_deadline` is when the job's per-sample timeout fires, if it has
-/// one.
+/// one. With `slots`, each turn takes a slot for its agent call and gives it
+/// back before its checks (which wait on the judge) run.
 pub async fn converse(
     context: &Context,
     job: &Arc<Job>,
@@ -46,6 +47,7 @@ pub async fn converse(
     sample: u32,
     sample_deadline: Option<(Instant, Duration)>,
     work: Work,
+    slots: Option<&tokio::sync::Semaphore>,
 ) -> ConnectionRun {
     let mut interactions = Vec::new();
     let mut chat_context: Option<Value> = None;
@@ -54,6 +56,10 @@ pub async fn converse(
     metadata.push((SAMPLE_METADATA.to_owned(), sample.to_string()));
 
     for (index, interaction) in job.turns.iter().enumerate() {
+        let slot = match slots {
+            Some(slots) => Some(slots.acquire().await.expect("the semaphore is never closed")),
+            None => None,
+        };
         let started = Instant::now();
         if !interaction.continue_conversation {
             chat_context = None;
@@ -103,6 +109,7 @@ pub async fn converse(
             }
         };
         let agent_ms = millis(asked.elapsed());
+        drop(slot);
         let response = match answer {
             Ok(response) => response,
             Err(error) => {

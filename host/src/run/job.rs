@@ -9,6 +9,7 @@
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
 use crate::check::{CasePlan, Check, CheckResult};
+use crate::plugin::Registry;
 use crate::run::prerequisite::Prerequisite;
 use crate::run::replay::Recording;
 use serde_json::{Map, Value};
@@ -181,6 +182,15 @@ impl Job {
     /// on one blocking thread rather than spread over async tasks.
     pub fn is_in_process(&self) -> bool {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
+    }
+
+    /// How many checks of its busiest turn ask the judge (their plugin is
+    /// granted a configured judge): they are asked at once, and the job's
+    /// time goes into waiting on the network, not the CPU. Zero when none
+    /// does.
+    pub fn judge_checks(&self, registry: &Registry) -> usize {
+        let asks = |check: &&Check| registry.plugin_for(&check.key).is_some_and(|plugin| plugin.judge().is_some());
+        self.turns.iter().map(|turn| turn.checks.iter().filter(asks).count()).max().unwrap_or(0)
     }
 }
 

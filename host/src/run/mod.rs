@@ -312,13 +312,32 @@ async fn admit(
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
+    // Cases whose checks wait on the judge have places of their own, one per
+    // check they ask at once (up to the judge's concurrency), enough to keep
+    // every request the judge allows in flight and no more waiting than that
+    // again: a case waiting on the network holds no sample slot meanwhile
+    // (see `CaseTask::sample`).
+    let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
+    let judge_in_flight = Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT));
     let mut prepared: HashSet<String> = HashSet::new();
     for seq in 0.. {
-        let permit = in_flight.clone().acquire_owned().await.expect("the semaphore is never closed");
         if cancelled.load(Ordering::Acquire) {
             break;
         }
         let Some(mut case) = cases.next().await else { break };
+        let judge_checks = match &case {
+            LoadedCase::Ready(job) if judge_concurrency > 0 => job.judge_checks(&context.registry),
+            _ => 0,
+        };
+        let waits_on_judge = judge_checks > 0;
+        let permit = match waits_on_judge {
+            true => judge_in_flight.clone().acquire_many_owned(judge_checks.min(judge_concurrency) as u32).await,
+            false => in_flight.clone().acquire_owned().await,
+        };
+        let permit = permit.expect("the semaphore is never closed");
+        if cancelled.load(Ordering::Acquire) {
+            break;
+        }
         let unrecorded = match (&mut case, &options.replay) {
             (LoadedCase::Ready(job), Some(replay)) => match replay.recording(&job.id) {
                 Some(recording) => {
@@ -331,11 +350,14 @@ async fn admit(
         };
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
-        // One with a prerequisite to wait for runs as a task instead, so
-        // that no slot is held while it waits.
+        // One with a prerequisite or the judge to wait for runs as a task
+        // instead, so that no slot is held while it waits.
         let in_process = match &case {
             LoadedCase::Ready(job) => {
-                unrecorded.is_none() && job.is_in_process() && (job.prerequisite.is_none() || job.recording.is_some())
+                unrecorded.is_none()
+                    && !waits_on_judge
+                    && job.is_in_process()
+                    && (job.prerequisite.is_none() || job.recording.is_some())
             }
             LoadedCase::Broken { .. } => false,
         };
@@ -366,6 +388,7 @@ async fn admit(
             context: context.clone(),
             job: Arc::new(job),
             semaphore: samples.clone(),
+            waits_on_judge,
             sample_timeout: options.sample_timeout,
             exhaustive: options.exhaustive,
             events: results.clone(),
@@ -466,6 +489,9 @@ struct CaseTask {
     context: Context,
     job: Arc<Job>,
     semaphore: Arc<Semaphore>,
+    /// Whether its checks wait on the judge: then each agent call takes a
+    /// slot, and the checks that follow hold none.
+    waits_on_judge: bool,
     sample_timeout: Option<Duration>,
     exhaustive: bool,
     /// Where each decided sample is announced.
@@ -529,7 +555,7 @@ impl CaseTask {
         let ratio = self.job.success_ratio;
         let mut samples: Vec<SampleResult> = Vec::new();
         for index in 0..ratio.samples {
-            let sample = runtime.block_on(self.conversations(index, Work::Inline));
+            let sample = runtime.block_on(self.conversations(index, Work::Inline, None));
             self.announce(&sample);
             samples.push(sample);
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
@@ -570,17 +596,24 @@ impl CaseTask {
 
     /// One sample: every connection in turn, each from a fresh conversation,
     /// all under the case's per-sample timeout.
+    /// A sample whose checks wait on the judge takes a slot for each agent
+    /// call instead, and none while its checks wait.
     async fn sample(self: Arc<Self>, index: u32) -> SampleResult {
+        if self.waits_on_judge {
+            return self.conversations(index, Work::Offloaded, Some(&self.semaphore)).await;
+        }
         let _permit = self.semaphore.clone().acquire_owned().await.expect("the semaphore is never closed");
-        self.conversations(index, Work::Offloaded).await
+        self.conversations(index, Work::Offloaded, None).await
     }
 
-    async fn conversations(&self, index: u32, work: Work) -> SampleResult {
+    /// The sample's conversations; `slots`, if given, is where each agent
+    /// call takes its slot.
+    async fn conversations(&self, index: u32, work: Work, slots: Option<&Semaphore>) -> SampleResult {
         let started = Instant::now();
         let deadline = self.sample_timeout.or(self.job.timeout).map(|t| (started + t, t));
         let mut runs = Vec::new();
         for connection in &self.job.connections {
-            runs.push(converse(&self.context, &self.job, connection, index, deadline, work).await);
+            runs.push(converse(&self.context, &self.job, connection, index, deadline, work, slots).await);
         }
         let passed = runs.iter().all(|r| r.passed);
         SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }

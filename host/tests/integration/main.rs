@@ -33,6 +33,7 @@ mod hostile_memory;
 mod hostile_support;
 mod hostile_wat;
 mod judge;
+mod judge_concurrency;
 mod judge_server;
 mod merge;
 mod metrics;

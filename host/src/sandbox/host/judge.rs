@@ -16,6 +16,13 @@ pub trait Judge: Send + Sync {
     /// the answer (zero for a cached answer or a refusal): only that wait
     /// is kept off the asking plugin's deadline.
     fn complete(&self, prompt: &str) -> Answered<String>;
+
+    /// How many prompts it answers at once: the host asks it up to this
+    /// many at a time (the checks of one response overlap, and the runner
+    /// admits enough cases to keep it busy). One unless it says otherwise.
+    fn concurrency(&self) -> usize {
+        1
+    }
 }
 
 /// What a 0.1.0 plugin hears when no judge is configured (a 0.2.0 plugin
