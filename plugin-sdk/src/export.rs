@@ -99,6 +99,7 @@ mod wasm {
         checks: Vec<wit::Check>,
     ) -> Vec<Result<wit::Verdict, String>> {
         install_panic_hook();
+        crate::arena::begin_call();
         let actuals: Vec<Actual> = actuals
             .into_iter()
             .map(|actual| match actual {
@@ -108,7 +109,7 @@ mod wasm {
             .collect();
         let checks: Vec<Check> =
             checks.into_iter().map(|c| Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
-        crate::evaluate_batch::<M>(&actuals, &checks)
+        let verdicts = crate::evaluate_batch::<M>(&actuals, &checks)
             .into_iter()
             .map(|result| {
                 result.map(|v| wit::Verdict {
@@ -118,7 +119,10 @@ mod wasm {
                     extras: v.extras.map(|e| e.to_string()),
                 })
             })
-            .collect()
+            .collect();
+        drop((actuals, checks));
+        crate::arena::end_call();
+        verdicts
     }
 
     /// The agent's `describe`, converted to the generated type.
