@@ -162,17 +162,24 @@ impl RougeTexts {
 
         // Intern the raw tokens, then map each distinct one to its final
         // (stemmed) id once: stemming is per distinct token, not per token.
-        let mut raw_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
+        // Tokens of up to 15 bytes (most words) are keyed by their bytes
+        // packed in an integer: no byte-slice hashing or comparison.
+        let mut short_ids: FxHashMap<u128, u32> = FxHashMap::default();
+        let mut long_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
         let mut raw_vocabulary: Vec<&[u8]> = Vec::new();
         let mut intern_raw = |raw: &RawTokens| -> Vec<u32> {
             raw.spans
                 .iter()
                 .map(|&(start, end)| {
                     let token = &bytes[start..end];
-                    *raw_ids.entry(token).or_insert_with(|| {
+                    let mut add = || {
                         raw_vocabulary.push(token);
                         raw_vocabulary.len() as u32 - 1
-                    })
+                    };
+                    match packed(token) {
+                        Some(key) => *short_ids.entry(key).or_insert_with(add),
+                        None => *long_ids.entry(token).or_insert_with(add),
+                    }
                 })
                 .collect()
         };
@@ -345,11 +352,69 @@ struct RawTokens {
     line_ends: Vec<usize>,
 }
 
+/// A token of at most 15 bytes as one integer: its bytes, little-endian,
+/// and its length in the top byte (so that no two tokens share a key).
+fn packed(token: &[u8]) -> Option<u128> {
+    if token.len() > 15 {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    key[..token.len()].copy_from_slice(token);
+    key[15] = token.len() as u8;
+    Some(u128::from_le_bytes(key))
+}
+
+/// Which ASCII bytes are token characters once lowercased: `[a-z0-9]`.
+static IS_TOKEN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_lowercase() || (b as u8).is_ascii_digit();
+        b += 1;
+    }
+    table
+};
+
+/// [`split`] for an ASCII text: the whole text is lowercased in one pass
+/// into `bytes`, and the spans point at its runs of `[a-z0-9]`.
+fn split_ascii(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
+    let mut raw = RawTokens { spans: Vec::with_capacity(text.len() / 5), line_ends: Vec::new() };
+    let base = bytes.len();
+    bytes.extend_from_slice(text.as_bytes());
+    let lowered = &mut bytes[base..];
+    lowered.make_ascii_lowercase();
+    let (mut i, n) = (0, lowered.len());
+    while i < n {
+        while i < n && !IS_TOKEN_BYTE[usize::from(lowered[i])] {
+            if lowered[i] == b'\n' && raw.line_ends.last().copied().unwrap_or(0) < raw.spans.len() {
+                raw.line_ends.push(raw.spans.len());
+            }
+            i += 1;
+        }
+        let start = i;
+        while i < n && IS_TOKEN_BYTE[usize::from(lowered[i])] {
+            i += 1;
+        }
+        if i > start {
+            raw.spans.push((base + start, base + i));
+        }
+    }
+    if raw.line_ends.last().copied().unwrap_or(0) < raw.spans.len() {
+        raw.line_ends.push(raw.spans.len());
+    }
+    raw
+}
+
 /// The tokenizer's first half: lowercase as Python's `str.lower` does, and
 /// keep the runs of `[a-z0-9]`. Only two non-ASCII characters lowercase to
 /// ASCII letters: K (U+212A, Kelvin) to `k`, and İ (U+0130) to `i` followed
 /// by a combining dot, which separates.
 fn split(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
+    if text.is_ascii() { split_ascii(text, bytes) } else { split_chars(text, bytes) }
+}
+
+/// [`split`] character by character, for any text.
+fn split_chars(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
     let mut raw = RawTokens { spans: Vec::with_capacity(text.len() / 5), line_ends: Vec::new() };
     let mut start = bytes.len();
     let end_token = |raw: &mut RawTokens, start: &mut usize, bytes: &Vec<u8>| {

@@ -178,3 +178,35 @@ fn tokenizer_follows_python_lowercasing() {
     assert!(tokenize("", true).is_empty());
     assert!(tokenize("¿¡…!", false).is_empty());
 }
+
+/// The ASCII fast path of the tokenizer splits exactly as the general one.
+#[test]
+fn ascii_split_matches_char_split() {
+    let texts = [
+        "",
+        "\n\n",
+        "The Cat, sat.\nON the MAT!!\n\n  x9 Y-10\tz\n",
+        "a\nb",
+        "  leading and trailing  ",
+        "punctuation-only: ,.;!?\n---\n",
+        "averyveryverylongtokenofmorethan15bytes and short",
+    ];
+    for text in texts {
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let (a, b) = (split_ascii(text, &mut fast), split_chars(text, &mut slow));
+        let words = |raw: &RawTokens, bytes: &[u8]| -> Vec<Vec<u8>> {
+            raw.spans.iter().map(|&(s, e)| bytes[s..e].to_vec()).collect()
+        };
+        assert_eq!(words(&a, &fast), words(&b, &slow), "{text:?}");
+        assert_eq!(a.line_ends, b.line_ends, "{text:?}");
+    }
+}
+
+/// Packed keys differ for tokens that differ, including by trailing zeros.
+#[test]
+fn packed_keys_tell_tokens_apart() {
+    assert_ne!(packed(b"a"), packed(b"a0"));
+    assert_ne!(packed(b"ab"), packed(b"ba"));
+    assert_eq!(packed(b"fifteen_bytes!!"), packed(b"fifteen_bytes!!"));
+    assert!(packed(b"sixteen_bytes!!!").is_none());
+}
