@@ -172,7 +172,7 @@ impl RougeTexts {
                 .iter()
                 .map(|&(start, end)| {
                     let token = &bytes[start..end];
-                    let mut add = || {
+                    let add = || {
                         raw_vocabulary.push(token);
                         raw_vocabulary.len() as u32 - 1
                     };
