@@ -61,12 +61,22 @@ pub fn tokenize_13a(line: &str) -> String {
     spaced.push(b' ');
     // Rule 2: period and comma unless preceded by a digit,
     // `([^0-9])([\.,])` → `\1 \2 `.
-    let bytes = substitute_pairs(&spaced, |a, b| !is_digit(a) && is_period_or_comma(b), |a, b| [a, b' ', b, b' ']);
+    let bytes = substitute_pairs(
+        &spaced,
+        is_period_or_comma,
+        |a, b| !is_digit(a) && is_period_or_comma(b),
+        |a, b| [a, b' ', b, b' '],
+    );
     // Rule 3: period and comma unless followed by a digit,
     // `([\.,])([^0-9])` → ` \1 \2`.
-    let bytes = substitute_pairs(&bytes, |a, b| is_period_or_comma(a) && !is_digit(b), |a, b| [b' ', a, b' ', b]);
+    let bytes = substitute_pairs(
+        &bytes,
+        is_period_or_comma,
+        |a, b| is_period_or_comma(a) && !is_digit(b),
+        |a, b| [b' ', a, b' ', b],
+    );
     // Rule 4: dash when preceded by a digit, `([0-9])(-)` → `\1 \2 `.
-    let bytes = substitute_pairs(&bytes, |a, b| is_digit(a) && b == b'-', |a, b| [a, b' ', b, b' ']);
+    let bytes = substitute_pairs(&bytes, |c| c == b'-', |a, b| is_digit(a) && b == b'-', |a, b| [a, b' ', b, b' ']);
 
     // Only ASCII bytes were inserted, next to ASCII bytes or at character
     // boundaries, so the bytes are still UTF-8.
@@ -76,16 +86,38 @@ pub fn tokenize_13a(line: &str) -> String {
 
 /// `re.sub` for a pattern of exactly two single-character classes: scans
 /// left to right, replaces each non-overlapping match and resumes after it.
-fn substitute_pairs(bytes: &[u8], matches: impl Fn(u8, u8) -> bool, replace: impl Fn(u8, u8) -> [u8; 4]) -> Vec<u8> {
+///
+/// Every match has a `trigger` byte on one side, so the stretches between
+/// trigger bytes are copied whole: no pair starting before the byte ahead
+/// of the next trigger can match.
+fn substitute_pairs(
+    bytes: &[u8],
+    trigger: impl Fn(u8) -> bool,
+    matches: impl Fn(u8, u8) -> bool,
+    replace: impl Fn(u8, u8) -> [u8; 4],
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2);
     let mut i = 0;
     while i < bytes.len() {
-        if i + 1 < bytes.len() && matches(bytes[i], bytes[i + 1]) {
-            out.extend(replace(bytes[i], bytes[i + 1]));
-            i += 2;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+        let Some(next) = bytes[i..].iter().position(|&b| trigger(b)) else {
+            out.extend_from_slice(&bytes[i..]);
+            break;
+        };
+        let first = (i + next).saturating_sub(1).max(i);
+        out.extend_from_slice(&bytes[i..first]);
+        i = first;
+        // The pairs at the byte before the trigger and at the trigger.
+        for _ in 0..2 {
+            if i >= bytes.len() {
+                break;
+            }
+            if i + 1 < bytes.len() && matches(bytes[i], bytes[i + 1]) {
+                out.extend(replace(bytes[i], bytes[i + 1]));
+                i += 2;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
         }
     }
     out
