@@ -99,7 +99,6 @@ mod wasm {
         checks: Vec<wit::Check>,
     ) -> Vec<Result<wit::Verdict, String>> {
         install_panic_hook();
-        crate::arena::begin_call();
         let actuals: Vec<Actual> = actuals
             .into_iter()
             .map(|actual| match actual {
@@ -109,7 +108,7 @@ mod wasm {
             .collect();
         let checks: Vec<Check> =
             checks.into_iter().map(|c| Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
-        let verdicts = crate::evaluate_batch::<M>(&actuals, &checks)
+        crate::evaluate_batch::<M>(&actuals, &checks)
             .into_iter()
             .map(|result| {
                 result.map(|v| wit::Verdict {
@@ -119,10 +118,7 @@ mod wasm {
                     extras: v.extras.map(|e| e.to_string()),
                 })
             })
-            .collect();
-        drop((actuals, checks));
-        crate::arena::end_call();
-        verdicts
+            .collect()
     }
 
     /// The agent's `describe`, converted to the generated type.

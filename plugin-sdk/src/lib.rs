@@ -59,7 +59,6 @@
 extern crate self as assay_plugin_sdk;
 
 pub mod agent;
-pub mod arena;
 mod capability;
 pub mod embeddings;
 pub mod judge;

@@ -12,7 +12,7 @@
 mod tokenize;
 
 use assay_plugin_sdk::params::{self, Params, show_score};
-use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher, use_call_arena};
+use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
@@ -358,7 +358,6 @@ impl Matcher for BleuMatcher {
 }
 
 export_matcher!(BleuMatcher);
-use_call_arena!();
 
 /// The computation options from the parameters.
 fn options(params: &Params) -> Result<Options, String> {

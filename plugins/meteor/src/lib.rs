@@ -18,7 +18,7 @@
 mod score;
 
 use assay_plugin_sdk::params::{self, Params, show_score};
-use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher, use_call_arena};
+use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use serde_json::json;
 
 pub use score::{Meteor, Weights, align, meteor, single_meteor, tokenize};
@@ -61,7 +61,6 @@ impl Matcher for MeteorMatcher {
 }
 
 export_matcher!(MeteorMatcher);
-use_call_arena!();
 
 /// A number parameter in `[low, high]`, or its default.
 fn number(params: &Params, name: &str, default: f64, low: f64, high: f64) -> Result<f64, String> {

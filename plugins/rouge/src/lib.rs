@@ -19,7 +19,7 @@
 mod score;
 
 use assay_plugin_sdk::params::{self, Params, show_score};
-use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher, use_call_arena};
+use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use serde_json::{Map, json};
 
 pub use score::{ROUGE_TYPE_NAMES, RougeTexts, RougeType, Score, rouge_scores, tokenize};
@@ -68,7 +68,6 @@ impl Matcher for Rouge {
 }
 
 export_matcher!(Rouge);
-use_call_arena!();
 
 /// `types`: a non-empty list of type names, duplicates dropped, in order.
 fn types(params: &Params) -> Result<Vec<RougeType>, String> {

@@ -162,24 +162,17 @@ impl RougeTexts {
 
         // Intern the raw tokens, then map each distinct one to its final
         // (stemmed) id once: stemming is per distinct token, not per token.
-        // Tokens of up to 15 bytes (most words) are keyed by their bytes
-        // packed in an integer: no byte-slice hashing or comparison.
-        let mut short_ids: FxHashMap<u128, u32> = FxHashMap::default();
-        let mut long_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut raw_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
         let mut raw_vocabulary: Vec<&[u8]> = Vec::new();
         let mut intern_raw = |raw: &RawTokens| -> Vec<u32> {
             raw.spans
                 .iter()
                 .map(|&(start, end)| {
                     let token = &bytes[start..end];
-                    let add = || {
+                    *raw_ids.entry(token).or_insert_with(|| {
                         raw_vocabulary.push(token);
                         raw_vocabulary.len() as u32 - 1
-                    };
-                    match packed(token) {
-                        Some(key) => *short_ids.entry(key).or_insert_with(add),
-                        None => *long_ids.entry(token).or_insert_with(add),
-                    }
+                    })
                 })
                 .collect()
         };
@@ -350,18 +343,6 @@ struct RawTokens {
     spans: Vec<(usize, usize)>,
     /// The end (exclusive, into `spans`) of every line that has tokens.
     line_ends: Vec<usize>,
-}
-
-/// A token of at most 15 bytes as one integer: its bytes, little-endian,
-/// and its length in the top byte (so that no two tokens share a key).
-fn packed(token: &[u8]) -> Option<u128> {
-    if token.len() > 15 {
-        return None;
-    }
-    let mut key = [0u8; 16];
-    key[..token.len()].copy_from_slice(token);
-    key[15] = token.len() as u8;
-    Some(u128::from_le_bytes(key))
 }
 
 /// Which ASCII bytes are token characters once lowercased: `[a-z0-9]`.

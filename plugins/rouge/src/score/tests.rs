@@ -201,12 +201,3 @@ fn ascii_split_matches_char_split() {
         assert_eq!(a.line_ends, b.line_ends, "{text:?}");
     }
 }
-
-/// Packed keys differ for tokens that differ, including by trailing zeros.
-#[test]
-fn packed_keys_tell_tokens_apart() {
-    assert_ne!(packed(b"a"), packed(b"a0"));
-    assert_ne!(packed(b"ab"), packed(b"ba"));
-    assert_eq!(packed(b"fifteen_bytes!!"), packed(b"fifteen_bytes!!"));
-    assert!(packed(b"sixteen_bytes!!!").is_none());
-}
