@@ -26,17 +26,23 @@
 //! with a small object it does not equal: the actual is parsed once per
 //! batch, and each verdict message renders the actual.
 //!
-//! `rouge/single/SIZE/{native,wasm}`: one ROUGE check (rouge1, rouge2,
-//! rougeL) of a text of 1 KB or 10 KB against a reworded reference, by the
-//! rouge plugin's Rust code in-process and by its component loaded from
-//! `plugins/rouge/rouge.wasm` with the default sandbox limits.
+//! `{rouge,bleu,meteor}/single/SIZE/{native,wasm}`: one check of a metric
+//! (ROUGE: rouge1, rouge2, rougeL; sentence BLEU; METEOR) of a text of 1 KB
+//! or 10 KB against a reference that rewords every fifth word, by the
+//! plugin's Rust code in-process and by its component loaded from
+//! `plugins/NAME/NAME.wasm` with the default sandbox limits. To compare two
+//! builds of the components with one bench binary, set
+//! `ASSAY_BENCH_PLUGINS` to a directory laid out as `plugins/` (e.g.
+//! `mkdir -p /tmp/old/rouge && cp plugins/rouge/rouge.wasm /tmp/old/rouge/`).
 //!
 //! Run: `cargo bench -p assay --bench dispatch -- --warm-up-time 1 --measurement-time 3`
 
 use assay::plugin::{ActualValue, BUILTIN_MATCHERS, CheckInput, MatcherPlugin};
 use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
+use assay_plugin_bleu::BleuMatcher;
+use assay_plugin_meteor::MeteorMatcher;
 use assay_plugin_rouge::Rouge;
-use assay_plugin_sdk::{Actual, Check, evaluate_batch};
+use assay_plugin_sdk::{Actual, Check, Matcher, evaluate_batch};
 use assay_plugin_stock::Stock;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -175,25 +181,45 @@ fn rouge_texts(size: usize) -> (String, String) {
     (text, reference)
 }
 
-fn rouge(c: &mut Criterion) {
+/// The directory the metric components are loaded from: `plugins/` of
+/// this checkout, or `ASSAY_BENCH_PLUGINS` (a directory with the same
+/// layout, e.g. a copy of an older build's components) to compare two
+/// builds of the components with one bench binary.
+fn plugins_dir() -> std::path::PathBuf {
+    std::env::var_os("ASSAY_BENCH_PLUGINS")
+        .map(Into::into)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins").into())
+}
+
+/// `KEY/single/SIZE/{native,wasm}` for one metric plugin: one check of the
+/// text of [`rouge_texts`] against its reference, by the plugin's Rust code
+/// in-process (`M`) and by its component loaded from `plugins/FILE` with
+/// the default sandbox limits. Both must give the same score.
+fn metric<M: Matcher>(c: &mut Criterion, key: &'static str, file: &str) {
     let runtime = Runtime::new(Limits::default().memory_bytes);
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/rouge/rouge.wasm");
-    let bytes = std::fs::read(path).expect("plugins/rouge/rouge.wasm is built");
-    let plugin = MatcherPlugin::load(&runtime, ComponentSource::File(path.into()), &bytes, ComponentOptions::default())
-        .expect("the rouge component loads");
+    let path = plugins_dir().join(file);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("failed to read {}: {e}", path.display()));
+    let plugin = MatcherPlugin::load(&runtime, ComponentSource::File(path), &bytes, ComponentOptions::default())
+        .unwrap_or_else(|e| panic!("the {key} component loads: {e:#}"));
     for (label, size) in [("1KB", 1_000), ("10KB", 10_000)] {
         let (text, reference) = rouge_texts(size);
         let expected = serde_json::json!({ "reference": reference, "threshold": 0.5 }).to_string();
-        let native_checks = [Check { key: "rouge".into(), actual: 0, expected: expected.clone() }];
+        let native_checks = [Check { key: key.into(), actual: 0, expected: expected.clone() }];
         let native =
-            || evaluate_batch::<Rouge>(&[Actual::text(text.clone())], &native_checks).remove(0).expect("a verdict");
+            || evaluate_batch::<M>(&[Actual::text(text.clone())], &native_checks).remove(0).expect("a verdict");
         let wasm = || {
-            let inputs = [CheckInput { key: "rouge", actual: 0, expected: &expected }];
+            let inputs = [CheckInput { key, actual: 0, expected: &expected }];
             plugin.evaluate(&[ActualValue::Text(&text)], &inputs).results.remove(0).expect("a verdict")
         };
-        assert_eq!(native().score, wasm().score, "rouge {label}: native and wasm disagree");
+        let (native_score, wasm_score) = (native().score.expect("a score"), wasm().score.expect("a score"));
+        // The same up to the last bits: the component's `exp`/`ln` (bleu's
+        // geometric mean) are Rust's libm, the native ones the platform's.
+        assert!(
+            (native_score - wasm_score).abs() <= 4.0 * f64::EPSILON * native_score.abs(),
+            "{key} {label}: native {native_score} and wasm {wasm_score} disagree"
+        );
 
-        let mut group = c.benchmark_group(format!("rouge/single/{label}"));
+        let mut group = c.benchmark_group(format!("{key}/single/{label}"));
         group.throughput(Throughput::Elements(1));
         group.bench_function(BenchmarkId::from_parameter("native"), |b| b.iter(|| black_box(native())));
         group.bench_function(BenchmarkId::from_parameter("wasm"), |b| b.iter(|| black_box(wasm())));
@@ -201,5 +227,17 @@ fn rouge(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dispatch, rouge);
+fn rouge(c: &mut Criterion) {
+    metric::<Rouge>(c, "rouge", "rouge/rouge.wasm");
+}
+
+fn bleu(c: &mut Criterion) {
+    metric::<BleuMatcher>(c, "bleu", "bleu/bleu.wasm");
+}
+
+fn meteor(c: &mut Criterion) {
+    metric::<MeteorMatcher>(c, "meteor", "meteor/meteor.wasm");
+}
+
+criterion_group!(benches, dispatch, rouge, bleu, meteor);
 criterion_main!(benches);

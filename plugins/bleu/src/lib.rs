@@ -13,8 +13,8 @@ mod tokenize;
 
 use assay_plugin_sdk::params::{self, Params, show_score};
 use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
+use rustc_hash::FxHashMap;
 use serde_json::json;
-use std::collections::HashMap;
 
 pub use tokenize::{split_whitespace, tokenize_13a};
 
@@ -145,27 +145,9 @@ pub fn sentence_bleu(hypothesis: &str, references: &[&str], options: &Options) -
     let hyp_tokens = split_whitespace(&hypothesis);
     let references: Vec<String> = references.iter().map(|r| preprocess(r, options)).collect();
 
-    // The most times each n-gram occurs in any one reference.
-    let mut ref_ngrams: HashMap<&[&str], u64> = HashMap::new();
-    let mut ref_lens = Vec::with_capacity(references.len());
     let ref_tokens: Vec<Vec<&str>> = references.iter().map(|r| split_whitespace(r)).collect();
-    for tokens in &ref_tokens {
-        ref_lens.push(tokens.len());
-        for (ngram, count) in ngram_counts(tokens, order) {
-            let best = ref_ngrams.entry(ngram).or_insert(0);
-            *best = (*best).max(count);
-        }
-    }
-
-    let mut counts = vec![0u64; order];
-    let mut totals = vec![0u64; order];
-    for (ngram, count) in ngram_counts(&hyp_tokens, order) {
-        let n = ngram.len() - 1;
-        totals[n] += count;
-        if let Some(&in_ref) = ref_ngrams.get(ngram) {
-            counts[n] += count.min(in_ref);
-        }
-    }
+    let ref_lens: Vec<usize> = ref_tokens.iter().map(Vec::len).collect();
+    let (counts, totals) = clipped_counts(&hyp_tokens, &ref_tokens, order);
     let sys_len = hyp_tokens.len();
     let ref_len = closest_ref_len(sys_len, &ref_lens);
     compute_bleu(counts, totals, sys_len, ref_len, options)
@@ -188,15 +170,86 @@ fn preprocess(text: &str, options: &Options) -> String {
     }
 }
 
-/// Every n-gram of order 1 to `order` with its count.
-fn ngram_counts<'a, 'b>(tokens: &'b [&'a str], order: usize) -> HashMap<&'b [&'a str], u64> {
-    let mut counts = HashMap::new();
-    for n in 1..=order.min(tokens.len()) {
-        for ngram in tokens.windows(n) {
-            *counts.entry(ngram).or_insert(0) += 1;
+/// Per order 1 to `order`: the hypothesis's n-grams clipped by the most
+/// times each occurs in any one reference (sacrebleu's `correct`), and all
+/// the hypothesis's n-grams (`total`).
+///
+/// Tokens are interned to ids, and every distinct n-gram gets an id one
+/// order at a time: the id of an (n+1)-gram is that of the pair (its
+/// n-gram's id, its last token's id). Counting is then by index, with no
+/// hashing of token slices.
+fn clipped_counts<'t>(hypothesis: &[&'t str], references: &[Vec<&'t str>], order: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut vocabulary: FxHashMap<&'t str, u32> = FxHashMap::default();
+    let mut intern = |tokens: &[&'t str]| -> Vec<u32> {
+        tokens
+            .iter()
+            .map(|&token| {
+                let next = vocabulary.len() as u32;
+                *vocabulary.entry(token).or_insert(next)
+            })
+            .collect()
+    };
+    let hyp_tokens = intern(hypothesis);
+    let ref_tokens: Vec<Vec<u32>> = references.iter().map(|tokens| intern(tokens)).collect();
+    let mut distinct = vocabulary.len();
+
+    let mut counts = vec![0u64; order];
+    let mut totals = vec![0u64; order];
+    let mut hyp_grams = hyp_tokens.clone();
+    let mut ref_grams = ref_tokens.clone();
+    let mut pairs: FxHashMap<u64, u32> = FxHashMap::default();
+    let (mut best_in_ref, mut in_ref) = (Vec::new(), Vec::new());
+    for n in 1..=order.min(hyp_tokens.len()) {
+        if n > 1 {
+            pairs.clear();
+            extend_grams(&mut hyp_grams, &hyp_tokens, n - 1, &mut pairs);
+            for (grams, tokens) in ref_grams.iter_mut().zip(&ref_tokens) {
+                if grams.len() >= 2 {
+                    extend_grams(grams, tokens, n - 1, &mut pairs);
+                } else {
+                    grams.clear();
+                }
+            }
+            distinct = pairs.len();
         }
+        // The most times each n-gram occurs in any one reference.
+        best_in_ref.clear();
+        best_in_ref.resize(distinct, 0u32);
+        for grams in &ref_grams {
+            in_ref.clear();
+            in_ref.resize(distinct, 0u32);
+            for &gram in grams {
+                let count = &mut in_ref[gram as usize];
+                *count += 1;
+                let best = &mut best_in_ref[gram as usize];
+                *best = (*best).max(*count);
+            }
+        }
+        // Each hypothesis n-gram counts while the reference has one left.
+        let mut matches = 0;
+        for &gram in &hyp_grams {
+            let left = &mut best_in_ref[gram as usize];
+            if *left > 0 {
+                *left -= 1;
+                matches += 1;
+            }
+        }
+        counts[n - 1] = matches;
+        totals[n - 1] = hyp_grams.len() as u64;
     }
-    counts
+    (counts, totals)
+}
+
+/// Turns the ids of the k-grams of `tokens` (at least 2) into those of its
+/// (k+1)-grams.
+fn extend_grams(grams: &mut Vec<u32>, tokens: &[u32], k: usize, pairs: &mut FxHashMap<u64, u32>) {
+    let count = grams.len() - 1;
+    for i in 0..count {
+        let key = (u64::from(grams[i]) << 32) | u64::from(tokens[i + k]);
+        let next = pairs.len() as u32;
+        grams[i] = *pairs.entry(key).or_insert(next);
+    }
+    grams.truncate(count);
 }
 
 /// The reference length closest to the hypothesis length, the shorter on a

@@ -345,11 +345,57 @@ struct RawTokens {
     line_ends: Vec<usize>,
 }
 
+/// Which ASCII bytes are token characters once lowercased: `[a-z0-9]`.
+static IS_TOKEN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_lowercase() || (b as u8).is_ascii_digit();
+        b += 1;
+    }
+    table
+};
+
+/// [`split`] for an ASCII text: the whole text is lowercased in one pass
+/// into `bytes`, and the spans point at its runs of `[a-z0-9]`.
+fn split_ascii(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
+    let mut raw = RawTokens { spans: Vec::with_capacity(text.len() / 5), line_ends: Vec::new() };
+    let base = bytes.len();
+    bytes.extend_from_slice(text.as_bytes());
+    let lowered = &mut bytes[base..];
+    lowered.make_ascii_lowercase();
+    let (mut i, n) = (0, lowered.len());
+    while i < n {
+        while i < n && !IS_TOKEN_BYTE[usize::from(lowered[i])] {
+            if lowered[i] == b'\n' && raw.line_ends.last().copied().unwrap_or(0) < raw.spans.len() {
+                raw.line_ends.push(raw.spans.len());
+            }
+            i += 1;
+        }
+        let start = i;
+        while i < n && IS_TOKEN_BYTE[usize::from(lowered[i])] {
+            i += 1;
+        }
+        if i > start {
+            raw.spans.push((base + start, base + i));
+        }
+    }
+    if raw.line_ends.last().copied().unwrap_or(0) < raw.spans.len() {
+        raw.line_ends.push(raw.spans.len());
+    }
+    raw
+}
+
 /// The tokenizer's first half: lowercase as Python's `str.lower` does, and
 /// keep the runs of `[a-z0-9]`. Only two non-ASCII characters lowercase to
 /// ASCII letters: K (U+212A, Kelvin) to `k`, and İ (U+0130) to `i` followed
 /// by a combining dot, which separates.
 fn split(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
+    if text.is_ascii() { split_ascii(text, bytes) } else { split_chars(text, bytes) }
+}
+
+/// [`split`] character by character, for any text.
+fn split_chars(text: &str, bytes: &mut Vec<u8>) -> RawTokens {
     let mut raw = RawTokens { spans: Vec::with_capacity(text.len() / 5), line_ends: Vec::new() };
     let mut start = bytes.len();
     let end_token = |raw: &mut RawTokens, start: &mut usize, bytes: &Vec<u8>| {

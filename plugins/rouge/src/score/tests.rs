@@ -178,3 +178,26 @@ fn tokenizer_follows_python_lowercasing() {
     assert!(tokenize("", true).is_empty());
     assert!(tokenize("¿¡…!", false).is_empty());
 }
+
+/// The ASCII fast path of the tokenizer splits exactly as the general one.
+#[test]
+fn ascii_split_matches_char_split() {
+    let texts = [
+        "",
+        "\n\n",
+        "The Cat, sat.\nON the MAT!!\n\n  x9 Y-10\tz\n",
+        "a\nb",
+        "  leading and trailing  ",
+        "punctuation-only: ,.;!?\n---\n",
+        "averyveryverylongtokenofmorethan15bytes and short",
+    ];
+    for text in texts {
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let (a, b) = (split_ascii(text, &mut fast), split_chars(text, &mut slow));
+        let words = |raw: &RawTokens, bytes: &[u8]| -> Vec<Vec<u8>> {
+            raw.spans.iter().map(|&(s, e)| bytes[s..e].to_vec()).collect()
+        };
+        assert_eq!(words(&a, &fast), words(&b, &slow), "{text:?}");
+        assert_eq!(a.line_ends, b.line_ends, "{text:?}");
+    }
+}
