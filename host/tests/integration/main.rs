@@ -42,6 +42,8 @@ mod plugin_runtime;
 mod promptfoo_differential;
 mod promptfoo_suite;
 mod properties;
+#[cfg(unix)]
+mod release;
 mod replay;
 mod report_html;
 mod reporting;
