@@ -13,8 +13,7 @@
 use crate::errors::{ComponentLoadError, RegistryError};
 use crate::plugin::builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
 use crate::plugin::lazy::LazyPlugin;
-use crate::plugin::matcher::MatcherPlugin;
-use crate::sandbox::{Capabilities, ComponentOptions, ComponentSource, Runtime};
+use crate::sandbox::{Capabilities, Runtime};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -62,18 +61,6 @@ impl Registry {
         capabilities: &Capabilities,
     ) -> Result<Arc<LazyPlugin>, RegistryError> {
         self.add(LazyPlugin::builtin(runtime, builtin, capabilities))
-    }
-
-    /// Loads a plugin from bytes now and adds it.
-    pub fn load(
-        &mut self,
-        runtime: &Runtime,
-        source: ComponentSource,
-        bytes: &[u8],
-        options: ComponentOptions,
-    ) -> Result<Arc<LazyPlugin>, RegistryError> {
-        let plugin = MatcherPlugin::load(runtime, source, bytes, options).map_err(RegistryError::Load)?;
-        self.add(plugin)
     }
 
     /// Says which plugin answers `key` when several claim it (`[keys]` in
