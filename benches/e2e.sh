@@ -8,8 +8,11 @@
 # completions, one JSON body and server-sent events).
 #
 #   benches/e2e.sh            suites of 1,000 and 10,000 cases, one case with
-#                             a warm vs a cold compile cache, the agent-bound
-#                             run
+#                             a warm vs a cold compile cache (the generated
+#                             case, whose rouge check loads the rouge plugin,
+#                             and the cold-start target of issue 21: one case
+#                             of stock checks only against `echo`), the
+#                             agent-bound run
 #   benches/e2e.sh --100k     also 100,000 cases
 #
 # Prints the wall time, CPU time and maximum resident set size of each run.
@@ -71,7 +74,7 @@ measure() {
     [[ -f "$results/results.jsonl" ]] && lines=$(wc -l <"$results/results.jsonl")
     awk -v label="$label" -v cases="$cases" -v ns=$((ended - started)) -v user="$user" -v sys="$sys" \
         -v rss="$rss_kb" -v code="$code" -v lines="$lines" \
-        'BEGIN { printf "%-12s %8s %9.3f %9.2f %11.1f %5s %8s\n", label, cases, ns / 1e9, user + sys, rss / 1024, code, lines }'
+        'BEGIN { printf "%-16s %8s %9.3f %9.2f %11.1f %5s %8s\n", label, cases, ns / 1e9, user + sys, rss / 1024, code, lines }'
     if [[ $code -ne 0 ]]; then
         echo "  assay exited $code; its output is in $work/out-$label.txt" >&2
     fi
@@ -79,18 +82,47 @@ measure() {
 
 echo "generating suites under $work"
 "$gen" "$work/suite-1" 1 >/dev/null
+# The cold-start target of issue 21: one case against `echo` with stock
+# checks only (no plugin file: the run needs the stock plugin and the agent).
+mkdir -p "$work/suite-stock"
+: >"$work/suite-stock/assay.toml"
+cat >"$work/suite-stock/one.hocon" <<'EOF'
+{
+    "agent": "echo",
+    "interactions": [
+        {
+            "text": "Request 1: please reflect alpha and bravo back to me.",
+            "sly_data": { "id": 1 },
+            "response": {
+                "text": { "keywords": ["alpha", "Request 1:"], "not_keywords": "zulu" },
+                "sly_data": { "id": { "value": 1 } }
+            }
+        }
+    ]
+}
+EOF
 for n in "${sizes[@]}"; do
     "$gen" "$work/suite-$n" "$n" >/dev/null
 done
 
 echo
-printf '%-12s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit results
+printf '%-16s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit results
 # One case: cold = an empty compile cache each time; warm = a cache filled
-# by an earlier run.
-"$assay" run "$work/suite-1" --config "$work/suite-1/assay.toml" --quiet --results "$work/results-fill" \
-    --cache-dir "$cache" >/dev/null 2>&1
+# by an earlier run. `1-stock-*`: stock checks only (the stock plugin and
+# the echo agent are compiled); `1-rouge-*`: the generated case, whose
+# rouge check also compiles the rouge plugin from its file.
+for suite in suite-1 suite-stock; do
+    "$assay" run "$work/$suite" --config "$work/$suite/assay.toml" --quiet --results "$work/results-fill" \
+        --cache-dir "$cache" >/dev/null 2>&1
+done
 for i in 1 2 3; do
-    measure "1-cold-$i" "$work/empty-cache-$i" "$work/suite-1" 1
+    measure "1-stock-cold-$i" "$work/empty-cache-stock-$i" "$work/suite-stock" 1
+done
+for i in 1 2 3; do
+    measure "1-rouge-cold-$i" "$work/empty-cache-$i" "$work/suite-1" 1
+done
+for i in 1 2 3; do
+    measure "1-stock-warm-$i" "$cache" "$work/suite-stock" 1
 done
 for i in 1 2 3; do
     measure "1-warm-$i" "$cache" "$work/suite-1" 1

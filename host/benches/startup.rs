@@ -13,10 +13,15 @@
 //! - `load/NAME/cached`: the same load with a filled `CompileCache` in a
 //!   temporary directory (a verified artifact is deserialized instead of
 //!   compiled).
-//! - `start/cold` and `start/cached`: what `assay run` does before its first
-//!   case, in-process: a runtime with a compile cache (a fresh empty
-//!   directory each iteration for cold, a filled one for cached), the
-//!   built-in registry, the `echo` agent, one chat and one check.
+//! - `start/cold` and `start/cached`: what `assay run` does for one case of
+//!   one stock check, in-process: a runtime with a compile cache (a fresh
+//!   empty directory each iteration for cold, a filled one for cached), the
+//!   built-in registry (compiled on first use), the `echo` agent and the
+//!   stock plugin compiled one after the other, one chat and one check.
+//! - `start/cold-parallel`: the same, with `echo` and `stock` compiled at
+//!   once on two threads (as the run does before its first case).
+//! - `start/cold-eager`: the same as `start/cold` with every built-in
+//!   compiled up front, as the registry did before it compiled on first use.
 //! - `call/evaluate-warm`: one `keywords` check on a 100-byte text with an
 //!   idle instance in the plugin's pool.
 //! - `call/echo-chat`: one chat with the `echo` agent; agents get a fresh
@@ -83,17 +88,42 @@ fn echo_request() -> ChatRequest {
     ChatRequest { agent: "echo".into(), text: TEXT.into(), sly_data, ..ChatRequest::default() }
 }
 
-/// What `assay run` does before its first case, against `cache` with the
-/// cache key in `key_file`.
-fn start(cache: &std::path::Path, key_file: &std::path::Path) {
+/// How [`start`] compiles what it needs.
+#[derive(Clone, Copy)]
+enum Compile {
+    /// The agent, then the plugin when its check runs.
+    OneByOne,
+    /// The agent and the plugin at once, on two threads.
+    AtOnce,
+    /// Every built-in plugin first, then the agent.
+    Eagerly,
+}
+
+/// What `assay run` does for one case of one stock check, against `cache`
+/// with the cache key in `key_file`.
+fn start(cache: &std::path::Path, key_file: &std::path::Path, compile: Compile) {
     let runtime =
         Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::with_key_file(cache, key_file)));
-    let registry = Registry::with_builtins(&runtime).expect("the built-ins load");
+    let registry = Registry::with_builtins(&runtime).expect("the built-ins are registered");
+    let stock = registry.plugin_for("keywords").expect("stock has keywords");
     let catalog = AgentCatalog::with_demo_agents(runtime, Limits::default());
-    let echo = catalog.get("echo").expect("echo loads").expect("echo is a demo agent");
+    let echo = match compile {
+        Compile::OneByOne => catalog.get("echo"),
+        Compile::AtOnce => std::thread::scope(|scope| {
+            let plugin = scope.spawn(|| stock.get().is_ok());
+            let echo = catalog.get("echo");
+            assert!(plugin.join().expect("no panic"), "stock loads");
+            echo
+        }),
+        Compile::Eagerly => {
+            assert!(registry.plugins().iter().all(|plugin| plugin.get().is_ok()), "the built-ins load");
+            catalog.get("echo")
+        }
+    };
+    let echo = echo.expect("echo loads").expect("echo is a demo agent");
     let messages = echo.chat(&echo_request(), None).expect("echo answers");
     assert!(!messages.is_empty());
-    assert!(one_check(registry.plugin_for("keywords").expect("stock has keywords")));
+    assert!(one_check(stock.get().expect("stock loads")));
 }
 
 fn startup(c: &mut Criterion) {
@@ -137,14 +167,20 @@ fn startup(c: &mut Criterion) {
         });
     }
 
-    group.bench_function("start/cold", |b| {
-        b.iter_batched(
-            || tempfile::tempdir().expect("a temporary directory"),
-            |empty| start(empty.path(), &key_file),
-            BatchSize::PerIteration,
-        )
-    });
-    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path(), &key_file)));
+    for (name, compile) in [
+        ("start/cold", Compile::OneByOne),
+        ("start/cold-parallel", Compile::AtOnce),
+        ("start/cold-eager", Compile::Eagerly),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || tempfile::tempdir().expect("a temporary directory"),
+                |empty| start(empty.path(), &key_file, compile),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path(), &key_file, Compile::OneByOne)));
 
     group.sample_size(50).sampling_mode(SamplingMode::Auto);
     let plugin = load_stock(&cached, stock_options());

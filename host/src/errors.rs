@@ -290,7 +290,8 @@ pub enum ErrorKind {
     BadRequest,
     /// No in-process agent has that name.
     UnknownAgent,
-    /// An agent component could not be loaded.
+    /// An agent component, or a plugin compiled when its first check
+    /// runs, could not be loaded.
     Load,
     /// The agent answered with an error of its own.
     Refused,

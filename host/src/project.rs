@@ -32,7 +32,7 @@ use crate::sandbox::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod connections;
@@ -85,7 +85,8 @@ pub struct Project {
     judge: Option<Arc<RemoteJudge>>,
     embeddings: Option<Arc<RemoteEmbeddings>>,
     case_env: CaseEnv,
-    registry: OnceLock<Arc<Registry>>,
+    /// The registry, once built ([`Project::registry`]).
+    registry: Mutex<Option<Arc<Registry>>>,
     /// The promptfoo configs [`Project::discover`] read: their providers'
     /// connections, secrets and output.
     promptfoo: Mutex<Vec<Arc<promptfoo::Suite>>>,
@@ -135,7 +136,7 @@ impl Project {
             judge,
             embeddings,
             case_env,
-            registry: OnceLock::new(),
+            registry: Mutex::default(),
             promptfoo: Mutex::default(),
         })
     }
@@ -199,16 +200,26 @@ impl Project {
         promptfoo::PromptfooOutput::new(path, self.promptfoo_suites(), self.redactor())
     }
 
-    /// Every matcher plugin, loaded on first use: the built-ins, then
-    /// [`Project::plugin_files`], then (when [`Project::discover`] found
-    /// promptfoo configs and no plugin provides their keys) the embedded
-    /// promptfoo plugin; `[keys]` settles conflicts.
+    /// Every matcher plugin: the built-ins (compiled when one of their
+    /// checks first runs), then [`Project::plugin_files`] (loaded now),
+    /// then, once [`Project::discover`] has found promptfoo configs and no
+    /// plugin provides their keys, the embedded promptfoo plugin (compiled
+    /// on first use too); `[keys]` settles conflicts. Built on first use,
+    /// and again with the promptfoo plugin added when promptfoo configs are
+    /// discovered after that (the plugins loaded already are kept).
     pub fn registry(&self) -> Result<Arc<Registry>, ProjectError> {
-        if let Some(registry) = self.registry.get() {
-            return Ok(registry.clone());
-        }
-        let registry = Arc::new(self.load_registry()?);
-        Ok(self.registry.get_or_init(|| registry).clone())
+        let mut slot = self.registry.lock().expect("the registry's lock");
+        let registry = match slot.as_ref() {
+            Some(registry) => registry.clone(),
+            None => Arc::new(self.load_registry()?),
+        };
+        let registry = match self.promptfoo_suites().is_empty() || registry.has_key("pf_equals") {
+            true => registry,
+            false => Arc::new(self.with_promptfoo(&registry)?),
+        };
+        registry.check_preferences()?;
+        *slot = Some(registry.clone());
+        Ok(registry)
     }
 
     fn load_registry(&self) -> Result<Registry, ProjectError> {
@@ -236,20 +247,20 @@ impl Project {
             let loaded = self.load_plugin(&file, options)?;
             registry.add_labelled(loaded, &file.label)?;
         }
-        if !self.promptfoo_suites().is_empty() && !registry.has_key("pf_equals") {
-            // A run of promptfoo configs needs their assertions; loaded on
-            // demand, with the project's judge and embeddings as built-ins
-            // get them.
-            let embeddings = self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>);
-            let options = ComponentOptions {
-                grants: PROMPTFOO_PLUGIN.grants,
-                capabilities: Capabilities { judge: judge.clone(), embeddings },
-                ..ComponentOptions::default()
-            };
-            let source = ComponentSource::Builtin(PROMPTFOO_PLUGIN.name);
-            registry.load(&self.runtime, source, PROMPTFOO_PLUGIN.bytes, options)?;
-        }
-        registry.check_preferences()?;
+        Ok(registry)
+    }
+
+    /// `registry` and the embedded promptfoo plugin, which a run of
+    /// promptfoo configs needs for their assertions: with the project's
+    /// judge and embeddings, as built-ins get them, and compiled only when
+    /// one of its checks runs.
+    fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
+        let mut registry = registry.clone();
+        let capabilities = Capabilities {
+            judge: self.judge.clone().map(|j| j as Arc<dyn Judge>),
+            embeddings: self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>),
+        };
+        registry.add_builtin(&self.runtime, &PROMPTFOO_PLUGIN, &capabilities)?;
         Ok(registry)
     }
 

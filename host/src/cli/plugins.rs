@@ -22,7 +22,10 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
         let labelled = if label == plugin.name() { String::new() } else { format!(", labelled `{label}`") };
         writeln!(out, "{} {} ({}){labelled}", plugin.name(), plugin.version(), plugin.source())?;
         writeln!(out, "  sha256 {}", plugin.sha256())?;
-        let cache = match plugin.cache_status() {
+        // A built-in is compiled on first use: listing it compiles it, so
+        // that what the listing says of the cache is what a run meets.
+        let loaded = plugin.get().map_err(|cause| anyhow::anyhow!("{cause}"))?;
+        let cache = match loaded.cache_status() {
             CacheStatus::Hit => "loaded from the compile cache",
             CacheStatus::Compiled => "compiled, and cached",
             CacheStatus::Rebuilt => "compiled (a bad cache file was replaced)",

@@ -1,7 +1,11 @@
 //! The built-in plugins: components committed under `plugins/` (built by
 //! `cargo xtask build`) and embedded in the binary, so that assay works with
-//! a plain stable toolchain and no wasm target.
+//! a plain stable toolchain and no wasm target. Each comes with what its
+//! `describe()` answers, committed here, so that the registry knows its keys
+//! without compiling it (a test compiles each and compares); it is compiled
+//! the first time one of its checks runs ([`crate::plugin::LazyPlugin`]).
 
+use crate::plugin::matcher::MatcherKey;
 use crate::sandbox::Grants;
 
 /// One built-in matcher component.
@@ -13,6 +17,20 @@ pub struct BuiltinPlugin {
     pub bytes: &'static [u8],
     /// What the built-in policy grants it.
     pub grants: Grants,
+    /// The version its `describe()` gives.
+    pub version: &'static str,
+    /// The keys its `describe()` gives, with their summaries, in its order.
+    pub keys: &'static [(&'static str, &'static str)],
+}
+
+impl BuiltinPlugin {
+    /// Its keys as `describe()` gives them.
+    pub fn described_keys(&self) -> Vec<MatcherKey> {
+        self.keys
+            .iter()
+            .map(|(key, summary)| MatcherKey { key: (*key).to_owned(), summary: (*summary).to_owned() })
+            .collect()
+    }
 }
 
 /// Every built-in matcher component.
@@ -21,22 +39,96 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         name: "stock",
         bytes: include_bytes!("../../../plugins/stock/stock.wasm"),
         grants: Grants { log: true, judge: false, embeddings: false },
+        version: "0.1.0",
+        keys: &[
+            ("value", "the value equals the expected JSON value (5 == 5.0, no coercion)"),
+            ("less", "the value is less than the expected number or string"),
+            ("greater", "the value is greater than the expected number or string"),
+            ("keywords", "the keyword occurs in the string, is an element of the list or a key of the object"),
+        ],
     },
     BuiltinPlugin {
         name: "gist",
         bytes: include_bytes!("../../../plugins/gist/gist.wasm"),
         grants: Grants { log: true, judge: true, embeddings: false },
+        version: "0.1.0",
+        keys: &[("gist", "a language-model judge decides whether the text meets the acceptance criteria")],
     },
 ];
 
 /// The promptfoo assertions plugin (`plugins/promptfoo/`, the `pf_*`
-/// keys): embedded, but loaded only for a run that holds promptfoo configs
+/// keys): embedded, and registered for a run that holds promptfoo configs
 /// and loads no plugin of its own for them (`Project::registry`), so that
-/// `assay run promptfooconfig.yaml` needs no configuration and every other
-/// run starts as fast as before (compiling it costs ~0.8 s with an empty
-/// cache).
+/// `assay run promptfooconfig.yaml` needs no configuration. Like every
+/// built-in it is compiled only when one of its checks runs (~0.8 s with
+/// an empty cache).
 pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     name: "promptfoo",
     bytes: include_bytes!("../../../plugins/promptfoo/promptfoo.wasm"),
     grants: Grants { log: true, judge: true, embeddings: true },
+    version: "0.1.0",
+    keys: &[
+        ("pf_equals", "promptfoo equals: the output is the value (or, for a JSON value, deep-equals it)"),
+        ("pf_contains", "promptfoo contains: the output contains the value"),
+        ("pf_icontains", "promptfoo icontains: the output contains the value, ignoring case"),
+        ("pf_contains_any", "promptfoo contains-any: the output contains one of the values"),
+        ("pf_contains_all", "promptfoo contains-all: the output contains every value"),
+        ("pf_icontains_any", "promptfoo icontains-any: contains-any ignoring case"),
+        ("pf_icontains_all", "promptfoo icontains-all: contains-all ignoring case"),
+        ("pf_starts_with", "promptfoo starts-with: the output starts with the value"),
+        ("pf_regex", "promptfoo regex: the output matches the JavaScript regular expression"),
+        ("pf_is_json", "promptfoo is-json: the output is JSON (conforming to the schema in value, if any)"),
+        ("pf_contains_json", "promptfoo contains-json: the output contains a JSON object (conforming to the schema)"),
+        (
+            "pf_is_valid_openai_tools_call",
+            "promptfoo is-valid-openai-tools-call: the output is OpenAI tool calls (shape only)",
+        ),
+        ("pf_levenshtein", "promptfoo levenshtein: edit distance to the value at most the threshold (default 5)"),
+        ("pf_rouge_n", "promptfoo rouge-n: ROUGE-1 F-score against the value at least the threshold (default 0.75)"),
+        ("pf_bleu", "promptfoo bleu: BLEU-4 against the value(s) at least the threshold (default 0.5)"),
+        ("pf_similar", "promptfoo similar: embedding cosine similarity at least the threshold (default 0.75)"),
+        ("pf_llm_rubric", "promptfoo llm-rubric: the judge grades the output against the rubric"),
+        (
+            "pf_model_graded_closedqa",
+            "promptfoo model-graded-closedqa: the judge decides whether the output meets the criterion",
+        ),
+        ("pf_factuality", "promptfoo factuality: the judge compares the output's facts with the reference answer"),
+        ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
+        ("pf_cost", "promptfoo cost: the response cost at most threshold"),
+    ],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::first_party_for;
+    use crate::plugin::matcher::MatcherPlugin;
+    use crate::sandbox::{ComponentOptions, ComponentSource, Runtime};
+
+    /// The tables cannot drift from the components: each built-in is
+    /// compiled and its own `describe()` compared with its table.
+    #[test]
+    fn every_builtin_describes_itself_as_its_table_says() {
+        let runtime = Runtime::default();
+        for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN]) {
+            let options = ComponentOptions { grants: builtin.grants, ..ComponentOptions::default() };
+            let plugin = MatcherPlugin::load(&runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options)
+                .unwrap_or_else(|e| panic!("{}: {e}", builtin.name));
+            assert_eq!(
+                (plugin.name(), plugin.version(), plugin.keys()),
+                (builtin.name, builtin.version, builtin.described_keys().as_slice()),
+                "the table of the built-in `{}` (plugin/builtin.rs) differs from its describe()",
+                builtin.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_promptfoo_plugin_has_the_keys_first_party_lists_for_it() {
+        for (key, _) in PROMPTFOO_PLUGIN.keys {
+            assert_eq!(first_party_for(key).map(|p| p.label), Some("promptfoo"), "{key}");
+        }
+        let listed = first_party_for("pf_equals").unwrap().keys;
+        assert_eq!(listed.len(), PROMPTFOO_PLUGIN.keys.len());
+    }
+}

@@ -270,6 +270,7 @@ pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) ->
             let kind = match &error {
                 EvaluationError::Rejected(_) => ErrorKind::Rejected,
                 EvaluationError::Fault { fault, .. } => fault.kind(),
+                EvaluationError::Unavailable { .. } => ErrorKind::Load,
             };
             Verdict::error(kind, error.to_string())
         }

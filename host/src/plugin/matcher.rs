@@ -72,6 +72,14 @@ pub enum EvaluationError {
         /// What happened.
         fault: Fault,
     },
+    /// The plugin could not be loaded when its first check ran (it is
+    /// compiled on first use); every check handed to it gets this.
+    Unavailable {
+        /// The plugin's name.
+        plugin: String,
+        /// The load error.
+        cause: String,
+    },
 }
 
 impl fmt::Display for EvaluationError {
@@ -79,6 +87,9 @@ impl fmt::Display for EvaluationError {
         match self {
             EvaluationError::Rejected(message) => f.write_str(message),
             EvaluationError::Fault { plugin, fault } => write!(f, "plugin `{plugin}` {fault}"),
+            EvaluationError::Unavailable { plugin, cause } => {
+                write!(f, "plugin `{plugin}` could not be loaded: {cause}")
+            }
         }
     }
 }

@@ -1,25 +1,29 @@
 //! Matchers: the sandboxed components that answer assertion keys.
 //!
-//! The main type is the [`Registry`], which maps assertion keys to loaded
-//! [`MatcherPlugin`]s. A plugin is a component of the
+//! The main type is the [`Registry`], which maps assertion keys to
+//! [`LazyPlugin`]s: [`MatcherPlugin`]s known by their description and
+//! compiled on first use. A plugin is a component of the
 //! `assay:plugin/capable-matcher-plugin` world (version 0.2.0, or the
 //! frozen 0.1.0, whose capability errors are strings) hosted by the sandbox
 //! ([`crate::sandbox`]: runtime, limits, grants, compile cache); this
 //! module keeps what is particular to matchers: `matcher.rs` (describe,
 //! batched evaluation, output caps, score validation), `dispatch.rs` (the
 //! planned checks on one response, one batch per plugin), `registry.rs`
-//! (keys, labels, `[keys]` preferences), `builtin.rs` (the plugins embedded
-//! in the binary) and `first_party.rs` (the metric plugins that ship beside
+//! (keys, labels, `[keys]` preferences), `lazy.rs` (a plugin compiled on
+//! first use), `builtin.rs` (the plugins embedded in the binary, with their
+//! descriptions) and `first_party.rs` (the metric plugins that ship beside
 //! it).
 
 mod builtin;
 mod dispatch;
 mod first_party;
+mod lazy;
 mod matcher;
 mod registry;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin, PROMPTFOO_PLUGIN};
 pub use dispatch::{PluginLog, ResponseView, UnknownKey, evaluate, evaluate_one, verdict_of};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
+pub use lazy::LazyPlugin;
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};
 pub use registry::Registry;

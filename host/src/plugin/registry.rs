@@ -1,21 +1,26 @@
 //! The [`Registry`]: which plugin answers each assertion key.
 //!
+//! It holds [`LazyPlugin`]s: a built-in is registered by its committed
+//! description and compiled the first time one of its checks runs, so a run
+//! compiles only the plugins it uses; a plugin from a file is loaded (and so
+//! described) when added.
+//!
 //! Every plugin has a label (its `[plugins.NAME]`, its file's stem, or a
 //! built-in's name), unique in the registry: `[keys]` names the winner of a
 //! key by label, so a second plugin under the same label could take a key
 //! meant for the first.
 
 use crate::errors::{ComponentLoadError, RegistryError};
-use crate::plugin::builtin::BUILTIN_MATCHERS;
-use crate::plugin::matcher::MatcherPlugin;
-use crate::sandbox::{Capabilities, ComponentOptions, ComponentSource, Runtime};
+use crate::plugin::builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
+use crate::plugin::lazy::LazyPlugin;
+use crate::sandbox::{Capabilities, Runtime};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Maps assertion keys (from each plugin's `describe()`) to plugins.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Registry {
-    plugins: Vec<Arc<MatcherPlugin>>,
+    plugins: Vec<Arc<LazyPlugin>>,
     /// The name each plugin was configured under (its `[plugins.NAME]`, or
     /// its own name).
     labels: Vec<String>,
@@ -38,30 +43,24 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Loads every built-in plugin: granted what the built-in policy grants
-    /// it, with the backends in `capabilities`.
+    /// Adds every built-in plugin ([`BUILTIN_MATCHERS`]), to be compiled on
+    /// first use: granted what the built-in policy grants it, with the
+    /// backends in `capabilities`.
     pub fn add_builtins(&mut self, runtime: &Runtime, capabilities: &Capabilities) -> Result<(), RegistryError> {
         for builtin in BUILTIN_MATCHERS {
-            let options = ComponentOptions {
-                grants: builtin.grants,
-                capabilities: capabilities.clone(),
-                ..ComponentOptions::default()
-            };
-            self.load(runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options)?;
+            self.add_builtin(runtime, builtin, capabilities)?;
         }
         Ok(())
     }
 
-    /// Loads a plugin from bytes and adds it.
-    pub fn load(
+    /// Adds one built-in plugin, to be compiled on first use, under its name.
+    pub fn add_builtin(
         &mut self,
         runtime: &Runtime,
-        source: ComponentSource,
-        bytes: &[u8],
-        options: ComponentOptions,
-    ) -> Result<Arc<MatcherPlugin>, RegistryError> {
-        let plugin = MatcherPlugin::load(runtime, source, bytes, options).map_err(RegistryError::Load)?;
-        self.add(plugin)
+        builtin: &BuiltinPlugin,
+        capabilities: &Capabilities,
+    ) -> Result<Arc<LazyPlugin>, RegistryError> {
+        self.add(LazyPlugin::builtin(runtime, builtin, capabilities))
     }
 
     /// Says which plugin answers `key` when several claim it (`[keys]` in
@@ -71,16 +70,23 @@ impl Registry {
         self.preferences.insert(key.to_owned(), plugin.to_owned());
     }
 
-    /// Adds a loaded plugin under its own name.
-    pub fn add(&mut self, plugin: MatcherPlugin) -> Result<Arc<MatcherPlugin>, RegistryError> {
+    /// Adds a plugin (loaded, or to be compiled on first use) under its own
+    /// name.
+    pub fn add(&mut self, plugin: impl Into<LazyPlugin>) -> Result<Arc<LazyPlugin>, RegistryError> {
+        let plugin = plugin.into();
         let label = plugin.name().to_owned();
         self.add_labelled(plugin, &label)
     }
 
-    /// Adds a loaded plugin configured as `label`. A label already taken is
-    /// an error naming both plugins; so is a key another plugin already
-    /// claims, unless a preference settles it.
-    pub fn add_labelled(&mut self, plugin: MatcherPlugin, label: &str) -> Result<Arc<MatcherPlugin>, RegistryError> {
+    /// Adds a plugin (loaded, or to be compiled on first use) configured as
+    /// `label`. A label already taken is an error naming both plugins; so is
+    /// a key another plugin already claims, unless a preference settles it.
+    pub fn add_labelled(
+        &mut self,
+        plugin: impl Into<LazyPlugin>,
+        label: &str,
+    ) -> Result<Arc<LazyPlugin>, RegistryError> {
+        let plugin = plugin.into();
         if let Some(other) = self.labels.iter().position(|l| l == label) {
             return Err(RegistryError::DuplicateLabel {
                 label: label.to_owned(),
@@ -132,9 +138,38 @@ impl Registry {
         Ok(())
     }
 
-    /// The plugin that answers `key` (lowercase, without `not_`).
-    pub fn plugin_for(&self, key: &str) -> Option<&Arc<MatcherPlugin>> {
+    /// The plugin that answers `key` (lowercase, without `not_`); compiled
+    /// when one of its checks first runs.
+    pub fn plugin_for(&self, key: &str) -> Option<&Arc<LazyPlugin>> {
         self.keys.get(key).map(|&index| &self.plugins[index])
+    }
+
+    /// Compiles the plugins that answer `keys` and are not compiled yet, at
+    /// once, each on a blocking thread: the run calls it (beside compiling
+    /// the case's agent) before a case starts, so that no check's deadline
+    /// pays for compilation. A plugin that fails to load is left to fail its
+    /// checks.
+    pub async fn prepare<'k>(&self, keys: impl IntoIterator<Item = &'k str>) {
+        let mut pending: Vec<Arc<LazyPlugin>> = Vec::new();
+        for key in keys {
+            if let Some(plugin) = self.plugin_for(key)
+                && !plugin.is_loaded()
+                && !pending.iter().any(|p| Arc::ptr_eq(p, plugin))
+            {
+                pending.push(plugin.clone());
+            }
+        }
+        let loads: Vec<_> = pending
+            .into_iter()
+            .map(|plugin| {
+                tokio::task::spawn_blocking(move || {
+                    let _ = plugin.get();
+                })
+            })
+            .collect();
+        for load in loads {
+            let _ = load.await;
+        }
     }
 
     /// Whether some plugin answers `key`.
@@ -142,20 +177,20 @@ impl Registry {
         self.keys.contains_key(key)
     }
 
-    /// Every loaded plugin, in load order.
-    pub fn plugins(&self) -> &[Arc<MatcherPlugin>] {
+    /// Every plugin, in the order added.
+    pub fn plugins(&self) -> &[Arc<LazyPlugin>] {
         &self.plugins
     }
 
     /// How many requests the judge its plugins ask answers at once (the
     /// largest, if they ask several), when some plugin is granted a
-    /// configured judge.
+    /// configured judge (whether or not it is compiled yet).
     pub fn judge_concurrency(&self) -> Option<usize> {
         self.plugins.iter().filter_map(|plugin| plugin.judge()).map(|judge| judge.concurrency()).max()
     }
 
-    /// Every loaded plugin with its label, in load order.
-    pub fn labelled(&self) -> impl Iterator<Item = (&str, &Arc<MatcherPlugin>)> {
+    /// Every plugin with its label, in the order added.
+    pub fn labelled(&self) -> impl Iterator<Item = (&str, &Arc<LazyPlugin>)> {
         self.labels.iter().map(String::as_str).zip(&self.plugins)
     }
 

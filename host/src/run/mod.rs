@@ -298,8 +298,9 @@ const CASES_PER_SLOT: usize = 2;
 
 /// Starts each case as the source yields it, with at most a bounded number
 /// in flight, and sends each result as its case is decided. A direct agent
-/// is compiled the first time a case needs it, before that case starts, so
-/// that no request's deadline pays for compilation. A replay gives each
+/// and the plugins of a case's checks are compiled the first time a case
+/// needs them, at once, before that case starts, so that no request's or
+/// check's deadline pays for compilation. A replay gives each
 /// case its recording, and ends a case it has none for with that error.
 /// Once `cancelled` is set, it starts no further case (one read while it
 /// waited included).
@@ -381,9 +382,9 @@ async fn admit(
             continue;
         }
         let asks_direct = job.recording.is_none() && job.connections.contains(&Connection::Direct);
-        if asks_direct && prepared.insert(job.agent.clone()) {
-            context.agents.prepare([job.agent.clone()]).await;
-        }
+        let agent = (asks_direct && prepared.insert(job.agent.clone())).then(|| job.agent.clone());
+        let keys = job.turns.iter().flat_map(|turn| &turn.checks).map(|check| check.key.as_str());
+        tokio::join!(context.agents.prepare(agent), context.registry.prepare(keys));
         let task = CaseTask {
             context: context.clone(),
             job: Arc::new(job),

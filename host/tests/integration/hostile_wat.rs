@@ -40,7 +40,7 @@ fn a_start_function_that_never_returns_is_stopped_by_the_instantiation_deadline(
 
     // The host goes on: the built-in plugin still loads and evaluates.
     let registry = Registry::with_builtins(runtime()).unwrap();
-    let stock = registry.plugin_for("keywords").unwrap();
+    let stock = registry.plugin_for("keywords").unwrap().get().unwrap();
     let output = eval_one(stock, "keywords", "The Beatles were from Liverpool", "\"Beatles\"");
     let evaluation = output.results[0].as_ref().unwrap();
     assert!(evaluation.pass);

@@ -35,6 +35,7 @@ mod hostile_wat;
 mod judge;
 mod judge_concurrency;
 mod judge_server;
+mod lazy_registry;
 mod merge;
 mod metrics;
 mod plugin_config;

@@ -32,7 +32,7 @@ fn passes_count(plugin: &assay::plugin::MatcherPlugin) -> String {
 #[test]
 fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
     let registry = Registry::with_builtins(runtime()).unwrap();
-    let stock = registry.plugin_for("keywords").unwrap();
+    let stock = registry.plugin_for("keywords").unwrap().get().unwrap();
     assert_eq!(stock.name(), "stock");
     let actuals = [ActualValue::Text("The Beatles were from Liverpool"), ActualValue::Json("19481.0")];
     let checks = [
@@ -386,8 +386,8 @@ fn instances_the_pool_has_no_slot_for_are_made_on_demand() {
     let runtime = assay::sandbox::Runtime::with_pool_slots(Limits::default().memory_bytes, None, 1);
     assert!(runtime.is_pooling());
     let registry = Registry::with_builtins(&runtime).unwrap();
-    let stock = registry.plugin_for("keywords").unwrap();
-    let gist = registry.plugin_for("gist").unwrap();
+    let stock = registry.plugin_for("keywords").unwrap().get().unwrap();
+    let gist = registry.plugin_for("gist").unwrap().get().unwrap();
     let output = eval_one(stock, "keywords", "The Beatles were from Liverpool", "\"Beatles\"");
     assert!(output.results[0].as_ref().unwrap().pass);
     let output = eval_one(gist, "gist", "text", "\"criteria\"");
