@@ -289,11 +289,7 @@ pub(crate) fn panic_message(error: tokio::task::JoinError) -> String {
     if error.is_cancelled() {
         return "its task was cancelled".to_owned();
     }
-    panic_text(error.into_panic().as_ref())
-}
-
-/// What a panic's payload says.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    let payload = error.into_panic();
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -405,27 +401,22 @@ async fn admit(
         };
         let results = results.clone();
         let identity = Identity::of(&task.job);
-        // Every case is reported, its task's panic as an error, never lost:
-        // an in-process case by its own thread (no task to join, one hand-off
-        // fewer), any other by a task joining its task.
-        match slot {
+        let handle = match slot {
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
                 tokio::task::spawn_blocking(move || {
                     let _slot = slot;
-                    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.run_in_process(&runtime)));
-                    let result = ran.unwrap_or_else(|panic| identity.internal_error(&panic_text(panic.as_ref())));
-                    let _ = results.send(Admission::Finished { seq, result, place: permit });
-                });
+                    task.run_in_process(&runtime)
+                })
             }
-            None => {
-                let handle = tokio::spawn(async move { task.run().await });
-                tokio::spawn(async move {
-                    let result = handle.await.unwrap_or_else(|error| identity.internal_error(&panic_message(error)));
-                    let _ = results.send(Admission::Finished { seq, result, place: permit });
-                });
-            }
-        }
+            None => tokio::spawn(async move { task.run().await }),
+        };
+        // Every case's task is joined: a case whose task panicked is
+        // reported as an error, never lost.
+        tokio::spawn(async move {
+            let result = handle.await.unwrap_or_else(|error| identity.internal_error(error));
+            let _ = results.send(Admission::Finished { seq, result, place: permit });
+        });
     }
 }
 
@@ -449,12 +440,13 @@ impl Identity {
         }
     }
 
-    /// The result of a case whose task panicked (`why`).
-    fn internal_error(self, why: &str) -> CaseResult {
+    /// The result of a case whose task panicked.
+    fn internal_error(self, error: tokio::task::JoinError) -> CaseResult {
         self.failed(RunError {
             kind: ErrorKind::Internal,
             message: format!(
-                "internal error: the case's task stopped before deciding it ({why}); this is a bug in assay, please report it"
+                "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
+                panic_message(error)
             ),
         })
     }
