@@ -18,7 +18,8 @@
 # Prints the wall time, CPU time and maximum resident set size of each run.
 # Work files go under $ASSAY_E2E_DIR (default /tmp/assay-e2e), which is
 # cleared first. Set ASSAY_E2E_SKIP_BUILD=1 to use the binaries already
-# built.
+# built, and ASSAY_BIN=PATH to measure another build of assay (a "before"
+# binary) with this checkout's suites.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,7 +43,7 @@ fi
 if [[ "${ASSAY_E2E_SKIP_BUILD:-}" != 1 ]]; then
     cargo build --release -p assay --bin assay --example gen_suite
 fi
-assay="$root/target/release/assay"
+assay="${ASSAY_BIN:-$root/target/release/assay}"
 gen="$root/target/release/examples/gen_suite"
 
 work="${ASSAY_E2E_DIR:-/tmp/assay-e2e}"

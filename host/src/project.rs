@@ -17,14 +17,15 @@ use crate::backend::{
     RemoteJudge,
 };
 use crate::case::{
-    CaseEnv, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with, read_scenario_file,
+    CaseEnv, CaseFiles, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with,
+    read_scenario_file,
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
 use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
 use crate::promptfoo;
 use crate::report::Redactor;
-use crate::run::{CaseAdjustment, CaseFilter, CaseReader, CaseSource, PendingCase, RunOptions, Runner};
+use crate::run::{CaseAdjustment, CaseFilter, CaseSource, PendingCases, RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::{
@@ -36,8 +37,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod connections;
+mod discovery;
 mod lock;
 pub use connections::CaseNames;
+pub use discovery::{CaseSelection, Discovered, DiscoveredCases};
 pub use lock::{Lock, Pin, PinEntry};
 
 /// What a project is opened with: plain data, every field optional. The
@@ -415,34 +418,36 @@ impl Project {
 
     /// The cases `paths` name (files, directories searched for `*.hocon`
     /// and `*.suite.toml`, globs) that `filter` selects: a test case file is
-    /// one case, a suite file one per line of its spec files (read now, to
-    /// know their ids: see [`crate::suite`]).
-    pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Vec<PendingCase>, ProjectError> {
-        let files = discover_with(paths, RUN_EXTENSIONS)?;
+    /// one case, a suite file one per line of its spec files (read when the
+    /// walk reaches it: see [`crate::suite`]), a promptfoo config one per
+    /// cell of its table (read now: its providers' connections and secrets
+    /// are the project's from here on). The cases are found as they are
+    /// asked for ([`Discovered`]); what is wrong with the paths themselves,
+    /// and a filter that selects nothing, are errors now.
+    pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
+        let files = CaseFiles::find(paths, RUN_EXTENSIONS)?;
+        let mut expanded = HashMap::new();
+        for file in files.listed() {
+            if expanded.contains_key(&file.path) || !promptfoo::is_config(&file.path) {
+                continue;
+            }
+            let var = |name: &str| self.var(name).map(str::to_owned);
+            let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
+            let context = promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env };
+            let (cases, suite) = promptfoo::expand(file, &context);
+            self.promptfoo.lock().expect("the promptfoo suites' lock").extend(suite);
+            expanded.insert(file.path.clone(), discovery::Expanded::new(cases));
+        }
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
-        let mut expanded: Vec<PendingCase> = Vec::new();
-        for file in files {
-            if promptfoo::is_config(&file.path) {
-                let var = |name: &str| self.var(name).map(str::to_owned);
-                let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
-                let context = promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env };
-                let (cases, suite) = promptfoo::expand(&file, &context);
-                expanded.extend(cases);
-                self.promptfoo.lock().expect("the promptfoo suites' lock").extend(suite);
-            } else {
-                expanded.extend(crate::suite::expand_all(vec![file]));
-            }
+        let discovered = Discovered::new(files, expanded, filter.cloned());
+        if let Some(filter) = filter
+            && discovered.is_empty()
+        {
+            return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
         }
-        let mut cases = crate::run::with_distinct_ids(expanded);
-        if let Some(filter) = filter {
-            cases.retain(|case| filter.matches(case.id()));
-            if cases.is_empty() {
-                return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
-            }
-        }
-        Ok(cases)
+        Ok(discovered)
     }
 
     /// The scenarios under `paths` (YAML, HOCON or JSON files), each read
@@ -487,15 +492,15 @@ impl Project {
             .collect())
     }
 
-    /// `files` (what [`Project::discover`] found, or case files) read and
-    /// planned as the run goes, each case changed by `adjust`
+    /// `cases` (what [`Project::discover`] found, or a list of case files)
+    /// read and planned as the run goes, each case changed by `adjust`
     /// (`--connection`, `--samples`).
-    pub fn cases<C: CaseReader + 'static>(
+    pub fn cases(
         &self,
-        files: Vec<C>,
+        cases: impl Into<PendingCases>,
         adjust: Option<CaseAdjustment>,
     ) -> Result<CaseSource, ProjectError> {
-        Ok(CaseSource::read(files, self.case_names()?, Arc::new(self.case_env.clone()), adjust))
+        Ok(CaseSource::read(cases, self.case_names()?, Arc::new(self.case_env.clone()), adjust))
     }
 
     /// A runner with the project's matchers and agents.

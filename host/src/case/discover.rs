@@ -7,10 +7,16 @@
 //! links into them, and links in path order, so a case reachable both ways
 //! keeps the id of its real path, and ids do not depend on the order the
 //! file system lists entries in.
+//!
+//! [`CaseFiles`] finds them as they are asked for: checking the inputs
+//! lists their directories (small: directories, not files), and the walk
+//! then lists one directory at a time, in path order, so that a run of
+//! many files starts at once and holds few paths.
 
 use crate::errors::DiscoverError;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// A test case file and the id its case will have.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,43 +71,173 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
 
 /// [`discover`], searching directories for files with any of `extensions`.
 pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
-    let mut files = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for input in inputs {
-        for file in discover_one(input, extensions)? {
-            if seen.insert(file.path.clone()) {
-                files.push(file);
-            }
-        }
-    }
-    Ok(files)
+    CaseFiles::find(inputs, extensions)?.into_iter().collect()
 }
 
-fn discover_one(input: &Path, extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
-    let text = input.to_string_lossy();
-    if input.is_dir() {
-        let wanted = |path: &Path| extensions.iter().any(|x| has_extension(path, x));
-        let paths = walk(input, true, wanted)
-            .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
-        return Ok(paths
-            .into_iter()
-            .map(|path| {
-                let relative = path.strip_prefix(input).unwrap_or(&path).to_path_buf();
-                CaseFile { id: id_of(&relative), path }
-            })
-            .collect());
+/// The test case files `inputs` name, in [`discover`]'s order, found as
+/// they are asked for: a directory's files are listed one directory at a
+/// time, so that a walk of many files holds few of them at once. Finding
+/// them checks every input (a path that does not exist, a glob matching
+/// nothing, a directory that cannot be read are errors then); walking them
+/// again (a clone) finds the same files while the tree does not change.
+#[derive(Clone, Debug)]
+pub struct CaseFiles {
+    inputs: Arc<[Input]>,
+    extensions: Arc<[String]>,
+}
+
+/// One input of [`CaseFiles`]: a directory to walk, or the files of a path
+/// or glob, found when it was checked.
+#[derive(Debug)]
+enum Input {
+    Folder { root: PathBuf, folders: HashSet<PathBuf> },
+    Files(Vec<CaseFile>),
+}
+
+impl CaseFiles {
+    /// Checks `inputs` (files, directories searched for files with any of
+    /// `extensions`, globs) and lists their directories.
+    pub fn find(inputs: &[PathBuf], extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
+        let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
+        let found = inputs.iter().map(|input| Input::find(input)).collect::<Result<_, _>>()?;
+        Ok(CaseFiles { inputs: found, extensions })
     }
-    if input.is_file() {
-        return Ok(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]);
+
+    /// The files named by path or glob (not found by walking a directory),
+    /// in order.
+    pub fn listed(&self) -> impl Iterator<Item = &CaseFile> {
+        self.inputs.iter().flat_map(|input| match input {
+            Input::Files(files) => files.as_slice(),
+            Input::Folder { .. } => &[],
+        })
     }
-    if text.contains(['*', '?', '[']) {
-        let paths = glob_files(&text)?;
-        if paths.is_empty() {
-            return Err(DiscoverError::NoMatch { pattern: text.to_string() });
+
+    /// Whether it holds no file: the first is looked for.
+    pub fn is_empty(&self) -> bool {
+        self.clone().into_iter().next().is_none()
+    }
+}
+
+impl Input {
+    fn find(input: &Path) -> Result<Input, DiscoverError> {
+        let text = input.to_string_lossy();
+        if input.is_dir() {
+            let folders = folders(input, true)
+                .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
+            return Ok(Input::Folder { root: input.to_path_buf(), folders });
         }
-        return Ok(paths.into_iter().map(|path| CaseFile { id: id_of(&path), path }).collect());
+        if input.is_file() {
+            return Ok(Input::Files(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]));
+        }
+        if text.contains(['*', '?', '[']) {
+            let paths = glob_files(&text)?;
+            if paths.is_empty() {
+                return Err(DiscoverError::NoMatch { pattern: text.to_string() });
+            }
+            return Ok(Input::Files(paths.into_iter().map(|path| CaseFile { id: id_of(&path), path }).collect()));
+        }
+        Err(DiscoverError::NotFound { path: input.to_path_buf() })
     }
-    Err(DiscoverError::NotFound { path: input.to_path_buf() })
+}
+
+impl IntoIterator for CaseFiles {
+    type Item = Result<CaseFile, DiscoverError>;
+    type IntoIter = CaseFileWalk;
+
+    fn into_iter(self) -> CaseFileWalk {
+        // Inputs that overlap (`cases cases/a.hocon`) would name a file
+        // twice: with one input, no file comes twice.
+        let seen = (self.inputs.len() > 1).then(HashSet::new);
+        CaseFileWalk { files: self, next_input: 0, current: None, seen, hasher: PathHasher::default() }
+    }
+}
+
+/// [`CaseFiles`] as they are found.
+#[derive(Debug)]
+pub struct CaseFileWalk {
+    files: CaseFiles,
+    next_input: usize,
+    current: Option<Current>,
+    /// The files yielded already, by a 128-bit hash of their paths, when
+    /// there is more than one input.
+    seen: Option<HashSet<u128>>,
+    hasher: PathHasher,
+}
+
+/// Where a [`CaseFileWalk`] is in its current input.
+#[derive(Debug)]
+enum Current {
+    Walk { input: usize, walk: Walk },
+    Files { input: usize, next: usize },
+}
+
+impl Iterator for CaseFileWalk {
+    type Item = Result<CaseFile, DiscoverError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let found = match &mut self.current {
+                None => {
+                    let input = self.next_input;
+                    self.next_input += 1;
+                    self.current = Some(match self.files.inputs.get(input)? {
+                        Input::Folder { root, .. } => Current::Walk { input, walk: Walk::new(root) },
+                        Input::Files(_) => Current::Files { input, next: 0 },
+                    });
+                    continue;
+                }
+                Some(Current::Files { input, next }) => {
+                    let Input::Files(files) = &self.files.inputs[*input] else { unreachable!("a list of files") };
+                    let file = files.get(*next).cloned();
+                    *next += 1;
+                    file.map(Ok)
+                }
+                Some(Current::Walk { input, walk }) => {
+                    let Input::Folder { root, folders } = &self.files.inputs[*input] else { unreachable!("a folder") };
+                    let extensions = &self.files.extensions;
+                    let wanted = |path: &Path| extensions.iter().any(|x| has_extension(path, x));
+                    walk.next(folders, true, wanted).map(|found| {
+                        found
+                            .map(|path| {
+                                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                                CaseFile { id: id_of(&relative), path }
+                            })
+                            .map_err(|e| DiscoverError::Io { path: root.clone(), error: e.to_string() })
+                    })
+                }
+            };
+            let Some(found) = found else {
+                self.current = None;
+                continue;
+            };
+            if let (Some(seen), Ok(file)) = (&mut self.seen, &found)
+                && !seen.insert(self.hasher.hash(&file.path))
+            {
+                continue;
+            }
+            return Some(found);
+        }
+    }
+}
+
+/// A 128-bit hash of paths (two SipHashes with keys of their own), for sets
+/// that must stay small however many paths they hold: two paths share one
+/// with a probability of about 2^-128.
+#[derive(Debug, Default)]
+pub(crate) struct PathHasher {
+    low: std::hash::RandomState,
+    high: std::hash::RandomState,
+}
+
+impl PathHasher {
+    pub(crate) fn hash(&self, path: &Path) -> u128 {
+        self.hash_bytes(path.as_os_str().as_encoded_bytes())
+    }
+
+    pub(crate) fn hash_bytes(&self, bytes: &[u8]) -> u128 {
+        use std::hash::BuildHasher;
+        (u128::from(self.high.hash_one(bytes)) << 64) | u128::from(self.low.hash_one(bytes))
+    }
 }
 
 /// The files a glob pattern matches, sorted. A pattern with `**` is matched
@@ -125,8 +261,14 @@ fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, DiscoverError> {
     }
     // The same options `glob::glob` matches with.
     let options = glob::MatchOptions::new();
-    walk(&base, false, |path| matcher.matches_path_with(path, options))
-        .map_err(|e| DiscoverError::Io { path: base.clone(), error: e.to_string() })
+    let io = |e: std::io::Error| DiscoverError::Io { path: base.clone(), error: e.to_string() };
+    let folders = folders(&base, false).map_err(io)?;
+    let mut walk = Walk::new(&base);
+    let mut paths = Vec::new();
+    while let Some(path) = walk.next(&folders, false, |path| matcher.matches_path_with(path, options)) {
+        paths.push(path.map_err(io)?);
+    }
+    Ok(paths)
 }
 
 /// How a directory is known when looking for cycles: its device and inode
@@ -149,51 +291,125 @@ fn dir_id(dir: &Path) -> std::io::Result<DirId> {
     std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })
 }
 
-/// Every file under `root` that `wanted` keeps, sorted, skipping hidden
-/// entries when `skip_hidden`. Each directory is read once, under the path
-/// that claimed it first: real directories claim as they are found; the
+/// An entry of a directory as a walk sees it, skipping hidden entries when
+/// `skip_hidden`: its path (joined by hand, so that a walk of "" yields
+/// `a/b`, not `./a/b`) and type.
+fn entries(dir: &Path, skip_hidden: bool) -> std::io::Result<Vec<(PathBuf, std::fs::FileType)>> {
+    let listing = std::fs::read_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+    let mut entries = Vec::new();
+    for entry in listing {
+        let entry = entry?;
+        if skip_hidden && entry.file_name().as_encoded_bytes().starts_with(b".") {
+            continue;
+        }
+        entries.push((dir.join(entry.file_name()), entry.file_type()?));
+    }
+    Ok(entries)
+}
+
+/// The directories a walk of `root` reads, each under the path that claimed
+/// it first: real directories claim as they are found (in path order); the
 /// links found in a round claim their targets after it, in path order (a
 /// link to a directory already claimed is skipped), and are read in the
-/// next round.
-fn walk(root: &Path, skip_hidden: bool, wanted: impl Fn(&Path) -> bool) -> std::io::Result<Vec<PathBuf>> {
+/// next round. Only directories are kept, so that this is small however
+/// many files there are.
+fn folders(root: &Path, skip_hidden: bool) -> std::io::Result<HashSet<PathBuf>> {
     let mut visited: HashSet<DirId> = HashSet::from([dir_id(root)?]);
-    let mut files = Vec::new();
+    let mut claimed = HashSet::from([root.to_path_buf()]);
     let mut real = vec![root.to_path_buf()];
     loop {
         let mut links = Vec::new();
         while let Some(dir) = real.pop() {
-            let listing = std::fs::read_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { &dir })?;
-            for entry in listing {
-                let entry = entry?;
-                if skip_hidden && entry.file_name().to_string_lossy().starts_with('.') {
-                    continue;
-                }
-                // Joined by hand so that a walk of "" yields `a/b`, not `./a/b`.
-                let path = dir.join(entry.file_name());
-                let kind = entry.file_type()?;
+            let mut found = entries(&dir, skip_hidden)?;
+            found.sort_by(|a, b| b.0.cmp(&a.0));
+            for (path, kind) in found {
                 if kind.is_dir() {
                     if visited.insert(dir_id(&path)?) {
+                        claimed.insert(path.clone());
                         real.push(path);
                     }
                 } else if kind.is_symlink() && path.is_dir() {
                     links.push(path);
-                } else if wanted(&path) {
-                    files.push(path);
                 }
             }
         }
         links.sort();
         for link in links {
             if visited.insert(dir_id(&link)?) {
+                claimed.insert(link.clone());
                 real.push(link);
             }
         }
         if real.is_empty() {
-            break;
+            return Ok(claimed);
         }
     }
-    files.sort();
-    Ok(files)
+}
+
+/// A walk of the files under a root, in path order, one directory listed
+/// at a time: the directories it enters are the `folders` claimed for it
+/// (see [`folders`]); the files it yields are those `wanted` keeps.
+#[derive(Debug)]
+struct Walk {
+    /// The directories entered and not finished, each with its entries
+    /// still to visit (in reverse path order, the next last).
+    stack: Vec<Vec<(PathBuf, bool)>>,
+    root: Option<PathBuf>,
+}
+
+impl Walk {
+    fn new(root: &Path) -> Walk {
+        Walk { stack: Vec::new(), root: Some(root.to_path_buf()) }
+    }
+
+    fn next(
+        &mut self,
+        folders: &HashSet<PathBuf>,
+        skip_hidden: bool,
+        wanted: impl Fn(&Path) -> bool,
+    ) -> Option<std::io::Result<PathBuf>> {
+        if let Some(root) = self.root.take()
+            && let Err(error) = self.enter(&root, folders, skip_hidden, &wanted)
+        {
+            return Some(Err(error));
+        }
+        loop {
+            let top = self.stack.last_mut()?;
+            let Some((path, is_folder)) = top.pop() else {
+                self.stack.pop();
+                continue;
+            };
+            if !is_folder {
+                return Some(Ok(path));
+            }
+            if let Err(error) = self.enter(&path, folders, skip_hidden, &wanted) {
+                return Some(Err(error));
+            }
+        }
+    }
+
+    /// Lists `dir`: its folders to enter and its wanted files, sorted.
+    fn enter(
+        &mut self,
+        dir: &Path,
+        folders: &HashSet<PathBuf>,
+        skip_hidden: bool,
+        wanted: &impl Fn(&Path) -> bool,
+    ) -> std::io::Result<()> {
+        let mut kept = Vec::new();
+        for (path, kind) in entries(dir, skip_hidden)? {
+            if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
+                if folders.contains(&path) {
+                    kept.push((path, true));
+                }
+            } else if wanted(&path) {
+                kept.push((path, false));
+            }
+        }
+        kept.sort_by(|a, b| b.0.cmp(&a.0));
+        self.stack.push(kept);
+        Ok(())
+    }
 }
 
 fn id_of(path: &Path) -> String {
@@ -222,5 +438,43 @@ mod tests {
         assert!(!has_extension(Path::new("a/mysuite.toml"), "suite.toml"));
         assert!(has_extension(Path::new("basic.hocon"), "hocon"));
         assert!(!has_extension(Path::new("hocon"), "hocon"));
+    }
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "{}").unwrap();
+    }
+
+    #[test]
+    fn a_walk_yields_files_in_path_order_one_directory_at_a_time() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path();
+        // `a/…` sorts before `a.x…` by path (a component at a time), though
+        // "a." < "a/" as strings.
+        for name in ["b.hocon", "a/z.hocon", "a/b/c.hocon", "a.x.hocon", "a/.hidden.hocon", "c/notes.txt", "0.hocon"] {
+            touch(&dir.join(name));
+        }
+        let files = CaseFiles::find(&[dir.to_path_buf()], CASE_EXTENSIONS).unwrap();
+        let ids: Vec<String> = files.clone().into_iter().map(|f| f.unwrap().id).collect();
+        assert_eq!(ids, ["0", "a/b/c", "a/z", "a.x", "b"]);
+        let mut sorted: Vec<PathBuf> = files.into_iter().map(|f| f.unwrap().path).collect();
+        let walked = sorted.clone();
+        sorted.sort();
+        assert_eq!(walked, sorted, "the order of a sort of every path");
+    }
+
+    #[test]
+    fn overlapping_inputs_yield_each_file_once_in_the_order_of_the_inputs() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path();
+        touch(&dir.join("x/one.hocon"));
+        touch(&dir.join("x/two.hocon"));
+        let inputs = [dir.join("x/two.hocon"), dir.join("x"), dir.join("x/one.hocon")];
+        let found = discover(&inputs).unwrap();
+        let paths: Vec<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(paths, [dir.join("x/two.hocon"), dir.join("x/one.hocon")]);
+        assert!(!CaseFiles::find(&inputs, CASE_EXTENSIONS).unwrap().is_empty());
+        let empty = tempfile::tempdir().unwrap();
+        assert!(CaseFiles::find(&[empty.path().to_path_buf()], CASE_EXTENSIONS).unwrap().is_empty());
     }
 }

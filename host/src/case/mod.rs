@@ -15,7 +15,10 @@ mod hocon;
 mod model;
 mod scenario;
 
-pub use discover::{CaseFile, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, SUITE_EXTENSION, discover, discover_with};
+pub(crate) use discover::PathHasher;
+pub use discover::{
+    CaseFile, CaseFileWalk, CaseFiles, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, SUITE_EXTENSION, discover, discover_with,
+};
 pub use env::{CASE_ENV_PREFIX, CaseEnv, Lookup, SECRET_NAME_PARTS, looks_secret};
 pub use hocon::{MAX_CASE_FILE_BYTES, MAX_HOCON_BYTES, parse_case, read_case_file};
 pub use model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};

@@ -26,7 +26,7 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     let mut files = project.discover(&args.paths, filter.as_ref())?;
     let (found, provenance) = (files.len(), Provenance { shard: args.shard, ..Provenance::default() });
     if let Some(shard) = args.shard {
-        files = shard.select(files, |case| case.id().to_owned());
+        files = files.select(move |id| shard.contains(id));
     }
     announce_selection(&provenance, files.len(), found, "case");
     let redactor = project.redactor();

@@ -9,14 +9,14 @@ use assay::check::{CasePlan, Check, plan_case};
 use assay::errors::CaseError;
 use assay::plural;
 use assay::report::escape;
-use assay::run::{Job, LoadedCase};
+use assay::run::{Job, LoadedCase, PendingCase};
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
     // Discovery first: a promptfoo config it reads brings its connections,
     // secrets and assertions plugin into the names and the redactor.
-    let files = project.discover(&args.paths, None)?;
+    let files: Vec<PendingCase> = project.discover(&args.paths, None)?.into_iter().collect();
     let names = project.case_names()?;
     let env = project.case_env();
     let redactor = project.redactor();

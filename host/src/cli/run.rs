@@ -10,7 +10,9 @@ use anyhow::Result;
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
 };
-use assay::run::{CaseAdjustment, CaseFilter, Job, LoadedCase, Replay, RunOptions, load_cases};
+use assay::run::{
+    CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, RunOptions, load_cases,
+};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -18,29 +20,36 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let filter = args.filter.as_deref().map(CaseFilter::new);
     let mut files = project.discover(&args.paths, filter.as_ref())?;
-    let discovered = files.len();
+    // Counting walks the tree again: only when a selection is announced.
+    let discovered = (args.shard.is_some() || args.rerun_failed.is_some()).then(|| files.len());
     let mut provenance = Provenance { shard: args.shard, ..Provenance::default() };
     if let Some(shard) = args.shard {
-        files = shard.select(files, |case| case.id().to_owned());
+        files = files.select(move |id| shard.contains(id));
     }
-    if let Some(dir) = &args.rerun_failed {
-        let rerun = read_results_dir(dir).map_err(CliError::from)?.rerun(args.rerun_flaky);
-        let selection = rerun.select(files, |case| case.id().to_owned());
-        for id in &selection.gone {
-            eprintln!(
-                "warning: case `{}` of `{}` is in none of the case files any more (renamed or deleted?): it is not rerun",
-                escape::one_line(id),
-                dir.display()
-            );
+    let selected: PendingCases = match &args.rerun_failed {
+        Some(dir) => {
+            let rerun = Arc::new(read_results_dir(dir).map_err(CliError::from)?.rerun(args.rerun_flaky));
+            let named = rerun.clone();
+            let files: Vec<PendingCase> = files.select(move |id| named.contains(id)).into_iter().collect();
+            let selection = rerun.select(files, |case| case.id().to_owned());
+            for id in &selection.gone {
+                eprintln!(
+                    "warning: case `{}` of `{}` is in none of the case files any more (renamed or deleted?): it is not rerun",
+                    escape::one_line(id),
+                    dir.display()
+                );
+            }
+            provenance.rerun_of = Some(dir.clone());
+            selection.cases.into()
         }
-        files = selection.cases;
-        provenance.rerun_of = Some(dir.clone());
-    }
+        None => files.into(),
+    };
     let redactor = project.redactor();
     let connections = parse_connections(&args.connections, &project)?;
     let adjust: Option<CaseAdjustment> = (!connections.is_empty())
         .then(|| Arc::new(move |job: &mut Job| job.connections = connections.clone()) as CaseAdjustment);
     if args.list {
+        let files: Vec<PendingCase> = selected.into_iter().collect();
         let mut cases = load_cases(&files, project.case_names()?.as_ref(), project.case_env(), None);
         for case in &mut cases {
             if let (LoadedCase::Ready(job), Some(adjust)) = (case, &adjust) {
@@ -49,7 +58,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         }
         return list(&cases, &redactor);
     }
-    let cases = project.cases(files, adjust)?;
+    let cases = project.cases(selected, adjust)?;
 
     let mut options = RunOptions::default();
     if let Some(jobs) = args.jobs {
@@ -93,7 +102,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
     }
     if verbosity != Verbosity::Quiet {
-        announce_selection(&provenance, cases.len(), discovered, "case");
+        announce_selection(&provenance, cases.len(), discovered.unwrap_or_default(), "case");
     }
     let summary = project.runner(options)?.run_blocking(cases, &mut reporters.build());
     for error in &summary.reporter_errors {

@@ -119,8 +119,14 @@ struct FileTally {
 }
 
 impl SuiteTally {
-    /// Counts one finished case under its file.
+    /// Counts one finished case under its file. A test case file named by
+    /// the case's id (`ID.hocon`) holds that case alone (ids are distinct
+    /// in a run), so it is no suite and is not kept: a run of many case
+    /// files stays flat in memory.
     pub fn add(&mut self, case: &CaseResult) {
+        if case.file.ends_with(format!("{}.hocon", case.id)) {
+            return;
+        }
         let file = self.files.entry(case.file.clone()).or_default();
         file.cases += 1;
         file.passed += usize::from(matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky));
@@ -213,5 +219,17 @@ mod tests {
         let ppl = &suites[1];
         assert_eq!((ppl.cases, ppl.passed), (2, 1));
         assert_eq!(ppl.mean_scores, BTreeMap::from([("levenshtein".to_owned(), 1.0)]));
+    }
+
+    #[test]
+    fn a_case_file_named_by_its_case_id_is_not_kept() {
+        let mut case = fixtures::cases().remove(0);
+        case.file = PathBuf::from(format!("cases/{}.hocon", case.id));
+        let mut tally = SuiteTally::default();
+        tally.add(&case);
+        assert!(tally.files.is_empty(), "{tally:?}");
+        case.file = PathBuf::from("cases/other.hocon");
+        tally.add(&case);
+        assert_eq!(tally.files.len(), 1);
     }
 }

@@ -8,13 +8,13 @@
 //! distance ahead of the runner, so that the first case runs while the last
 //! is still on disk and memory stays flat however many cases there are.
 
-use crate::case::{CaseEnv, CaseFile, read_case_file};
+use crate::case::{CaseEnv, CaseFile, PathHasher, read_case_file};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::run::job::Job;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
 
 /// A case ready to run, or the reason it cannot.
@@ -135,33 +135,119 @@ impl CaseReader for BrokenCase {
 /// beside `qa/a1.hocon`) becomes an error case `ID~N` naming both files,
 /// so that every case is reported, and replayed, under an id of its own.
 pub fn with_distinct_ids(cases: Vec<PendingCase>) -> Vec<PendingCase> {
-    let mut first: HashMap<String, std::path::PathBuf> = HashMap::new();
-    let mut taken: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<PendingCase> = Vec::with_capacity(cases.len());
-    for case in cases {
-        let id = case.id().to_owned();
-        let Some(earlier) = first.get(&id) else {
-            first.insert(id, case.source().to_path_buf());
-            out.push(case);
-            continue;
-        };
-        let count = taken.entry(id.clone()).or_insert(1);
-        *count += 1;
-        let mut renamed = format!("{id}~{count}");
-        while first.contains_key(&renamed) {
-            *count += 1;
-            renamed = format!("{id}~{count}");
+    let mut distinct = DistinctIds::default();
+    cases.into_iter().map(|case| distinct.admit(case)).collect()
+}
+
+/// [`with_distinct_ids`] one case at a time, as a stream of cases comes.
+/// It holds what it must know of every case seen in a few dozen bytes (a
+/// 128-bit hash of the id, and where the case came from as an index into a
+/// list that grows only when that changes shape), so that it stays small
+/// however many cases pass.
+#[derive(Debug, Default)]
+pub struct DistinctIds {
+    /// Each id taken, by its hash: the index in `origins` of the source of
+    /// the case that took it.
+    first: HashMap<u128, u32>,
+    /// The last `N` of `ID~N` given, for each id given one.
+    renamed: HashMap<u128, u32>,
+    origins: Vec<Origin>,
+    hasher: PathHasher,
+}
+
+/// Where a case came from, for the message naming it when a later case has
+/// its id.
+#[derive(Debug)]
+enum Origin {
+    /// Sources `PREFIX ID SUFFIX`: case files named by their ids, as a walk
+    /// finds them (`cases/` and `.hocon`).
+    Around { prefix: String, suffix: String },
+    /// One source (a suite's spec file; a path that is not UTF-8).
+    Whole(PathBuf),
+}
+
+impl DistinctIds {
+    /// `case`, or an error case under an id of its own when an earlier case
+    /// has its id.
+    pub fn admit(&mut self, case: PendingCase) -> PendingCase {
+        match self.rename(case.id(), case.source()) {
+            None => case,
+            Some((id, error)) => Box::new(BrokenCase { id, error }),
         }
+    }
+
+    /// The id the case `id` from `source` is run under: its own, or the one
+    /// [`DistinctIds::admit`] would give it.
+    pub fn take<'a>(&mut self, id: &'a str, source: &Path) -> std::borrow::Cow<'a, str> {
+        match self.rename(id, source) {
+            None => id.into(),
+            Some((renamed, _)) => renamed.into(),
+        }
+    }
+
+    /// Takes `id` for the case from `source`, or, when an earlier case has
+    /// it, the id of its own the case gets and the error it is reported as.
+    fn rename(&mut self, id: &str, source: &Path) -> Option<(String, CaseError)> {
+        let key = self.hasher.hash_bytes(id.as_bytes());
+        let Some(&earlier) = self.first.get(&key) else {
+            let origin = self.origin(id, source);
+            self.first.insert(key, origin);
+            return None;
+        };
+        let earlier = self.source(earlier, id);
+        let count = self.renamed.entry(key).or_insert(1);
+        let (renamed, renamed_key) = loop {
+            *count += 1;
+            let renamed = format!("{id}~{count}");
+            let key = self.hasher.hash_bytes(renamed.as_bytes());
+            if !self.first.contains_key(&key) {
+                break (renamed, key);
+            }
+        };
         let message = format!(
             "its id `{id}` is the id of the case from `{}` too; reported as `{renamed}` and not run\n\nConsider \
              running the folders separately, or renaming one of the files",
             earlier.display()
         );
-        let error = CaseError::new(case.source(), CaseErrorKind::Invalid { path: "id".into(), message });
-        first.insert(renamed.clone(), case.source().to_path_buf());
-        out.push(Box::new(BrokenCase { id: renamed, error }));
+        let error = CaseError::new(source, CaseErrorKind::Invalid { path: "id".into(), message });
+        let origin = self.origin(&renamed, source);
+        self.first.insert(renamed_key, origin);
+        Some((renamed, error))
     }
-    out
+
+    /// The index in `origins` of `source`, the source of the case `id`: the
+    /// last one when it fits.
+    fn origin(&mut self, id: &str, source: &Path) -> u32 {
+        let text = source.to_str();
+        let fits = match (self.origins.last(), text) {
+            (Some(Origin::Around { prefix, suffix }), Some(text)) => {
+                text.len() == prefix.len() + id.len() + suffix.len()
+                    && text.starts_with(prefix.as_str())
+                    && text.ends_with(suffix.as_str())
+                    && text[prefix.len()..].starts_with(id)
+            }
+            (Some(Origin::Whole(path)), _) => path == source,
+            (Some(Origin::Around { .. }), None) | (None, _) => false,
+        };
+        if !fits {
+            let around = text.and_then(|text| {
+                let at = text.rfind(id).filter(|_| !id.is_empty())?;
+                let suffix = &text[at + id.len()..];
+                (!suffix.contains(['/', '\\']))
+                    .then(|| Origin::Around { prefix: text[..at].to_owned(), suffix: suffix.to_owned() })
+            });
+            self.origins.push(around.unwrap_or_else(|| Origin::Whole(source.to_path_buf())));
+        }
+        (self.origins.len() - 1) as u32
+    }
+
+    /// The source of the case `id`, from its origin.
+    fn source(&self, origin: u32, id: &str) -> PathBuf {
+        match &self.origins[origin as usize] {
+            Origin::Around { prefix, suffix } => PathBuf::from(format!("{prefix}{id}{suffix}")),
+            Origin::Whole(path) => path.clone(),
+        }
+    }
 }
 
 impl CaseReader for PendingCase {
@@ -219,10 +305,61 @@ pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCas
 /// `--samples`).
 pub type CaseAdjustment = Arc<dyn Fn(&mut Job) + Send + Sync>;
 
+/// The cases of a run before they are read: how many there are, and each
+/// as it is asked for (a list, or a walk of directories: see
+/// `Project::discover`), so that a run need not hold them all.
+pub struct PendingCases {
+    count: usize,
+    cases: Box<dyn Iterator<Item = PendingCase> + Send>,
+}
+
+impl std::fmt::Debug for PendingCases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingCases").field("count", &self.count).finish_non_exhaustive()
+    }
+}
+
+impl PendingCases {
+    /// `count` cases, as `cases` yields them. A count that turns out wrong
+    /// (the files changed meanwhile) shows in the progress only: the run
+    /// holds the cases `cases` yields.
+    pub fn new(count: usize, cases: impl Iterator<Item = PendingCase> + Send + 'static) -> PendingCases {
+        PendingCases { count, cases: Box::new(cases.fuse()) }
+    }
+
+    /// How many cases there are.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+impl IntoIterator for PendingCases {
+    type Item = PendingCase;
+    type IntoIter = Box<dyn Iterator<Item = PendingCase> + Send>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.cases
+    }
+}
+
+impl<C: CaseReader + 'static> From<Vec<C>> for PendingCases {
+    fn from(cases: Vec<C>) -> PendingCases {
+        PendingCases::new(cases.len(), cases.into_iter().map(|case| Box::new(case) as PendingCase))
+    }
+}
+
 /// The cases of a run, in the order they become ready.
 #[derive(Debug)]
 pub struct CaseSource {
     count: usize,
+    /// How many cases the source yields, once it is known (when the last is
+    /// taken to be read).
+    yielded: Arc<OnceLock<usize>>,
     cases: mpsc::Receiver<LoadedCase>,
 }
 
@@ -237,30 +374,32 @@ impl CaseSource {
         for case in cases {
             sender.try_send(case).expect("the channel holds every case");
         }
-        CaseSource { count, cases: receiver }
+        CaseSource { count, yielded: Arc::new(OnceLock::from(count)), cases: receiver }
     }
 
-    /// `files` (case files, or any pending cases) read and planned on one
-    /// thread per CPU, each case adjusted by `adjust`, at most a few dozen
-    /// ahead of the runner. The threads stop when the source is dropped.
-    pub fn read<C: CaseReader + 'static>(
-        files: Vec<C>,
+    /// `cases` (case files, or any pending cases) read and planned on one
+    /// thread per CPU as they come, each case adjusted by `adjust`, at most
+    /// a few dozen ahead of the runner. The threads stop when the source is
+    /// dropped.
+    pub fn read(
+        cases: impl Into<PendingCases>,
         keys: Arc<dyn KeySet + Send + Sync>,
         env: Arc<CaseEnv>,
         adjust: Option<CaseAdjustment>,
     ) -> CaseSource {
-        let count = files.len();
+        let PendingCases { count, cases } = cases.into();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1));
         let (sender, receiver) = mpsc::channel(threads * READ_AHEAD_PER_THREAD);
-        let files = Arc::new(files);
-        let next = Arc::new(AtomicUsize::new(0));
+        let next = Arc::new(Mutex::new(Pending { cases, taken: 0 }));
+        let yielded = Arc::new(OnceLock::new());
         for _ in 0..threads {
-            let (files, next, sender) = (files.clone(), next.clone(), sender.clone());
+            let (next, sender, yielded) = (next.clone(), sender.clone(), yielded.clone());
             let (keys, env, adjust) = (keys.clone(), env.clone(), adjust.clone());
             let reader = move || {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(file) = files.get(i) else { return };
+                    let Some(file) = next.lock().expect("no reader panics holding the cases").next(&yielded) else {
+                        return;
+                    };
                     let mut case = file.load(keys.as_ref(), &env);
                     if let (LoadedCase::Ready(job), Some(adjust)) = (&mut case, &adjust) {
                         adjust(job);
@@ -272,10 +411,11 @@ impl CaseSource {
             };
             std::thread::Builder::new().name("assay-reader".into()).spawn(reader).expect("a reader thread starts");
         }
-        CaseSource { count, cases: receiver }
+        CaseSource { count, yielded, cases: receiver }
     }
 
-    /// How many cases it yields in all.
+    /// How many cases it yields in all, as counted before the run (see
+    /// [`PendingCases::new`]).
     pub fn len(&self) -> usize {
         self.count
     }
@@ -285,8 +425,88 @@ impl CaseSource {
         self.count == 0
     }
 
+    /// How many cases it yielded in all, once it has yielded its last.
+    pub(crate) fn yielded(&self) -> Arc<OnceLock<usize>> {
+        self.yielded.clone()
+    }
+
     /// The next case, once one is ready.
     pub(crate) async fn next(&mut self) -> Option<LoadedCase> {
         self.cases.recv().await
+    }
+}
+
+/// The cases not yet taken by a reader thread.
+struct Pending {
+    cases: Box<dyn Iterator<Item = PendingCase> + Send>,
+    taken: usize,
+}
+
+impl Pending {
+    /// The next case, counted; at the end, the count is set in `yielded`.
+    fn next(&mut self, yielded: &OnceLock<usize>) -> Option<PendingCase> {
+        let case = self.cases.next();
+        match case {
+            Some(_) => self.taken += 1,
+            None => {
+                let _ = yielded.set(self.taken);
+            }
+        }
+        case
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, id: &str) -> PendingCase {
+        Box::new(CaseFile { path: path.into(), id: id.into() })
+    }
+
+    fn spec_line(id: &str, spec: &str) -> PendingCase {
+        let error = CaseError::new(Path::new(spec), CaseErrorKind::Io("a spec line".into()));
+        Box::new(BrokenCase { id: id.into(), error })
+    }
+
+    struct NoKeys;
+    impl KeySet for NoKeys {
+        fn has_key(&self, _key: &str) -> bool {
+            false
+        }
+        fn suggest(&self, _key: &str) -> Option<String> {
+            None
+        }
+    }
+
+    /// The message of a renamed case.
+    fn message(case: &PendingCase) -> String {
+        match case.load(&NoKeys, &CaseEnv::default()) {
+            LoadedCase::Broken { error, .. } => error.to_string(),
+            LoadedCase::Ready(_) => panic!("`{}` is not an error case", case.id()),
+        }
+    }
+
+    #[test]
+    fn a_repeated_id_is_renamed_and_names_the_earlier_file_whatever_its_shape() {
+        let cases = vec![
+            file("cases/a/x.hocon", "x"),
+            file("cases/a/y.hocon", "y"),
+            spec_line("qa/s1", "cases/qa/spec.jsonl"),
+            file("./b/x.suite.toml", "x"),
+            file("cases/b/x.hocon", "x"),
+            file("cases/qa/s1.hocon", "qa/s1"),
+            file("cases/x~3.hocon", "x~3"),
+            file("cases/c/x.hocon", "x"),
+            file("/not/\\/x.hocon", "y"),
+        ];
+        let out = with_distinct_ids(cases);
+        let ids: Vec<&str> = out.iter().map(|c| c.id()).collect();
+        assert_eq!(ids, ["x", "y", "qa/s1", "x~2", "x~3", "qa/s1~2", "x~3~2", "x~4", "y~2"]);
+        assert!(message(&out[3]).contains("is the id of the case from `cases/a/x.hocon` too"), "{}", message(&out[3]));
+        assert!(message(&out[4]).contains("from `cases/a/x.hocon` too; reported as `x~3`"), "{}", message(&out[4]));
+        assert!(message(&out[5]).contains("from `cases/qa/spec.jsonl` too"), "{}", message(&out[5]));
+        assert!(message(&out[6]).contains("from `cases/b/x.hocon` too"), "{}", message(&out[6]));
+        assert!(message(&out[8]).contains("from `cases/a/y.hocon` too"), "{}", message(&out[8]));
     }
 }

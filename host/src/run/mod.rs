@@ -54,8 +54,8 @@ mod slow;
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use job::{Job, PassRule, Turn, check_score, weighted_score};
 pub use load::{
-    BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, LoadedCase, PendingCase, load_case, load_cases,
-    with_distinct_ids,
+    BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
+    load_case, load_cases, with_distinct_ids,
 };
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use replay::json_error;
@@ -140,6 +140,7 @@ impl Runner {
         let mut emitter =
             Emitter { reporter, started: Instant::now(), errors: Vec::new(), cancelled: cancelled.clone() };
         let expected = cases.len();
+        let yielded = cases.yielded();
         emitter.emit(EventKind::RunStarted { cases: expected });
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let admission =
@@ -186,7 +187,12 @@ impl Runner {
         if cancelled.load(Ordering::Acquire) {
             summary.not_run = expected.saturating_sub(ledger.admitted);
         }
-        let due = if cancelled.load(Ordering::Acquire) { ledger.admitted } else { expected };
+        // Every case the source yielded is due: the count it was made with
+        // is what the files held before the run (see `PendingCases::new`).
+        let due = match cancelled.load(Ordering::Acquire) {
+            true => ledger.admitted,
+            false => yielded.get().copied().unwrap_or(expected),
+        };
         summary.internal_errors = ledger.close(due);
         summary.duration_ms = millis(emitter.started.elapsed());
         // What failed before the end is in the summary the reporters see
