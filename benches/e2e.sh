@@ -116,17 +116,15 @@ for suite in suite-1 suite-stock; do
     "$assay" run "$work/$suite" --config "$work/$suite/assay.toml" --quiet --results "$work/results-fill" \
         --cache-dir "$cache" >/dev/null 2>&1
 done
-for i in 1 2 3; do
-    measure "1-stock-cold-$i" "$work/empty-cache-stock-$i" "$work/suite-stock" 1
-done
-for i in 1 2 3; do
-    measure "1-rouge-cold-$i" "$work/empty-cache-$i" "$work/suite-1" 1
-done
-for i in 1 2 3; do
-    measure "1-stock-warm-$i" "$cache" "$work/suite-stock" 1
-done
-for i in 1 2 3; do
-    measure "1-warm-$i" "$cache" "$work/suite-1" 1
+# label prefix, cache ("empty": a new empty one each run), suite
+for row in "1-stock-cold empty suite-stock" "1-rouge-cold empty suite-1" \
+    "1-stock-warm filled suite-stock" "1-warm filled suite-1"; do
+    read -r label kind suite <<<"$row"
+    for i in 1 2 3; do
+        cache_dir=$cache
+        [[ $kind == empty ]] && cache_dir="$work/empty-cache-$label-$i"
+        measure "$label-$i" "$cache_dir" "$work/$suite" 1
+    done
 done
 for n in "${sizes[@]}"; do
     measure "$n-warm" "$cache" "$work/suite-$n" "$n"
