@@ -112,6 +112,15 @@ printf '%-16s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit
 # by an earlier run. `1-stock-*`: stock checks only (the stock plugin and
 # the echo agent are compiled); `1-rouge-*`: the generated case, whose
 # rouge check also compiles the rouge plugin from its file.
+#
+# Max RSS counts the pages of assay's own executable that the run maps, and
+# how many one fault maps depends on how the file came into the page cache:
+# a binary just written by the linker or `cp` sits in large folios, each
+# mapped whole (one case: ~4 MB more than the same binary read back from
+# disk). So every build is measured read back from disk, as after a reboot:
+# its cached pages are dropped here and the fill runs below read them again.
+sync "$assay"
+dd if="$assay" iflag=nocache count=0 status=none
 for suite in suite-1 suite-stock; do
     "$assay" run "$work/$suite" --config "$work/$suite/assay.toml" --quiet --results "$work/results-fill" \
         --cache-dir "$cache" >/dev/null 2>&1
