@@ -140,19 +140,33 @@ pub fn with_distinct_ids(cases: Vec<PendingCase>) -> Vec<PendingCase> {
 }
 
 /// [`with_distinct_ids`] one case at a time, as a stream of cases comes.
-/// It holds what it must know of every case seen in a few dozen bytes (a
-/// 128-bit hash of the id, and where the case came from as an index into a
+/// It holds what it must know of every case seen in 16 bytes (96 bits of
+/// a keyed hash of the id, and where the case came from as an index into a
 /// list that grows only when that changes shape), so that it stays small
 /// however many cases pass.
 #[derive(Debug, Default)]
 pub struct DistinctIds {
-    /// Each id taken, by its hash: the index in `origins` of the source of
+    /// Each id taken, by its key: the index in `origins` of the source of
     /// the case that took it.
-    first: HashMap<u128, u32>,
+    first: HashMap<IdKey, u32>,
     /// The last `N` of `ID~N` given, for each id given one.
-    renamed: HashMap<u128, u32>,
+    renamed: HashMap<IdKey, u32>,
     origins: Vec<Origin>,
     hasher: PathHasher,
+}
+
+/// An id as [`DistinctIds`] keeps it: 96 bits of its hash by a
+/// [`PathHasher`] (SipHash with random keys, so no file can be named to
+/// collide on purpose; two of a million ids share one with a probability
+/// of about 2^-57). Four-byte words, so that a key and its origin index
+/// take 16 bytes in the table, not the 32 a `u128` and its alignment
+/// would.
+type IdKey = [u32; 3];
+
+/// The key `id` is kept under.
+fn id_key(hasher: &PathHasher, id: &str) -> IdKey {
+    let hash = hasher.hash_bytes(id.as_bytes());
+    [hash as u32, (hash >> 32) as u32, (hash >> 64) as u32]
 }
 
 /// Where a case came from, for the message naming it when a later case has
@@ -188,7 +202,7 @@ impl DistinctIds {
     /// Takes `id` for the case from `source`, or, when an earlier case has
     /// it, the id of its own the case gets and the error it is reported as.
     fn rename(&mut self, id: &str, source: &Path) -> Option<(String, CaseError)> {
-        let key = self.hasher.hash_bytes(id.as_bytes());
+        let key = id_key(&self.hasher, id);
         let Some(&earlier) = self.first.get(&key) else {
             let origin = self.origin(id, source);
             self.first.insert(key, origin);
@@ -199,7 +213,7 @@ impl DistinctIds {
         let (renamed, renamed_key) = loop {
             *count += 1;
             let renamed = format!("{id}~{count}");
-            let key = self.hasher.hash_bytes(renamed.as_bytes());
+            let key = id_key(&self.hasher, &renamed);
             if !self.first.contains_key(&key) {
                 break (renamed, key);
             }
@@ -360,21 +374,28 @@ pub struct CaseSource {
     /// How many cases the source yields, once it is known (when the last is
     /// taken to be read).
     yielded: Arc<OnceLock<usize>>,
-    cases: mpsc::Receiver<LoadedCase>,
+    /// Cases as the readers send them: a few at a time.
+    batches: mpsc::Receiver<Vec<LoadedCase>>,
+    /// The rest of the batch last received.
+    ready: std::vec::IntoIter<LoadedCase>,
 }
 
 /// How many cases each reader thread may have ready ahead of the runner.
 const READ_AHEAD_PER_THREAD: usize = 16;
 
+/// How many cases a reader sends at once while the runner is busy. Each
+/// send may wake the runner, and each reader waiting for room is woken by
+/// the runner: sending one case at a time cost two thread switches a case.
+/// A reader sends what it has at once when the runner has nothing left to
+/// take, so that batching never keeps the runner waiting.
+const READ_BATCH: usize = 8;
+
 impl CaseSource {
     /// Cases already loaded, in order.
     pub fn loaded(cases: Vec<LoadedCase>) -> CaseSource {
         let count = cases.len();
-        let (sender, receiver) = mpsc::channel(count.max(1));
-        for case in cases {
-            sender.try_send(case).expect("the channel holds every case");
-        }
-        CaseSource { count, yielded: Arc::new(OnceLock::from(count)), cases: receiver }
+        let (_, batches) = mpsc::channel(1);
+        CaseSource { count, yielded: Arc::new(OnceLock::from(count)), batches, ready: cases.into_iter() }
     }
 
     /// `cases` (case files, or any pending cases) read and planned on one
@@ -389,29 +410,37 @@ impl CaseSource {
     ) -> CaseSource {
         let PendingCases { count, cases } = cases.into();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count.max(1));
-        let (sender, receiver) = mpsc::channel(threads * READ_AHEAD_PER_THREAD);
+        let (sender, batches) = mpsc::channel((threads * READ_AHEAD_PER_THREAD / READ_BATCH).max(1));
         let next = Arc::new(Mutex::new(Pending { cases, taken: 0 }));
         let yielded = Arc::new(OnceLock::new());
         for _ in 0..threads {
             let (next, sender, yielded) = (next.clone(), sender.clone(), yielded.clone());
             let (keys, env, adjust) = (keys.clone(), env.clone(), adjust.clone());
             let reader = move || {
+                let mut batch = Vec::with_capacity(READ_BATCH);
                 loop {
                     let Some(file) = next.lock().expect("no reader panics holding the cases").next(&yielded) else {
+                        if !batch.is_empty() {
+                            let _ = sender.blocking_send(batch);
+                        }
                         return;
                     };
                     let mut case = file.load(keys.as_ref(), &env);
                     if let (LoadedCase::Ready(job), Some(adjust)) = (&mut case, &adjust) {
                         adjust(job);
                     }
-                    if sender.blocking_send(case).is_err() {
+                    batch.push(case);
+                    let runner_waits = sender.capacity() == sender.max_capacity();
+                    if (batch.len() == READ_BATCH || runner_waits)
+                        && sender.blocking_send(std::mem::replace(&mut batch, Vec::with_capacity(READ_BATCH))).is_err()
+                    {
                         return;
                     }
                 }
             };
             std::thread::Builder::new().name("assay-reader".into()).spawn(reader).expect("a reader thread starts");
         }
-        CaseSource { count, yielded, cases: receiver }
+        CaseSource { count, yielded, batches, ready: Vec::new().into_iter() }
     }
 
     /// How many cases it yields in all, as counted before the run (see
@@ -432,7 +461,12 @@ impl CaseSource {
 
     /// The next case, once one is ready.
     pub(crate) async fn next(&mut self) -> Option<LoadedCase> {
-        self.cases.recv().await
+        loop {
+            if let Some(case) = self.ready.next() {
+                return Some(case);
+            }
+            self.ready = self.batches.recv().await?.into_iter();
+        }
     }
 }
 
@@ -508,5 +542,41 @@ mod tests {
         assert!(message(&out[5]).contains("from `cases/qa/spec.jsonl` too"), "{}", message(&out[5]));
         assert!(message(&out[6]).contains("from `cases/b/x.hocon` too"), "{}", message(&out[6]));
         assert!(message(&out[8]).contains("from `cases/a/y.hocon` too"), "{}", message(&out[8]));
+    }
+
+    #[test]
+    fn an_id_takes_16_bytes_in_the_table() {
+        // The 100,000-case run's memory target depends on it (README,
+        // "Performance"): a `u128` key would take 32.
+        assert_eq!(std::mem::size_of::<(IdKey, u32)>(), 16);
+        let hasher = PathHasher::default();
+        assert_eq!(id_key(&hasher, "cases/x"), id_key(&hasher, "cases/x"));
+        assert_ne!(id_key(&hasher, "cases/x"), id_key(&hasher, "cases/y"));
+    }
+
+    #[test]
+    fn the_readers_yield_every_case_once_whether_the_runner_keeps_up_or_not() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        for pause_every in [1, 7, usize::MAX] {
+            let count = 500;
+            let cases = (0..count).map(|i| spec_line(&format!("c{i:03}"), "cases/spec.jsonl"));
+            let keys: Arc<dyn KeySet + Send + Sync> = Arc::new(NoKeys);
+            let mut source = CaseSource::read(PendingCases::new(count, cases), keys, Arc::default(), None);
+            let mut ids = runtime.block_on(async {
+                let mut ids = Vec::new();
+                while let Some(case) = source.next().await {
+                    // A runner slower than the readers now and then.
+                    if ids.len() % pause_every == 0 {
+                        tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+                    }
+                    ids.push(case.id().to_owned());
+                }
+                ids
+            });
+            ids.sort();
+            let expected: Vec<String> = (0..count).map(|i| format!("c{i:03}")).collect();
+            assert_eq!(ids, expected, "pausing every {pause_every}");
+            assert_eq!(source.yielded().get(), Some(&count));
+        }
     }
 }
