@@ -124,6 +124,13 @@ impl LazyPlugin {
         self.options.capabilities.judge.as_ref().filter(|_| self.options.grants.judge)
     }
 
+    /// Whether its checks may wait on the network: it is granted a judge or
+    /// an embeddings backend that is configured.
+    pub fn asks_network(&self) -> bool {
+        let capabilities = &self.options.capabilities;
+        self.judge().is_some() || (self.options.grants.embeddings && capabilities.embeddings.is_some())
+    }
+
     /// Whether it has been compiled (or tried to be).
     pub fn is_loaded(&self) -> bool {
         self.loaded.get().is_some()

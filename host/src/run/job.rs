@@ -184,6 +184,13 @@ impl Job {
         self.recording.is_some() || self.connections.iter().all(|connection| connection.is_in_process())
     }
 
+    /// Whether any of its checks' plugins may wait on the network (it is
+    /// granted a judge or an embeddings backend that is configured).
+    pub fn asks_network(&self, registry: &Registry) -> bool {
+        let asks = |check: &Check| registry.plugin_for(&check.key).is_some_and(|plugin| plugin.asks_network());
+        self.turns.iter().flat_map(|turn| &turn.checks).any(asks)
+    }
+
     /// How many checks of its busiest turn ask the judge (their plugin is
     /// granted a configured judge): they are asked at once, and the job's
     /// time goes into waiting on the network, not the CPU. Zero when none

@@ -40,6 +40,7 @@
 //! assert!(summary.success(false));
 //! ```
 
+mod case_threads;
 mod conversation;
 mod event;
 mod job;
@@ -68,6 +69,7 @@ use crate::agent::Agents;
 use crate::case::Connection;
 use crate::errors::{CaseErrorKind, ErrorKind};
 use crate::plugin::Registry;
+use case_threads::CaseThreads;
 use conversation::{Context, Work, converse, millis};
 use slow::SlowWatch;
 use std::collections::{HashMap, HashSet};
@@ -289,7 +291,11 @@ pub(crate) fn panic_message(error: tokio::task::JoinError) -> String {
     if error.is_cancelled() {
         return "its task was cancelled".to_owned();
     }
-    let payload = error.into_panic();
+    panic_payload_message(error.into_panic())
+}
+
+/// The message of a panic, from what it was raised with.
+fn panic_payload_message(payload: Box<dyn std::any::Any + Send>) -> String {
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -327,6 +333,7 @@ async fn admit(
     let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
     let judge_in_flight = Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT));
     let mut prepared: HashSet<String> = HashSet::new();
+    let mut case_threads = CaseThreads::per_cpu();
     for seq in 0.. {
         if cancelled.load(Ordering::Acquire) {
             break;
@@ -357,13 +364,15 @@ async fn admit(
         };
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
-        // One with a prerequisite or the judge to wait for runs as a task
-        // instead, so that no slot is held while it waits.
+        // One with a prerequisite, the judge or an embeddings backend to
+        // wait for runs as a task instead, so that no slot and no CPU
+        // thread is held while it waits.
         let in_process = match &case {
             LoadedCase::Ready(job) => {
                 unrecorded.is_none()
                     && !waits_on_judge
                     && job.is_in_process()
+                    && !job.asks_network(&context.registry)
                     && (job.prerequisite.is_none() || job.recording.is_some())
             }
             LoadedCase::Broken { .. } => false,
@@ -402,23 +411,34 @@ async fn admit(
         };
         let results = results.clone();
         let identity = Identity::of(&task.job);
-        let handle = match slot {
+        // Every case is reported: a case whose task panicked is reported as
+        // an error, never lost. An in-process case runs on one of the
+        // run's CPU threads and reports itself from there.
+        match slot {
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
-                tokio::task::spawn_blocking(move || {
-                    let _slot = slot;
-                    task.run_in_process(&runtime)
-                })
+                case_threads.run(move || {
+                    let result = decide_here(|| task.run_in_process(&runtime), identity);
+                    drop(slot);
+                    let _ = results.send(Admission::Finished { seq, result, place: permit });
+                });
             }
-            None => tokio::spawn(async move { task.run().await }),
-        };
-        // Every case's task is joined: a case whose task panicked is
-        // reported as an error, never lost.
-        tokio::spawn(async move {
-            let result = handle.await.unwrap_or_else(|error| identity.internal_error(error));
-            let _ = results.send(Admission::Finished { seq, result, place: permit });
-        });
+            None => {
+                let handle = tokio::spawn(async move { task.run().await });
+                tokio::spawn(async move {
+                    let result = handle.await.unwrap_or_else(|error| identity.internal_error(panic_message(error)));
+                    let _ = results.send(Admission::Finished { seq, result, place: permit });
+                });
+            }
+        }
     }
+}
+
+/// The result `decide` gives, on the calling thread; a case whose
+/// `decide` panicked is an internal error of the case `identity` names.
+fn decide_here(decide: impl FnOnce() -> CaseResult, identity: Identity) -> CaseResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decide))
+        .unwrap_or_else(|panic| identity.internal_error(panic_payload_message(panic)))
 }
 
 /// What names a case in its result, kept aside in case its task dies.
@@ -442,12 +462,11 @@ impl Identity {
     }
 
     /// The result of a case whose task panicked.
-    fn internal_error(self, error: tokio::task::JoinError) -> CaseResult {
+    fn internal_error(self, cause: String) -> CaseResult {
         self.failed(RunError {
             kind: ErrorKind::Internal,
             message: format!(
-                "internal error: the case's task stopped before deciding it ({}); this is a bug in assay, please report it",
-                panic_message(error)
+                "internal error: the case's task stopped before deciding it ({cause}); this is a bug in assay, please report it"
             ),
         })
     }
@@ -653,5 +672,25 @@ mod tests {
         ledger.started("a".to_owned());
         ledger.finished("a");
         assert!(ledger.close(1).is_empty());
+    }
+
+    #[test]
+    fn a_case_that_panics_where_it_is_decided_is_an_internal_error_naming_the_panic() {
+        let identity = || Identity {
+            id: "cases/a".into(),
+            file: "cases/a.hocon".into(),
+            agent: "echo".into(),
+            connections: vec![Connection::Direct],
+            success_ratio: Default::default(),
+        };
+        let result = decide_here(|| panic!("a bug in a case"), identity());
+        assert_eq!((result.id.as_str(), result.status), ("cases/a", CaseStatus::Error));
+        let error = result.error.expect("an error");
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert!(error.message.contains("(it panicked: a bug in a case)"), "{}", error.message);
+
+        let decided = identity().failed(RunError { kind: ErrorKind::CaseTimeout, message: "late".into() });
+        let result = decide_here(move || decided, identity());
+        assert_eq!(result.error.expect("its own error").message, "late");
     }
 }

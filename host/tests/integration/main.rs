@@ -4,10 +4,11 @@
 mod agents;
 mod authoring;
 mod authoring_python;
-#[cfg(unix)]
 mod caches;
 mod capability_errors;
 mod case_input;
+#[cfg(unix)]
+mod case_threads;
 mod ci_templates;
 mod cli;
 mod conformance;
