@@ -5,6 +5,14 @@ mod cli;
 
 use std::process::ExitCode;
 
+/// mimalloc rather than glibc's malloc: a run hands most of what it
+/// allocates from thread to thread (a case is read on a reader thread, run
+/// on a case thread, reported on the main thread), which glibc's arenas
+/// serve slowly. The 10,000-case run takes ~17% less time for ~1–3 MB more
+/// peak memory (README, "Performance").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = <cli::Cli as clap::Parser>::parse();
     match cli::run(args) {

@@ -71,7 +71,7 @@ impl AgentComponent {
     /// Answers one turn. `deadline` bounds the call (the sandbox deadline
     /// when none is given). Blocking: call it from a blocking thread.
     pub fn chat(&self, request: &ChatRequest, deadline: Option<Duration>) -> Result<Vec<ChatMessage>, AgentCallError> {
-        let sly_data = request.sly_data.as_ref().map(|m| Value::Object(m.clone()).to_string());
+        let sly_data = request.sly_data.as_ref().map(|m| serde_json::to_string(m).expect("a JSON map serializes"));
         let chat_context = request.chat_context.as_ref().map(Value::to_string);
         let metadata: Vec<(&str, &str)> = request.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let wit_request = wit::ChatRequest {
