@@ -18,11 +18,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// libmimalloc-sys 0.1.49 builds (mimalloc v3; v2 numbers it the same).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Memory mimalloc frees goes back to the system at once, not 10 ms later:
-/// compiling a component or loading it from the cache allocates and frees
-/// megabytes at a time, which otherwise count in a short run's peak (one
-/// case cold: 52 MB instead of 45 MB), for no time measured at 10,000
-/// cases.
+/// Memory mimalloc frees goes back to the system at once, not after its
+/// default delay (a second): compiling a component or loading it from the
+/// cache allocates and frees megabytes at a time, which would otherwise
+/// count in a short run's peak (README, "Performance"), for no time
+/// measured at 10,000 cases.
 fn return_freed_memory_at_once() {
     // SAFETY: sets an option mimalloc reads on each purge; called first
     // thing in `main`, before any other thread of assay's starts.
@@ -60,9 +60,9 @@ mod tests {
         // SAFETY: reads and sets an option of the allocator of this test
         // binary, which is mimalloc too.
         let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-        // mimalloc's default purge delay; its neighbours' defaults differ
-        // (eager_commit_delay 1, use_numa_nodes 0).
-        assert_eq!(get(), 10);
+        // mimalloc v3's default purge delay (ms); its neighbours' defaults
+        // differ (eager_commit_delay 1, use_numa_nodes 0).
+        assert_eq!(get(), 1000);
         return_freed_memory_at_once();
         assert_eq!(get(), 0);
     }

@@ -1,6 +1,8 @@
 //! The runner: every test case × sample × connection as tasks on tokio,
 //! under one concurrency limit, with `success_ratio` early stopping and
-//! deadlines that cancel requests. Cases come from a [`CaseSource`] (read
+//! deadlines that cancel requests; a case that is CPU work only (its agents
+//! and checks all in-process) runs start to end on one of the run's CPU
+//! threads instead (`case_threads`). Cases come from a [`CaseSource`] (read
 //! in parallel as the run goes); results flow to reporters as a stream of
 //! [`RunEvent`]s (a case started, each sample finished, a case slow, a case
 //! finished as soon as it is decided), and are not kept, so memory stays
