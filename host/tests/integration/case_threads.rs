@@ -2,13 +2,12 @@
 //! most one thread per CPU, and a case whose checks wait on the network on
 //! tasks, so that `-j` of them wait at once however few the CPUs.
 
-use crate::util::{Collect, load, runtime};
-use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::case::discover;
+use crate::util::{load, run_dir};
+use assay::agent::HttpSettings;
 use assay::plugin::Registry;
-use assay::run::{CaseSource, RunOptions, Runner, load_cases};
+use assay::run::RunOptions;
 use assay::sandbox::host::embeddings::Embeddings;
-use assay::sandbox::{Answered, Capabilities, ComponentOptions, Grants, Limits};
+use assay::sandbox::{Answered, Capabilities, ComponentOptions, Grants};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -59,15 +58,9 @@ fn cases_waiting_on_an_embeddings_backend_wait_together_not_one_per_cpu() {
     options.capabilities = Capabilities { judge: None, embeddings: Some(backend.clone()) };
     let mut registry = Registry::new();
     registry.add(load("plugins/capability-probe/capability-probe.wasm", options).unwrap()).unwrap();
-    let registry = Arc::new(registry);
-    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
-    let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
-    let files = discover(&[dir.path().to_path_buf()]).unwrap();
-    let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
-    let mut collect = Collect::default();
     let options = RunOptions { jobs: CASES, ..RunOptions::default() };
-    let summary = Runner::new(registry, agents, options).run_blocking(cases, &mut collect);
+    let (results, summary) = run_dir(Arc::new(registry), dir.path(), HttpSettings::default(), options);
 
     assert_eq!(backend.most.load(Ordering::SeqCst), CASES, "the backend never had every case's call at once");
-    assert_eq!((summary.cases, summary.passed), (CASES, CASES), "{:?}", collect.0);
+    assert_eq!((summary.cases, summary.passed), (CASES, CASES), "{results:?}");
 }

@@ -3,11 +3,10 @@
 //! case's task, and the run reports that case as an internal error while
 //! every other case is reported as usual.
 
-use crate::util::{Collect, Served, runtime};
+use crate::util::{Collect, Served, run_dir, runtime};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::case::discover;
 use assay::plugin::Registry;
-use assay::run::{CaseResult, CaseSource, RunOptions, Runner, load_cases};
+use assay::run::{CaseResult, RunOptions};
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, Capabilities, Limits};
 use std::sync::Arc;
@@ -37,15 +36,8 @@ fn run_cases(connection: &str, agent_url: Option<&str>) -> (Vec<CaseResult>, ass
     let mut registry = Registry::new();
     let capabilities = Capabilities { judge: Some(Arc::new(PanickingJudge)), embeddings: None };
     registry.add_builtins(runtime(), &capabilities).unwrap();
-    let registry = Arc::new(registry);
-    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
     let http = HttpSettings { base_url: agent_url.unwrap_or("http://127.0.0.1:9").to_owned(), ..Default::default() };
-    let agents = Agents::new(catalog, HttpAgents::new(http).unwrap());
-    let files = discover(&[dir.path().to_path_buf()]).unwrap();
-    let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
-    let mut collect = Collect::default();
-    let summary = Runner::new(registry, agents, RunOptions::default()).run_blocking(cases, &mut collect);
-    (collect.0, summary)
+    run_dir(Arc::new(registry), dir.path(), http, RunOptions::default())
 }
 
 fn assert_reported_once_each(results: &[CaseResult], summary: &assay::run::RunSummary) {

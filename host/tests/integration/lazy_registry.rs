@@ -5,13 +5,12 @@
 //! with that error, once per check, and the run goes on; and the promptfoo
 //! plugin is there for promptfoo configs whenever they are discovered.
 
-use crate::util::{Collect, runtime};
-use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::case::discover;
+use crate::util::{Collect, run_dir, runtime};
+use assay::agent::HttpSettings;
 use assay::errors::ErrorKind;
 use assay::plugin::{BUILTIN_MATCHERS, BuiltinPlugin, Registry};
-use assay::run::{CaseResult, CaseSource, RunOptions, Runner, load_cases};
-use assay::sandbox::{Capabilities, Grants, Limits};
+use assay::run::{CaseResult, RunOptions};
+use assay::sandbox::{Capabilities, Grants};
 use assay::{Project, ProjectOptions};
 use std::path::Path;
 use std::sync::Arc;
@@ -88,16 +87,10 @@ fn run_with(registry: Registry, hocon: &[(&str, &str)]) -> Vec<CaseResult> {
         );
         std::fs::write(dir.path().join(name), text).unwrap();
     }
-    let registry = Arc::new(registry);
-    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
-    let agents = Agents::new(catalog, HttpAgents::new(HttpSettings::default()).unwrap());
-    let files = discover(&[dir.path().to_path_buf()]).unwrap();
-    let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
-    let mut collect = Collect::default();
-    let summary = Runner::new(registry, agents, RunOptions::default()).run_blocking(cases, &mut collect);
+    let (results, summary) = run_dir(Arc::new(registry), dir.path(), HttpSettings::default(), RunOptions::default());
     assert_eq!(summary.internal_errors, Vec::<String>::new());
     assert_eq!(summary.cases, hocon.len());
-    collect.0
+    results
 }
 
 /// The checks of the first interaction of `case`, as (key, outcome, error

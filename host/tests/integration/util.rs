@@ -20,6 +20,25 @@ impl assay::run::Reporter for Collect {
     }
 }
 
+/// Runs the case files in `dir` with `registry` against the demo agents
+/// (in process, or over HTTP at `http`'s base URL) and keeps every result.
+pub fn run_dir(
+    registry: std::sync::Arc<assay::plugin::Registry>,
+    dir: &std::path::Path,
+    http: assay::agent::HttpSettings,
+    options: assay::run::RunOptions,
+) -> (Vec<assay::run::CaseResult>, assay::run::RunSummary) {
+    use assay::agent::{AgentCatalog, Agents, HttpAgents};
+    use assay::run::{CaseSource, Runner, load_cases};
+    let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
+    let agents = Agents::new(catalog, HttpAgents::new(http).unwrap());
+    let files = assay::case::discover(&[dir.to_path_buf()]).unwrap();
+    let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
+    let mut collect = Collect::default();
+    let summary = Runner::new(registry, agents, options).run_blocking(cases, &mut collect);
+    (collect.0, summary)
+}
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
