@@ -8,6 +8,7 @@ use crate::case::Connection;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
 use crate::plugin::{self, Registry, ResponseView};
+use crate::run::cpu_threads::CpuThreads;
 use crate::run::job::Job;
 use crate::run::result::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use serde_json::{Map, Value};
@@ -22,13 +23,19 @@ pub struct Context {
     pub agents: Agents,
     /// The matchers.
     pub registry: Arc<Registry>,
+    /// The run's CPU threads.
+    pub cpu: Arc<CpuThreads>,
 }
 
 /// How a conversation's CPU work (in-process agents, checks) runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
-    /// Each piece on a blocking thread of its own, so that the async
-    /// workers stay free for network I/O.
+    /// Each piece off the async workers, which stay free for network I/O:
+    /// the checks on the run's CPU threads.
+    OnCpuThreads,
+    /// Each piece on a blocking thread of its own: the checks may wait on
+    /// the network (the judge, an embeddings backend), which must not hold
+    /// a CPU thread.
     Offloaded,
     /// On the calling thread, which must be a blocking thread: a
     /// conversation with an in-process agent is all CPU work, and handing
@@ -140,6 +147,11 @@ pub async fn converse(
         };
         let (checks, logs, response) = match work {
             Work::Inline => evaluate(job, &context.registry, response),
+            Work::OnCpuThreads => {
+                let (job, registry) = (job.clone(), context.registry.clone());
+                // A panic goes on up, as below.
+                context.cpu.compute(move || evaluate(&job, &registry, response)).await
+            }
             Work::Offloaded => {
                 let (job, registry) = (job.clone(), context.registry.clone());
                 // A panic here (a bug, or an embedder's capability with one)

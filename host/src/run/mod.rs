@@ -2,7 +2,7 @@
 //! under one concurrency limit, with `success_ratio` early stopping and
 //! deadlines that cancel requests; a case that is CPU work only (its agents
 //! and checks all in-process) runs start to end on one of the run's CPU
-//! threads instead (`case_threads`). Cases come from a [`CaseSource`] (read
+//! threads instead (`cpu_threads`). Cases come from a [`CaseSource`] (read
 //! in parallel as the run goes); results flow to reporters as a stream of
 //! [`RunEvent`]s (a case started, each sample finished, a case slow, a case
 //! finished as soon as it is decided), and are not kept, so memory stays
@@ -42,8 +42,8 @@
 //! assert!(summary.success(false));
 //! ```
 
-mod case_threads;
 mod conversation;
+mod cpu_threads;
 mod event;
 mod job;
 mod load;
@@ -71,8 +71,8 @@ use crate::agent::Agents;
 use crate::case::Connection;
 use crate::errors::{CaseErrorKind, ErrorKind};
 use crate::plugin::Registry;
-use case_threads::CaseThreads;
 use conversation::{Context, Work, converse, millis};
+use cpu_threads::CpuThreads;
 use slow::SlowWatch;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -128,7 +128,7 @@ pub struct Runner {
 impl Runner {
     /// A runner checking responses with `registry`'s matchers.
     pub fn new(registry: Arc<Registry>, agents: Agents, options: RunOptions) -> Runner {
-        Runner { context: Context { agents, registry }, options }
+        Runner { context: Context { agents, registry, cpu: Arc::new(CpuThreads::per_cpu()) }, options }
     }
 
     /// Runs every case and reports each as it finishes. Never fails: bad
@@ -335,7 +335,6 @@ async fn admit(
     let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
     let judge_in_flight = Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT));
     let mut prepared: HashSet<String> = HashSet::new();
-    let mut case_threads = CaseThreads::per_cpu();
     for seq in 0.. {
         if cancelled.load(Ordering::Acquire) {
             break;
@@ -369,12 +368,12 @@ async fn admit(
         // One with a prerequisite, the judge or an embeddings backend to
         // wait for runs as a task instead, so that no slot and no CPU
         // thread is held while it waits.
+        let checks_wait = matches!(&case, LoadedCase::Ready(job) if job.asks_network(&context.registry));
         let in_process = match &case {
             LoadedCase::Ready(job) => {
                 unrecorded.is_none()
-                    && !waits_on_judge
+                    && !checks_wait
                     && job.is_in_process()
-                    && !job.asks_network(&context.registry)
                     && (job.prerequisite.is_none() || job.recording.is_some())
             }
             LoadedCase::Broken { .. } => false,
@@ -407,6 +406,7 @@ async fn admit(
             job: Arc::new(job),
             semaphore: samples.clone(),
             waits_on_judge,
+            checks_wait,
             sample_timeout: options.sample_timeout,
             exhaustive: options.exhaustive,
             events: results.clone(),
@@ -419,7 +419,7 @@ async fn admit(
         match slot {
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
-                case_threads.run(move || {
+                context.cpu.run(move || {
                     let result = decide_here(|| task.run_in_process(&runtime), identity);
                     drop(slot);
                     let _ = results.send(Admission::Finished { seq, result, place: permit });
@@ -520,6 +520,10 @@ struct CaseTask {
     /// Whether its checks wait on the judge: then each agent call takes a
     /// slot, and the checks that follow hold none.
     waits_on_judge: bool,
+    /// Whether its checks may wait on the network (the judge, an
+    /// embeddings backend): then they run on blocking threads, not on the
+    /// run's CPU threads.
+    checks_wait: bool,
     sample_timeout: Option<Duration>,
     exhaustive: bool,
     /// Where each decided sample is announced.
@@ -631,7 +635,8 @@ impl CaseTask {
             return self.conversations(index, Work::Offloaded, Some(&self.semaphore)).await;
         }
         let _permit = self.semaphore.clone().acquire_owned().await.expect("the semaphore is never closed");
-        self.conversations(index, Work::Offloaded, None).await
+        let work = if self.checks_wait { Work::Offloaded } else { Work::OnCpuThreads };
+        self.conversations(index, work, None).await
     }
 
     /// The sample's conversations; `slots`, if given, is where each agent

@@ -7,8 +7,6 @@ mod authoring_python;
 mod caches;
 mod capability_errors;
 mod case_input;
-#[cfg(unix)]
-mod case_threads;
 mod ci_templates;
 mod cli;
 mod conformance;
@@ -17,6 +15,8 @@ mod connections_command;
 mod connections_every;
 mod connections_http;
 mod connections_openai;
+#[cfg(unix)]
+mod cpu_threads;
 mod deterministic;
 mod diff;
 mod discovery;

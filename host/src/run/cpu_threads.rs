@@ -1,81 +1,101 @@
-//! The threads in-process cases run on: up to one per CPU, started as
-//! cases come and find no thread idle, each taking the next case from one
-//! queue.
+//! The run's CPU threads: up to one per CPU, started as work comes and
+//! finds no thread idle, each taking the next piece from one queue. An
+//! in-process case runs on one from start to end (its agents and checks
+//! are components, see `CaseTask::run_in_process`); a case that waits on
+//! the network has its checks evaluated on one (`CpuThreads::compute`)
+//! when none of them may wait on the network too.
 //!
-//! An in-process case is CPU work from start to end (its agents and checks
-//! are components, see `CaseTask::run_in_process`), so more threads than
-//! cores gain nothing, and a thread per case costs: tokio's blocking pool
-//! runs as many threads as there are cases in flight, which then take turns
-//! on the cores, and wakes an idle one for every case. Here a thread that
-//! finishes a case takes the next from the queue without sleeping while the
-//! scheduler keeps it filled, and only an idle thread is woken.
+//! More threads than cores gain nothing for CPU work, and a thread per
+//! piece costs: tokio's blocking pool runs as many threads as there are
+//! pieces in flight, which then take turns on the cores (and each keeps
+//! memory of its own in the allocator), and wakes an idle one for every
+//! piece. Here a thread that finishes a piece takes the next from the queue
+//! without sleeping while the scheduler keeps it filled, and only an idle
+//! thread is woken.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 
-/// One case's work: it reports the case itself, and must not panic (the
-/// runner catches a case's panic and reports it as an internal error).
-type CaseWork = Box<dyn FnOnce() + Send>;
+/// One piece of work. It must not panic: [`CpuThreads::compute`] catches
+/// a panic and hands it on, and the runner reports a case whose run
+/// panicked as an internal error.
+type Work = Box<dyn FnOnce() + Send>;
 
 /// The threads and their queue. Dropping it lets the threads finish the
-/// cases queued and end; it does not wait for them.
-pub(super) struct CaseThreads {
+/// work queued and end; it does not wait for them.
+pub(super) struct CpuThreads {
     shared: Arc<Shared>,
     /// How many threads it may start.
     count: usize,
-    /// How many it has started.
-    started: usize,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
-    /// Signalled when a case is queued while a thread is idle, or when the
+    /// Signalled when work is queued while a thread is idle, or when the
     /// queue closes.
     ready: Condvar,
 }
 
 #[derive(Default)]
 struct Queue {
-    cases: VecDeque<CaseWork>,
-    /// Threads waiting for a case.
+    work: VecDeque<Work>,
+    /// Threads started.
+    started: usize,
+    /// Threads waiting for work.
     idle: usize,
-    /// No further case will come: the threads end once the queue is empty.
+    /// No further work will come: the threads end once the queue is empty.
     closed: bool,
 }
 
-impl CaseThreads {
-    /// Threads for in-process cases, up to one per CPU; none is started
-    /// before the first case comes.
-    pub(super) fn per_cpu() -> CaseThreads {
-        CaseThreads::new(thread::available_parallelism().map_or(1, |n| n.get()))
+impl CpuThreads {
+    /// Up to one thread per CPU; none is started before work comes.
+    pub(super) fn per_cpu() -> CpuThreads {
+        CpuThreads::new(thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
-    fn new(count: usize) -> CaseThreads {
-        CaseThreads { shared: Arc::new(Shared { queue: Mutex::default(), ready: Condvar::new() }), count, started: 0 }
+    fn new(count: usize) -> CpuThreads {
+        CpuThreads { shared: Arc::new(Shared { queue: Mutex::default(), ready: Condvar::new() }), count }
     }
 
     /// Queues `work`, to run on the first thread free: an idle one, or one
     /// started for it while there are fewer than one per CPU.
-    pub(super) fn run(&mut self, work: impl FnOnce() + Send + 'static) {
+    pub(super) fn run(&self, work: impl FnOnce() + Send + 'static) {
         let mut queue = self.shared.lock();
-        queue.cases.push_back(Box::new(work));
+        queue.work.push_back(Box::new(work));
         let idle = queue.idle > 0;
+        let start = !idle && queue.started < self.count;
+        if start {
+            queue.started += 1;
+        }
         drop(queue);
         if idle {
             self.shared.ready.notify_one();
-        } else if self.started < self.count {
-            self.started += 1;
+        } else if start {
             let shared = self.shared.clone();
             thread::Builder::new()
-                .name("assay-case".into())
+                .name("assay-cpu".into())
                 .spawn(move || shared.work())
-                .expect("failed to spawn a thread for in-process cases");
+                .expect("failed to spawn a CPU thread");
+        }
+    }
+
+    /// What `compute` returns, computed on one of the threads. A panic in
+    /// `compute` goes on up here, in the task that awaits it.
+    pub(super) async fn compute<T: Send + 'static>(&self, compute: impl FnOnce() -> T + Send + 'static) -> T {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        self.run(move || {
+            let _ = sender.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(compute)));
+        });
+        match receiver.await {
+            Ok(Ok(value)) => value,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => unreachable!("queued work runs before the threads end"),
         }
     }
 }
 
-impl Drop for CaseThreads {
+impl Drop for CpuThreads {
     fn drop(&mut self) {
         self.shared.lock().closed = true;
         self.shared.ready.notify_all();
@@ -88,14 +108,14 @@ impl Shared {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// One thread's life: the next case, until the queue is closed and
-    /// empty.
+    /// One thread's life: the next piece of work, until the queue is closed
+    /// and empty.
     fn work(&self) {
         loop {
             let mut queue = self.lock();
-            let case = loop {
-                if let Some(case) = queue.cases.pop_front() {
-                    break case;
+            let work = loop {
+                if let Some(work) = queue.work.pop_front() {
+                    break work;
                 }
                 if queue.closed {
                     return;
@@ -105,7 +125,7 @@ impl Shared {
                 queue.idle -= 1;
             };
             drop(queue);
-            case();
+            work();
         }
     }
 }
@@ -118,7 +138,7 @@ mod tests {
 
     #[test]
     fn every_case_queued_runs_once_on_no_more_threads_than_cpus() {
-        let mut threads = CaseThreads::per_cpu();
+        let threads = CpuThreads::per_cpu();
         let (sender, receiver) = mpsc::channel();
         for case in 0..200 {
             let sender = sender.clone();
@@ -139,8 +159,25 @@ mod tests {
     }
 
     #[test]
+    fn compute_gives_its_value_or_its_panic_to_the_task_that_awaits_it() {
+        let threads = Arc::new(CpuThreads::new(1));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let on = runtime.block_on(threads.compute(|| thread::current().name().map(str::to_owned)));
+        assert_eq!(on.as_deref(), Some("assay-cpu"));
+        let panicking = threads.clone();
+        let joined = runtime.block_on(async move {
+            tokio::spawn(async move { panicking.compute(|| -> u32 { panic!("a bug in a check") }).await }).await
+        });
+        let panic = joined.unwrap_err().into_panic();
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"a bug in a check"));
+        // The thread that ran it is still there for the next piece.
+        assert_eq!(runtime.block_on(threads.compute(|| 7)), 7);
+        assert_eq!(threads.shared.lock().started, 1);
+    }
+
+    #[test]
     fn a_thread_is_started_only_when_no_thread_is_idle() {
-        let mut threads = CaseThreads::new(4);
+        let threads = CpuThreads::new(4);
         let (sender, receiver) = mpsc::channel();
         for case in 0..3 {
             let sender = sender.clone();
@@ -154,12 +191,12 @@ mod tests {
             });
             assert!(idle, "the thread did not wait for the next case");
         }
-        assert_eq!(threads.started, 1);
+        assert_eq!(threads.shared.lock().started, 1);
     }
 
     #[test]
     fn cases_queued_before_the_drop_still_run_and_the_threads_end() {
-        let mut threads = CaseThreads::new(1);
+        let threads = CpuThreads::new(1);
         let (sender, receiver) = mpsc::channel();
         let (release, hold) = mpsc::channel::<()>();
         threads.run(move || hold.recv().unwrap());
