@@ -42,6 +42,7 @@
 //! assert!(summary.success(false));
 //! ```
 
+mod batched_permits;
 mod conversation;
 mod cpu_threads;
 mod event;
@@ -71,6 +72,7 @@ use crate::agent::Agents;
 use crate::case::Connection;
 use crate::errors::{CaseErrorKind, ErrorKind};
 use crate::plugin::Registry;
+use batched_permits::BatchedPermits;
 use conversation::{Context, Work, converse, millis};
 use cpu_threads::CpuThreads;
 use slow::SlowWatch;
@@ -175,7 +177,13 @@ impl Runner {
                 Admission::Sample { case, index, passed, duration } => {
                     emitter.emit(EventKind::SampleFinished { case: &case, index, passed, duration });
                 }
-                Admission::Finished { seq, result, place: _reported } => {
+                Admission::Finished { seq, result, place: _reported, unannounced } => {
+                    if let Some(sample) = unannounced.and_then(|index| result.samples.iter().find(|s| s.index == index))
+                    {
+                        let duration = sample_duration(sample);
+                        let (index, passed) = (sample.index, sample.passed);
+                        emitter.emit(EventKind::SampleFinished { case: &result.id, index, passed, duration });
+                    }
                     slow.finished(seq);
                     ledger.finished(&result.id);
                     summary.add(&result);
@@ -243,8 +251,15 @@ enum Admission {
     /// The case is decided. It holds its place among the cases in flight
     /// until the run has reported it, so that slow reporters hold back
     /// admission (and a cancellation stops the run within the cases in
-    /// flight, not after a backlog).
-    Finished { seq: u64, result: CaseResult, place: OwnedSemaphorePermit },
+    /// flight, not after a backlog). `unannounced` is the index of a
+    /// sample not announced on its own (an in-process case's last: one
+    /// wake-up of the run fewer per case), announced now.
+    Finished { seq: u64, result: CaseResult, place: OwnedSemaphorePermit, unannounced: Option<u32> },
+}
+
+/// How long `sample` took, as the run's events say it.
+fn sample_duration(sample: &SampleResult) -> Duration {
+    Duration::from_secs_f64(sample.duration_ms / 1e3)
 }
 
 /// Checks that every admitted case is reported exactly once.
@@ -326,6 +341,9 @@ async fn admit(
     cancelled: Arc<AtomicBool>,
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
+    // In-process cases take their slots here, waited for half of them at a
+    // time: the other half keep the CPU threads busy meanwhile.
+    let mut in_process_slots = BatchedPermits::new(samples.clone(), options.jobs / 2);
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
     // Cases whose checks wait on the judge have places of their own, one per
     // check they ask at once (up to the judge's concurrency), enough to keep
@@ -379,7 +397,7 @@ async fn admit(
             LoadedCase::Broken { .. } => false,
         };
         let slot = match in_process {
-            true => Some(samples.clone().acquire_owned().await.expect("the semaphore is never closed")),
+            true => Some(in_process_slots.one().await),
             false => None,
         };
         if cancelled.load(Ordering::Acquire) {
@@ -388,13 +406,23 @@ async fn admit(
         let _ = results.send(Admission::Started { seq, id: case.id().to_owned() });
         let job = match case {
             LoadedCase::Broken { id, error } => {
-                let _ = results.send(Admission::Finished { seq, result: broken(id, error), place: permit });
+                let _ = results.send(Admission::Finished {
+                    seq,
+                    result: broken(id, error),
+                    place: permit,
+                    unannounced: None,
+                });
                 continue;
             }
             LoadedCase::Ready(job) => *job,
         };
         if let Some(error) = unrecorded {
-            let _ = results.send(Admission::Finished { seq, result: Identity::of(&job).failed(error), place: permit });
+            let _ = results.send(Admission::Finished {
+                seq,
+                result: Identity::of(&job).failed(error),
+                place: permit,
+                unannounced: None,
+            });
             continue;
         }
         let asks_direct = job.recording.is_none() && job.connections.contains(&Connection::Direct);
@@ -422,14 +450,15 @@ async fn admit(
                 context.cpu.run(move || {
                     let result = decide_here(|| task.run_in_process(&runtime), identity);
                     drop(slot);
-                    let _ = results.send(Admission::Finished { seq, result, place: permit });
+                    let unannounced = result.samples.last().map(|sample| sample.index);
+                    let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced });
                 });
             }
             None => {
                 let handle = tokio::spawn(async move { task.run().await });
                 tokio::spawn(async move {
                     let result = handle.await.unwrap_or_else(|error| identity.internal_error(panic_message(error)));
-                    let _ = results.send(Admission::Finished { seq, result, place: permit });
+                    let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced: None });
                 });
             }
         }
@@ -581,19 +610,20 @@ impl CaseTask {
     /// checks inline (all of it is CPU work; handing pieces between threads
     /// would cost more than it saves). It stops by the same rule as
     /// [`CaseTask::run`], once `k` have passed or `k` is out of reach, so it
-    /// runs the same samples.
+    /// runs the same samples. Its last sample is announced with the case,
+    /// not on its own.
     fn run_in_process(self, runtime: &tokio::runtime::Handle) -> CaseResult {
         let started = Instant::now();
         let ratio = self.job.success_ratio;
         let mut samples: Vec<SampleResult> = Vec::new();
         for index in 0..ratio.samples {
-            let sample = runtime.block_on(self.conversations(index, Work::Inline, None));
-            self.announce(&sample);
-            samples.push(sample);
+            samples.push(runtime.block_on(self.conversations(index, Work::Inline, None)));
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
-            if !self.exhaustive && ratio.is_decided(passes, ratio.samples - index - 1) {
+            let left = ratio.samples - index - 1;
+            if left == 0 || (!self.exhaustive && ratio.is_decided(passes, left)) {
                 break;
             }
+            self.announce(samples.last().expect("a sample was just run"));
         }
         self.result(samples, started)
     }
@@ -604,7 +634,7 @@ impl CaseTask {
             case: self.job.id.clone(),
             index: sample.index,
             passed: sample.passed,
-            duration: Duration::from_secs_f64(sample.duration_ms / 1e3),
+            duration: sample_duration(sample),
         });
     }
 
