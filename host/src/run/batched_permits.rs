@@ -36,6 +36,12 @@ impl BatchedPermits {
         self.take_one().expect("at least one permit was taken")
     }
 
+    /// Gives back the permits taken and not handed out (before others
+    /// wait on the semaphore, who must not wait for them).
+    pub(super) fn give_back(&mut self) {
+        self.taken = None;
+    }
+
     fn take_one(&mut self) -> Option<OwnedSemaphorePermit> {
         let taken = self.taken.as_mut()?;
         let one = taken.split(1);
@@ -57,7 +63,7 @@ mod tests {
         let mut permits = BatchedPermits::new(semaphore.clone(), 2);
         runtime.block_on(async {
             // What is free is taken at once, up to a batch.
-            let first: Vec<_> = vec![permits.one().await, permits.one().await, permits.one().await];
+            let mut first: Vec<_> = vec![permits.one().await, permits.one().await, permits.one().await];
             assert!(first.iter().all(|p| p.num_permits() == 1));
             assert_eq!(semaphore.available_permits(), 0);
             let mut fourth = permits.one().await;
@@ -65,14 +71,27 @@ mod tests {
 
             // None free: the next waits until a batch of two is.
             let waiting = tokio::spawn(async move { (permits.one().await, permits) });
-            drop(first);
-            tokio::task::yield_now().await;
+            let let_it_wait = || async {
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+            };
+            let_it_wait().await;
+            drop(first.pop());
+            let_it_wait().await;
+            assert!(!waiting.is_finished(), "it took one permit when a batch of two was wanted");
+            drop(first.pop());
             let (fifth, permits) = waiting.await.unwrap();
             assert_eq!(fifth.num_permits(), 1);
             assert_eq!(permits.taken.as_ref().map(OwnedSemaphorePermit::num_permits), Some(1));
-            // Every permit given back is the semaphore's again.
+            // The one taken and not handed out goes back when asked.
+            assert_eq!(semaphore.available_permits(), 0);
+            let mut permits = permits;
+            permits.give_back();
+            assert_eq!(semaphore.available_permits(), 1);
+            // Every permit handed out is the semaphore's again once dropped.
             fourth.merge(fifth);
-            drop((fourth, permits));
+            drop((first, fourth, permits));
             assert_eq!(semaphore.available_permits(), 4);
         });
     }

@@ -341,9 +341,11 @@ async fn admit(
     cancelled: Arc<AtomicBool>,
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
-    // In-process cases take their slots here, waited for half of them at a
-    // time: the other half keep the CPU threads busy meanwhile.
-    let mut in_process_slots = BatchedPermits::new(samples.clone(), options.jobs / 2);
+    // In-process cases take their slots here, waited for a few at a time
+    // (half of them, at most two per CPU): the cases queued meanwhile keep
+    // the CPU threads busy.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut in_process_slots = BatchedPermits::new(samples.clone(), (options.jobs / 2).min(2 * cpus));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
     // Cases whose checks wait on the judge have places of their own, one per
     // check they ask at once (up to the judge's concurrency), enough to keep
@@ -398,7 +400,12 @@ async fn admit(
         };
         let slot = match in_process {
             true => Some(in_process_slots.one().await),
-            false => None,
+            false => {
+                // A case run as a task takes its slots from the semaphore
+                // itself: none may wait on slots held back here.
+                in_process_slots.give_back();
+                None
+            }
         };
         if cancelled.load(Ordering::Acquire) {
             break;
