@@ -121,14 +121,13 @@ impl LazyPlugin {
     /// The judge its checks ask, when it is granted the judge and one is
     /// configured (known before it is compiled).
     pub fn judge(&self) -> Option<&Arc<dyn Judge>> {
-        self.options.capabilities.judge.as_ref().filter(|_| self.options.grants.judge)
+        self.options.judge()
     }
 
     /// Whether its checks may wait on the network: it is granted a judge or
     /// an embeddings backend that is configured.
     pub fn asks_network(&self) -> bool {
-        let capabilities = &self.options.capabilities;
-        self.judge().is_some() || (self.options.grants.embeddings && capabilities.embeddings.is_some())
+        self.options.asks_network()
     }
 
     /// Whether it has been compiled (or tried to be).

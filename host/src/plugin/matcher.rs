@@ -8,7 +8,6 @@
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
 use crate::sandbox::bindings::matcher_types as wit;
-use crate::sandbox::host::judge::Judge;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
 use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
 use std::fmt;
@@ -180,13 +179,6 @@ impl MatcherPlugin {
     /// The options it was loaded with.
     pub fn options(&self) -> &ComponentOptions {
         self.host.options()
-    }
-
-    /// The judge its checks ask, when it is granted the judge and one is
-    /// configured: its checks then spend their time waiting on the network.
-    pub fn judge(&self) -> Option<&std::sync::Arc<dyn Judge>> {
-        let options = self.host.options();
-        options.capabilities.judge.as_ref().filter(|_| options.grants.judge)
     }
 
     /// Evaluates one batch. Never fails as a whole: a fault becomes an error

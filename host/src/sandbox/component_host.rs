@@ -70,6 +70,19 @@ pub struct ComponentOptions {
     pub deterministic: bool,
 }
 
+impl ComponentOptions {
+    /// The judge the component's calls ask: granted and configured.
+    pub fn judge(&self) -> Option<&Arc<dyn crate::sandbox::host::judge::Judge>> {
+        self.capabilities.judge.as_ref().filter(|_| self.grants.judge)
+    }
+
+    /// Whether its calls may wait on the network: it is granted a judge or
+    /// an embeddings backend that is configured.
+    pub fn asks_network(&self) -> bool {
+        self.judge().is_some() || (self.grants.embeddings && self.capabilities.embeddings.is_some())
+    }
+}
+
 /// One call's answer, and the lines the guest logged during it.
 #[derive(Debug)]
 pub(crate) struct Logged<T> {
