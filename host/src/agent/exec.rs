@@ -43,6 +43,12 @@ impl ExecAgents {
             return Err("the command is empty".into());
         }
         let shown = shown_command(&command);
+        // Absolute, so that the folder of a config named without one
+        // (`promptfooconfig.yaml`: the folder `""`) is the current one, and
+        // a program named by a path is found from it whatever the child's
+        // folder.
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let dir = std::path::absolute(&dir).map_err(|e| format!("its folder `{}`: {e}", dir.display()))?;
         Ok(ExecAgents { command, options, dir, shown })
     }
 
