@@ -605,6 +605,17 @@ pub enum ProjectError {
     /// The paths of a run could not be searched.
     #[error(transparent)]
     Discover(#[from] DiscoverError),
+    /// A path `assay serve` was asked to run that is not under its root,
+    /// does not exist, or holds no case file.
+    #[error("read `paths[{index}]` (`{path}`): {message}")]
+    ServedPath {
+        /// Its place in the request's `paths`.
+        index: usize,
+        /// As the request wrote it.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The paths of a run name no test case file.
     #[error("no test case files (*.hocon) or suite files (*.suite.toml) found")]
     NoCaseFiles,
@@ -990,6 +1001,16 @@ pub enum CaseErrorKind {
         line: Option<(usize, usize)>,
         /// What and why, with a suggestion.
         message: String,
+    },
+    /// Something only a trusted file may do (run a program, read a secret
+    /// or a file outside its folder), in a file that is data
+    /// ([`crate::case::Trust`]).
+    #[error("it is data, not a trusted file, so it may not do what it asks: it {what}\n\nConsider: {how}")]
+    Untrusted {
+        /// What it asked for (`runs \`./setup.sh\``, `reads $AWS_SECRET`).
+        what: String,
+        /// How to allow it.
+        how: String,
     },
     /// A key the format does not have.
     #[error("unknown {what} `{key}` at `{path}`{}; the known ones are {known}", did_you_mean(suggestion))]

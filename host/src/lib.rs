@@ -81,4 +81,4 @@ pub mod serve;
 pub mod suggest;
 pub mod suite;
 
-pub use project::{Project, ProjectOptions};
+pub use project::{Project, ProjectOptions, TrustedFiles};

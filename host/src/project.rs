@@ -17,7 +17,7 @@ use crate::backend::{
     RemoteJudge,
 };
 use crate::case::{
-    CaseEnv, CaseFiles, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, discover_with,
+    CaseEnv, CaseFiles, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Trust, Validation, discover_with,
     read_scenario_file,
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
@@ -71,10 +71,27 @@ pub struct ProjectOptions {
     pub agent_url: Option<String>,
     /// Extra CA certificates to trust for https (default: `[agent] ca`).
     pub agent_ca: Option<PathBuf>,
+    /// Which discovered files are trusted: those `[trust] commands` names
+    /// (the default), every file (`--allow-commands`), or none (`assay
+    /// serve` without `--allow-commands`).
+    pub trusted_files: TrustedFiles,
     /// The environment the project reads (`ASSAY_JUDGE_*`,
     /// `ASSAY_EMBEDDINGS_*`, API keys, what case files may read); `None`
     /// takes the process's, once, when the project opens.
     pub environment: Option<BTreeMap<String, String>>,
+}
+
+/// Which files [`Project::discover`] finds are trusted (see
+/// [`crate::case::Trust`]); the others are data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrustedFiles {
+    /// The files `[trust] commands` of assay.toml names.
+    #[default]
+    Configured,
+    /// Every file, for this run (`--allow-commands`).
+    Everything,
+    /// No file (a server whose clients are not its user).
+    Nothing,
 }
 
 /// An opened project: the configuration, the runtime and the backends,
@@ -88,6 +105,8 @@ pub struct Project {
     judge: Option<Arc<RemoteJudge>>,
     embeddings: Option<Arc<RemoteEmbeddings>>,
     case_env: CaseEnv,
+    /// Which discovered files are trusted, and what they use.
+    trust: Arc<Trust>,
     /// The registry, once built ([`Project::registry`]).
     registry: Mutex<Option<Arc<Registry>>>,
     /// The promptfoo configs [`Project::discover`] read: their providers'
@@ -130,6 +149,7 @@ impl Project {
         let judge = settings.judge(cache_dir.as_deref())?.map(Arc::new);
         let embeddings = settings.embeddings(cache_dir.as_deref())?.map(Arc::new);
         let case_env = settings.case_env()?;
+        let trust = settings.trust()?;
         Ok(Project {
             config,
             config_file,
@@ -139,6 +159,7 @@ impl Project {
             judge,
             embeddings,
             case_env,
+            trust: Arc::new(trust),
             registry: Mutex::default(),
             promptfoo: Mutex::default(),
         })
@@ -180,6 +201,13 @@ impl Project {
     /// `[judge]` and `[embeddings]` visible only when named.
     pub fn case_env(&self) -> &CaseEnv {
         &self.case_env
+    }
+
+    /// Which discovered files are trusted (`[trust] commands`,
+    /// `--allow-commands`), and what the files read so far use: the
+    /// programs, secret names and URLs `assay plan` shows.
+    pub fn trust(&self) -> &Arc<Trust> {
+        &self.trust
     }
 
     /// What every report of the project hides: the secrets of
@@ -425,7 +453,68 @@ impl Project {
     /// asked for ([`Discovered`]); what is wrong with the paths themselves,
     /// and a filter that selects nothing, are errors now.
     pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
-        let files = CaseFiles::find(paths, RUN_EXTENSIONS)?;
+        self.discovered(CaseFiles::find(paths, RUN_EXTENSIONS)?, filter)
+    }
+
+    /// [`Project::discover`] confined to `root` (`assay serve`'s served
+    /// root, absolute and with its links resolved): each of `paths` is
+    /// relative to it, a file named is known by its path under it, and a
+    /// path or a case file (links followed) outside it is an error naming
+    /// the path, before anything is read.
+    pub fn discover_within(
+        &self,
+        root: &Path,
+        paths: &[String],
+        filter: Option<&CaseFilter>,
+    ) -> Result<Vec<Discovered>, ProjectError> {
+        let mut found = Vec::with_capacity(paths.len());
+        for (index, path) in paths.iter().enumerate() {
+            let error = |message: String| ProjectError::ServedPath { index, path: path.clone(), message };
+            let outside = || {
+                error(format!(
+                    "it is outside the served root `{}`; name a path under it, relative to it",
+                    root.display()
+                ))
+            };
+            if path.is_empty() || Path::new(path).is_absolute() {
+                return Err(outside());
+            }
+            let resolved = std::fs::canonicalize(root.join(path))
+                .map_err(|e| error(format!("it cannot be read under the served root: {e}")))?;
+            if !resolved.starts_with(root) {
+                return Err(outside());
+            }
+            let files = CaseFiles::find_within(root, &resolved, RUN_EXTENSIONS).map_err(|e| error(e.to_string()))?;
+            for file in files.clone() {
+                let file = file.map_err(|e| error(e.to_string()))?;
+                // A link inside the root may point out of it.
+                let real = std::fs::canonicalize(&file.path)
+                    .map_err(|e| error(format!("`{}` cannot be read: {e}", file.path.display())))?;
+                if !real.starts_with(root) {
+                    return Err(error(format!(
+                        "`{}` links outside the served root `{}`",
+                        file.path.display(),
+                        root.display()
+                    )));
+                }
+            }
+            if files.is_empty() {
+                return Err(error("it holds no case file (*.hocon, *.suite.toml)".into()));
+            }
+            found.push(self.discovered(files, None)?);
+        }
+        if let Some(filter) = filter {
+            found = found.into_iter().map(|discovered| discovered.filtered(filter.clone())).collect();
+            if found.iter().all(Discovered::is_empty) {
+                return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
+            }
+        }
+        Ok(found)
+    }
+
+    /// The cases of `files`: each promptfoo config named among them read
+    /// now, with its file's trust.
+    fn discovered(&self, files: CaseFiles, filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
         let mut expanded = HashMap::new();
         for file in files.listed() {
             if expanded.contains_key(&file.path) || !promptfoo::is_config(&file.path) {
@@ -433,15 +522,20 @@ impl Project {
             }
             let var = |name: &str| self.var(name).map(str::to_owned);
             let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
-            let context = promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env };
+            let trust = self.trust.of(&file.path);
+            let context =
+                promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env, trust: &trust };
             let (cases, suite) = promptfoo::expand(file, &context);
-            self.promptfoo.lock().expect("the promptfoo suites' lock").extend(suite);
+            let mut suites = self.promptfoo.lock().expect("the promptfoo suites' lock");
+            // Read again (a server's runs): the config as it is now.
+            suites.retain(|known| suite.as_ref().is_none_or(|suite| suite.path != known.path));
+            suites.extend(suite);
             expanded.insert(file.path.clone(), discovery::Expanded::new(cases));
         }
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
-        let discovered = Discovered::new(files, expanded, filter.cloned());
+        let discovered = Discovered::new(files, expanded, self.trust.clone(), filter.cloned());
         if let Some(filter) = filter
             && discovered.is_empty()
         {
@@ -692,6 +786,17 @@ impl Settings<'_> {
             None => CompileCache::default_dir()?.parent()?.join(name),
         };
         Some(AnswerCache::new(dir))
+    }
+
+    /// Which files are trusted: `[trust] commands`, or every file with
+    /// `--allow-commands`.
+    fn trust(&self) -> Result<Trust, ProjectError> {
+        let patterns = match self.options.trusted_files {
+            TrustedFiles::Configured => self.config.trust.commands.as_slice(),
+            TrustedFiles::Everything | TrustedFiles::Nothing => &[],
+        };
+        let everything = (self.options.trusted_files == TrustedFiles::Everything).then_some("--allow-commands");
+        Trust::new(&self.config.dir, patterns, everything).map_err(|message| self.error("[trust] commands", message))
     }
 
     /// The environment as case files may see it.

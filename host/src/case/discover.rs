@@ -99,8 +99,15 @@ impl CaseFiles {
     /// `extensions`, globs) and lists their directories.
     pub fn find(inputs: &[PathBuf], extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        let found = inputs.iter().map(|input| Input::find(input)).collect::<Result<_, _>>()?;
+        let found = inputs.iter().map(|input| Input::find(input, None)).collect::<Result<_, _>>()?;
         Ok(CaseFiles { inputs: found, extensions })
+    }
+
+    /// [`CaseFiles::find`] for one input under `base`: a file it names is
+    /// known by its path relative to `base` (`assay serve`'s root).
+    pub fn find_within(base: &Path, input: &Path, extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
+        let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
+        Ok(CaseFiles { inputs: Arc::new([Input::find(input, Some(base))?]), extensions })
     }
 
     /// The files named by path or glob (not found by walking a directory),
@@ -119,8 +126,9 @@ impl CaseFiles {
 }
 
 impl Input {
-    fn find(input: &Path) -> Result<Input, DiscoverError> {
+    fn find(input: &Path, base: Option<&Path>) -> Result<Input, DiscoverError> {
         let text = input.to_string_lossy();
+        let id_of = |path: &Path| id_of(base.and_then(|base| path.strip_prefix(base).ok()).unwrap_or(path));
         if input.is_dir() {
             let folders = folders(input, true)
                 .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;

@@ -14,6 +14,7 @@ mod env;
 mod hocon;
 mod model;
 mod scenario;
+mod trust;
 
 pub(crate) use discover::PathHasher;
 pub use discover::{
@@ -26,3 +27,4 @@ pub use scenario::{
     DEFAULT_EXPECTATION_KEY, Expectation, MockResponse, Scenario, ScenarioFile, Validation, WantedResult,
     read_scenario_file,
 };
+pub use trust::{ALLOW_COMMANDS_VAR, FileTrust, Trust, Use, UseKind};

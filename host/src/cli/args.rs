@@ -144,6 +144,13 @@ pub struct CaseEnvArgs {
     /// (repeatable), besides ASSAY_CASE_* and `[cases] allow_env`.
     #[arg(long = "allow-env", value_name = "NAME")]
     pub allow_env: Vec<String>,
+    /// Trust every case file, suite and promptfoo config of this run: let
+    /// them run programs (`[setup] command`, `exec:`), read any variable
+    /// and file, and send credentials where they say (else only the files
+    /// `[trust] commands` of assay.toml names may; ASSAY_ALLOW_COMMANDS=1
+    /// too, except for `assay serve`).
+    #[arg(long)]
+    pub allow_commands: bool,
 }
 
 /// `assay agent serve`.

@@ -4,7 +4,7 @@
 
 use super::args::PlanArgs;
 use anyhow::Result;
-use assay::case::{Connection, SuccessRatio, TestCase, read_case_file};
+use assay::case::{Connection, SuccessRatio, TestCase, Use, UseKind, read_case_file};
 use assay::check::{CasePlan, Check, plan_case};
 use assay::errors::CaseError;
 use assay::plural;
@@ -21,6 +21,12 @@ pub fn run(args: PlanArgs) -> Result<u8> {
     let env = project.case_env();
     let redactor = project.redactor();
     let mut out = std::io::stdout().lock();
+    let uses = project.trust().uses();
+    if !args.json {
+        let mut text = Vec::new();
+        print_uses(&mut text, &uses)?;
+        out.write_all(redactor.redact(&String::from_utf8_lossy(&text)).as_bytes())?;
+    }
     let mut bad = 0;
     for pending in &files {
         let Some(file) = pending.case_file() else {
@@ -63,6 +69,10 @@ pub fn run(args: PlanArgs) -> Result<u8> {
             }
         }
     }
+    if args.json && !uses.is_empty() {
+        out.write_all(&redactor.to_json(&uses_json(&uses), false)?)?;
+        writeln!(out)?;
+    }
     if bad > 0 {
         // Suites' spec lines are cases, not files.
         let noun = if files.iter().all(|file| file.case_file().is_some()) { "test case file" } else { "test case" };
@@ -70,6 +80,50 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         return Ok(assay::exit_codes::FAILED);
     }
     Ok(assay::exit_codes::OK)
+}
+
+/// What the files would run, read and send, before the cases: the
+/// programs, the secrets' names and the URLs, each with its file and
+/// whether it is allowed (a trusted file) or refused (a data file).
+fn print_uses(out: &mut impl Write, uses: &[Use]) -> std::io::Result<()> {
+    if uses.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "The files of this run use (programs, secrets, URLs):")?;
+    for used in uses {
+        let verdict = match (used.allowed, used.trusted) {
+            (false, _) => "refused: the file is data",
+            (true, true) => "allowed: the file is trusted",
+            (true, false) => "allowed for data",
+        };
+        writeln!(
+            out,
+            "  {}  {}  ({verdict})",
+            escape::one_line(&used.file.display().to_string()),
+            escape::one_line(&used.kind.to_string())
+        )?;
+    }
+    writeln!(out)
+}
+
+/// [`print_uses`] as one JSON object: `{"uses": [{file, kind, what,
+/// trusted, allowed}]}`.
+fn uses_json(uses: &[Use]) -> serde_json::Value {
+    let uses: Vec<_> = uses
+        .iter()
+        .map(|used| {
+            let (kind, what) = match &used.kind {
+                UseKind::Program(command) => ("program", command.clone()),
+                UseKind::Secret(name) => ("secret", name.clone()),
+                UseKind::Url(url) => ("url", url.clone()),
+                UseKind::OutsideFile(path) => ("file", path.display().to_string()),
+            };
+            serde_json::json!({
+                "file": used.file, "kind": kind, "what": what, "trusted": used.trusted, "allowed": used.allowed
+            })
+        })
+        .collect();
+    serde_json::json!({ "uses": uses })
 }
 
 fn print_case(out: &mut impl Write, case: &TestCase, plan: &CasePlan) -> std::io::Result<()> {

@@ -2,7 +2,8 @@
 //! command line's only say in how a project is set up.
 
 use super::args::{CaseEnvArgs, ProjectArgs, ServerArgs};
-use assay::{Project, ProjectOptions};
+use assay::case::ALLOW_COMMANDS_VAR;
+use assay::{Project, ProjectOptions, TrustedFiles};
 
 /// The options the project, case-environment and server flags ask for.
 pub fn options(project: &ProjectArgs, case_env: Option<&CaseEnvArgs>, server: Option<&ServerArgs>) -> ProjectOptions {
@@ -15,10 +16,21 @@ pub fn options(project: &ProjectArgs, case_env: Option<&CaseEnvArgs>, server: Op
         no_cache: project.no_cache,
         no_answer_cache: project.no_judge_cache,
         allow_env: case_env.map(|args| args.allow_env.clone()).unwrap_or_default(),
+        trusted_files: match case_env.is_some_and(|args| args.allow_commands) || allowed_by_environment() {
+            true => TrustedFiles::Everything,
+            false => TrustedFiles::Configured,
+        },
         agent_url: server.and_then(|args| args.agent_url.clone()),
         agent_ca: server.and_then(|args| args.agent_ca.clone()),
         environment: None,
     }
+}
+
+/// Whether ASSAY_ALLOW_COMMANDS says to trust every file (`1`, `true`,
+/// `yes`, `on`).
+fn allowed_by_environment() -> bool {
+    let value = std::env::var(ALLOW_COMMANDS_VAR).unwrap_or_default();
+    matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
 }
 
 /// Opens the project the flags describe.

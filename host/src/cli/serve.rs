@@ -40,7 +40,14 @@ pub fn run(args: ServeApiArgs) -> anyhow::Result<u8> {
         max_connections: args.max_connections,
         read_timeout: seconds(args.read_timeout, "--read-timeout")?,
     };
-    let project = Arc::new(super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?);
+    // A server's clients are not its user: it trusts no file (not even
+    // `[trust] commands`, nor ASSAY_ALLOW_COMMANDS) unless told so here.
+    let mut project_options = super::project::options(&args.project, Some(&args.case_env), Some(&args.server));
+    project_options.trusted_files = match args.case_env.allow_commands {
+        true => assay::TrustedFiles::Everything,
+        false => assay::TrustedFiles::Nothing,
+    };
+    let project = Arc::new(assay::Project::open(project_options)?);
     // Each connection holds a file descriptor: see `assay agent serve`.
     #[cfg(unix)]
     let _ = assay::agent::serve::raise_open_file_limit();

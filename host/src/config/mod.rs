@@ -52,6 +52,9 @@
 //!
 //! [cases]                      # what `${VAR}` in case files may read
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
+//!
+//! [trust]                      # files that may run programs and read secrets
+//! commands = ["evals/**/*.suite.toml", "promptfooconfig.yaml"]
 //! ```
 //!
 //! Components in `.assay/plugins/` next to the file (or in the current
@@ -99,6 +102,9 @@ pub struct Config {
     /// `[cases]`: what test case files may read from the environment.
     #[serde(default)]
     pub cases: CasesConfig,
+    /// `[trust]`: which discovered files are trusted, not data.
+    #[serde(default)]
+    pub trust: TrustConfig,
     /// `[connections.NAME]`: named connections to agents, each read by its
     /// `type` ([`Config::connection`]).
     #[serde(default)]
@@ -216,6 +222,17 @@ pub struct CasesConfig {
     /// `ASSAY_CASE_*`, by exact name.
     #[serde(default)]
     pub allow_env: Vec<String>,
+}
+
+/// `[trust]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustConfig {
+    /// Globs, relative to the file's folder, of the case files trusted to
+    /// run programs, read secrets and files outside their folder, and send
+    /// credentials where they say (see [`crate::case::Trust`]).
+    #[serde(default)]
+    pub commands: Vec<String>,
 }
 
 /// `[cache]`.

@@ -8,7 +8,7 @@
 //! Counting the cases walks the tree once more (listings and ids: no case
 //! file is read), so that the run can say up front how many it holds.
 
-use crate::case::{CaseFile, CaseFiles};
+use crate::case::{CaseFile, CaseFiles, Trust};
 use crate::errors::{CaseError, CaseErrorKind, DiscoverError};
 use crate::run::{BrokenCase, CaseFilter, DistinctIds, PendingCase, PendingCases};
 use std::collections::{HashMap, VecDeque};
@@ -26,6 +26,8 @@ pub struct Discovered {
     /// The promptfoo configs among the files, read when they were found
     /// (their suites are the project's), by path.
     promptfoo: Arc<HashMap<PathBuf, Expanded>>,
+    /// Which files are trusted; what they use is recorded there.
+    trust: Arc<Trust>,
     filter: Option<CaseFilter>,
     selections: Vec<CaseSelection>,
     count: OnceLock<usize>,
@@ -55,9 +57,18 @@ impl Discovered {
     pub(super) fn new(
         files: CaseFiles,
         promptfoo: HashMap<PathBuf, Expanded>,
+        trust: Arc<Trust>,
         filter: Option<CaseFilter>,
     ) -> Discovered {
-        Discovered { files, promptfoo: Arc::new(promptfoo), filter, selections: Vec::new(), count: OnceLock::new() }
+        let promptfoo = Arc::new(promptfoo);
+        Discovered { files, promptfoo, trust, filter, selections: Vec::new(), count: OnceLock::new() }
+    }
+
+    /// Keeps only the cases `filter` selects.
+    pub fn filtered(mut self, filter: CaseFilter) -> Discovered {
+        self.filter = Some(filter);
+        self.count = OnceLock::new();
+        self
     }
 
     /// Keeps only the cases whose ids `keep` selects (after the filter).
@@ -110,7 +121,7 @@ impl Discovered {
                 Ok(file) => match self.promptfoo.get(&file.path) {
                     Some(expanded) => expanded.ids.iter().all(|(id, source)| take(id, source)),
                     None if file.is_suite() => {
-                        crate::suite::expand(&file).iter().all(|case| take(case.id(), case.source()))
+                        crate::suite::expand(&file, &self.trust).iter().all(|case| take(case.id(), case.source()))
                     }
                     None => take(&file.id, &file.path),
                 },
@@ -201,7 +212,7 @@ impl DiscoveredCases {
             return expanded.cases.lock().expect("no walk panics holding a config's cases").take().unwrap_or_default();
         }
         if file.is_suite() {
-            return crate::suite::expand(&file);
+            return crate::suite::expand(&file, &self.discovered.trust);
         }
         vec![Box::new(file)]
     }

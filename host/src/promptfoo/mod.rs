@@ -39,7 +39,7 @@ use crate::check::KeySet;
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
 use config::{Config, Test};
-use providers::Provider;
+use providers::{MapError, Provider};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -94,12 +94,24 @@ pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCas
             return (vec![broken], None);
         }
     };
-    let providers: Vec<Result<Provider, String>> = config
-        .providers
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| providers::map(entry, &format!("promptfoo:{id}:{i}"), context))
-        .collect();
+    let mut providers: Vec<Result<Provider, String>> = Vec::with_capacity(config.providers.len());
+    for (i, entry) in config.providers.iter().enumerate() {
+        match providers::map(entry, &format!("promptfoo:{id}:{i}"), context) {
+            Ok(provider) => providers.push(Ok(provider)),
+            Err(MapError::Unsupported(message)) => providers.push(Err(message)),
+            // A data file asking for a program or a secret is refused whole.
+            Err(MapError::Untrusted(kind)) => {
+                let kind = match kind {
+                    CaseErrorKind::Untrusted { what, how } => {
+                        CaseErrorKind::Untrusted { what: format!("{what} (providers[{i}] `{}`)", entry.id), how }
+                    }
+                    other => other,
+                };
+                let broken: PendingCase = Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) });
+                return (vec![broken], None);
+            }
+        }
+    }
     let names = case_names(&id, &config);
     let mut cases = HashMap::with_capacity(names.len());
     let mut order = Vec::with_capacity(names.len());

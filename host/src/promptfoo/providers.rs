@@ -13,8 +13,9 @@
 //! reports to hide.
 
 use crate::agent::{ExecAgents, HttpApi, OpenAiAgents, OpenAiSettings, Transport};
-use crate::case::{CaseEnv, Connection};
+use crate::case::{CaseEnv, Connection, FileTrust};
 use crate::config::HttpConnection;
+use crate::errors::CaseErrorKind;
 use crate::promptfoo::config::ProviderEntry;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -48,6 +49,27 @@ pub struct ProviderContext<'a> {
     pub var: &'a dyn Fn(&str) -> Option<String>,
     /// What case files may read (`{{env.NAME}}` in http headers).
     pub case_env: &'a CaseEnv,
+    /// Whether the config is trusted: a data file may not run `exec:`,
+    /// name another variable for its key (`apiKeyEnvar`) or send a key
+    /// from the environment to a URL it names (`apiBaseUrl`, `apiHost`).
+    pub trust: &'a FileTrust<'a>,
+}
+
+/// Why a provider cannot be mapped.
+#[derive(Debug)]
+pub enum MapError {
+    /// assay does not speak it, or its config is wrong: the cases over it
+    /// are error cases.
+    Unsupported(String),
+    /// The config is data and the provider does what only a trusted file
+    /// may: the whole config is one error case.
+    Untrusted(CaseErrorKind),
+}
+
+impl From<String> for MapError {
+    fn from(message: String) -> MapError {
+        MapError::Unsupported(message)
+    }
 }
 
 /// The supported providers, for messages.
@@ -56,7 +78,7 @@ const SUPPORTED: &str = "echo, openai:chat:MODEL (any OpenAI-compatible `config.
 
 /// Maps `entry` onto a connection named `name` (when it needs one of its
 /// own).
-pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> Result<Provider, String> {
+pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> Result<Provider, MapError> {
     let id = entry.id.as_str();
     let own = |transport: Arc<dyn Transport>, agent: &str, secrets: Vec<String>| Provider {
         connection: Connection::Named(Arc::from(name)),
@@ -81,6 +103,7 @@ pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> 
     }
     if let Some(command) = id.strip_prefix("exec:") {
         let command = script_parts(command.trim());
+        context.trust.program(&crate::agent::shown_command(&command)).map_err(MapError::Untrusted)?;
         let dir = match entry.config.get("basePath").and_then(Value::as_str) {
             Some(base) => context.folder.join(base),
             None => context.folder.to_path_buf(),
@@ -98,10 +121,11 @@ pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> 
     }
     if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
         let config = http_config(entry)?;
+        context.trust.url(&config.url);
         let api = HttpApi::new(&config, context.case_env, None, None).map_err(|e| format!("`{id}`: {e}"))?;
         return Ok(own(Arc::new(api), id, Vec::new()));
     }
-    Err(unsupported(id))
+    Err(unsupported(id).into())
 }
 
 /// The error of a provider assay does not speak, with what to use.
@@ -192,7 +216,7 @@ fn openai(
     entry: &ProviderEntry,
     model: &str,
     context: &ProviderContext<'_>,
-) -> Result<(OpenAiAgents, Vec<String>), String> {
+) -> Result<(OpenAiAgents, Vec<String>), MapError> {
     let id = &entry.id;
     let config = &entry.config;
     const KNOWN: &[&str] = &[
@@ -209,7 +233,8 @@ fn openai(
         return Err(format!(
             "`{id}`: `config.{key}` is not supported; the openai provider reads {}",
             KNOWN.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-        ));
+        )
+        .into());
     }
     let string = |key: &str| -> Result<Option<String>, String> {
         match config.get(key) {
@@ -218,20 +243,47 @@ fn openai(
             Some(_) => Err(format!("`{id}`: `config.{key}` is not a string")),
         }
     };
-    let url = match (string("apiBaseUrl")?, string("apiHost")?) {
-        (Some(url), _) => url,
-        (None, Some(host)) => format!("https://{host}/v1"),
-        (None, None) => (context.var)("OPENAI_BASE_URL")
-            .or_else(|| (context.var)("OPENAI_API_BASE_URL"))
-            .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+    let (url, named_url) = match (string("apiBaseUrl")?, string("apiHost")?) {
+        (Some(url), _) => (url, true),
+        (None, Some(host)) => (format!("https://{host}/v1"), true),
+        (None, None) => {
+            let url = (context.var)("OPENAI_BASE_URL")
+                .or_else(|| (context.var)("OPENAI_API_BASE_URL"))
+                .unwrap_or_else(|| "https://api.openai.com/v1".into());
+            (url, false)
+        }
     };
-    let key_variable = string("apiKeyEnvar")?.unwrap_or_else(|| "OPENAI_API_KEY".into());
-    let api_key = string("apiKey")?.or_else(|| (context.var)(&key_variable));
+    // The key: written in the config, else from a variable. OpenAI's own
+    // variable for OpenAI's endpoint (or the one the user set) is what any
+    // openai provider reads; a variable the config names, or a key sent to
+    // a URL the config names, only a trusted config (or an allowed
+    // variable) may have.
+    let named_variable = string("apiKeyEnvar")?;
+    let key_variable = named_variable.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+    let written_key = string("apiKey")?;
+    let from_environment = match &written_key {
+        Some(_) => None,
+        None => (context.var)(&key_variable),
+    };
+    let untrusted = MapError::Untrusted;
+    if from_environment.is_some() {
+        if named_url {
+            context.trust.credential_to(&key_variable, &url, context.case_env).map_err(untrusted)?;
+        } else if named_variable.is_some() {
+            context.trust.variable(&key_variable, context.case_env).map_err(untrusted)?;
+        }
+    } else if named_variable.is_some() && written_key.is_none() {
+        context.trust.variable(&key_variable, context.case_env).map_err(untrusted)?;
+    }
+    if named_url {
+        context.trust.url(&url);
+    }
+    let api_key = written_key.or(from_environment);
     let json_mode = match config.get("response_format") {
         None => false,
         Some(format) if format.get("type").and_then(Value::as_str) == Some("json_object") => true,
         Some(format) if format.get("type").and_then(Value::as_str) == Some("text") => false,
-        Some(_) => return Err(format!("`{id}`: only `response_format: {{type: json_object}}` is supported")),
+        Some(_) => return Err(format!("`{id}`: only `response_format: {{type: json_object}}` is supported").into()),
     };
     let number = |key: &str| config.get(key).and_then(Value::as_f64);
     let defaults = OpenAiSettings::default();

@@ -6,19 +6,23 @@
 //! every event of the run as server-sent events, from the first, whenever
 //! the client connects, and ends when the run ends.
 //!
-//! A path is resolved under the root, every symbolic link followed, and
-//! refused when it (or a case file found under it) lands outside. Inline
-//! cases are read as case files are (no `include`, only the variables the
-//! project lets case files see) and refused, with the reason, when they
-//! cannot be. What a file under the root names (a suite's spec files, its
-//! setup) is the root's owner's choice, as with `assay run`.
+//! Paths reach cases through the project's one door
+//! ([`crate::Project::discover_within`]): resolved under the root, every
+//! symbolic link followed, and refused when one (or a case file found
+//! under it) lands outside; every format `assay run` reads, with the same
+//! trust boundary (a server trusts no file unless started with
+//! `--allow-commands`). Inline cases are read as case files are (no
+//! `include`) but see no environment variable at all (a client is not the
+//! server's user), and are refused, with the reason, when they cannot be
+//! read.
 
-use crate::case::{CaseEnv, RUN_EXTENSIONS, discover_with, parse_case};
+use crate::case::{CaseEnv, parse_case};
 use crate::check::{KeySet, plan_case};
+use crate::errors::ProjectError;
 use crate::report::{Redactor, ReporterSet, ResultsDir};
 use crate::run::{
-    CaseFilter, CaseReader, EventKind, Job, LoadedCase, PendingCase, Reporter, RunEvent, RunOptions, RunSummary,
-    with_distinct_ids,
+    CaseFilter, CaseReader, DistinctIds, EventKind, Job, LoadedCase, PendingCase, PendingCases, Reporter, RunEvent,
+    RunOptions, RunSummary,
 };
 use crate::serve::body::JsonBody;
 use crate::serve::error::{ApiError, blocking, json_response};
@@ -178,22 +182,34 @@ fn prepare_and_start(
             ApiError::bad_request(format!("start a run: `timeout_secs` {seconds} is not a positive number of seconds"))
         })?);
     }
-    let mut cases: Vec<PendingCase> = Vec::new();
-    for (i, inline) in request.cases.into_iter().enumerate() {
-        cases.push(Box::new(InlineCase::read(i, inline, project.case_env())?));
+    // Inline cases see no environment: a client is not the server's user.
+    let mut inline: Vec<PendingCase> = Vec::new();
+    for (i, case) in request.cases.into_iter().enumerate() {
+        inline.push(Box::new(InlineCase::read(i, case)?));
     }
-    for (i, path) in request.paths.iter().enumerate() {
-        cases.extend(cases_under(&shared.runs.root, i, path)?);
+    let filter = request.filter.as_deref().map(CaseFilter::new);
+    if let Some(filter) = &filter {
+        inline.retain(|case| filter.matches(case.id()));
     }
-    if let Some(text) = &request.filter {
-        let filter = CaseFilter::new(text);
-        cases.retain(|case| filter.matches(case.id()));
-        if cases.is_empty() {
-            return Err(ApiError::bad_request(format!("start a run: no case's id matches the filter `{text}`")));
-        }
+    let discovered = match request.paths.is_empty() {
+        true => Vec::new(),
+        false => match project.discover_within(&shared.runs.root, &request.paths, filter.as_ref()) {
+            Ok(found) => found,
+            Err(ProjectError::NoCaseMatches { .. }) if !inline.is_empty() => Vec::new(),
+            Err(e) => return Err(ApiError::bad_request(format!("start a run: {e}"))),
+        },
+    };
+    if let Some(text) = &request.filter
+        && inline.is_empty()
+        && discovered.iter().all(|found| found.is_empty())
+    {
+        return Err(ApiError::bad_request(format!("start a run: no case's id matches the filter `{text}`")));
     }
+    let count = inline.len() + discovered.iter().map(|found| found.len()).sum::<usize>();
+    let mut distinct = DistinctIds::default();
+    let stream = inline.into_iter().chain(discovered.into_iter().flatten()).map(move |case| distinct.admit(case));
     let internal = |e: &dyn std::fmt::Display| ApiError::internal(format!("start a run: {e}"));
-    let cases = project.cases(with_distinct_ids(cases), None).map_err(|e| internal(&e))?;
+    let cases = project.cases(PendingCases::new(count, stream), None).map_err(|e| internal(&e))?;
     let runner = project.runner(options).map_err(|e| internal(&e))?;
 
     let id = new_run_id();
@@ -230,48 +246,6 @@ fn new_run_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cases `path` names under `root`: a case file, a suite or a
-/// directory, after every link is followed, each file inside the root.
-fn cases_under(root: &Path, index: usize, path: &str) -> Result<Vec<PendingCase>, ApiError> {
-    let named = format!("`paths[{index}]` (`{path}`)");
-    let outside = || {
-        ApiError::bad_request(format!(
-            "read {named}: it is outside the served root `{}`; name a path under it, relative to it",
-            root.display()
-        ))
-    };
-    if path.is_empty() || Path::new(path).is_absolute() {
-        return Err(outside());
-    }
-    let resolved = std::fs::canonicalize(root.join(path))
-        .map_err(|e| ApiError::bad_request(format!("read {named} under the served root: {e}")))?;
-    if !resolved.starts_with(root) {
-        return Err(outside());
-    }
-    let mut files = discover_with(std::slice::from_ref(&resolved), RUN_EXTENSIONS)
-        .map_err(|e| ApiError::bad_request(format!("read {named}: {e}")))?;
-    if files.is_empty() {
-        return Err(ApiError::bad_request(format!("read {named}: it holds no case file (*.hocon, *.suite.toml)")));
-    }
-    for file in &mut files {
-        // A link inside the root may point out of it.
-        let real = std::fs::canonicalize(&file.path)
-            .map_err(|e| ApiError::bad_request(format!("read `{}` under {named}: {e}", file.path.display())))?;
-        if !real.starts_with(root) {
-            return Err(ApiError::bad_request(format!(
-                "read {named}: `{}` links outside the served root `{}`",
-                file.path.display(),
-                root.display()
-            )));
-        }
-        // A file named by itself is known by its path under the root.
-        if resolved.is_file() {
-            file.id = file.id.strip_prefix(&format!("{}/", root.display())).unwrap_or(&file.id).to_owned();
-        }
-    }
-    Ok(crate::suite::expand_all(files))
-}
-
 /// A case given inline: read when the request comes (to refuse a bad one),
 /// and again when its turn comes, as a case file is.
 #[derive(Debug)]
@@ -283,11 +257,16 @@ struct InlineCase {
 }
 
 impl InlineCase {
-    fn read(index: usize, inline: InlineCaseText, env: &CaseEnv) -> Result<InlineCase, ApiError> {
+    fn read(index: usize, inline: InlineCaseText) -> Result<InlineCase, ApiError> {
         let id = inline.name.unwrap_or_else(|| format!("inline/{index}"));
         let file = PathBuf::from(format!("cases[{index}]"));
-        parse_case(&inline.text, &id, &file, env)
-            .map_err(|e| ApiError::bad_request(format!("read the inline case `{id}`: {e}")))?;
+        parse_case(&inline.text, &id, &file, &CaseEnv::empty()).map_err(|e| {
+            let why = match e.to_string().contains("environment variable") {
+                true => " (an inline case sees no environment variable: a client is not the server's user)",
+                false => "",
+            };
+            ApiError::bad_request(format!("read the inline case `{id}`: {e}{why}"))
+        })?;
         Ok(InlineCase { id, file, text: inline.text })
     }
 }
@@ -301,8 +280,8 @@ impl CaseReader for InlineCase {
         &self.file
     }
 
-    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
-        let planned = parse_case(&self.text, &self.id, &self.file, env).and_then(|case| {
+    fn load(&self, keys: &dyn KeySet, _env: &CaseEnv) -> LoadedCase {
+        let planned = parse_case(&self.text, &self.id, &self.file, &CaseEnv::empty()).and_then(|case| {
             let plan = plan_case(&case, keys).map_err(|kind| crate::errors::CaseError::new(&self.file, kind))?;
             Ok((case, plan))
         });
@@ -433,16 +412,6 @@ pub async fn events(State(shared): State<AppState>, UrlPath(id): UrlPath<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_outside_the_root_are_refused_before_anything_is_read() {
-        let root = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(root.path()).unwrap();
-        for path in ["", "/etc", "../", "a/../../x"] {
-            let error = cases_under(&root, 0, path).err().unwrap_or_else(|| panic!("`{path}` was accepted"));
-            assert!(format!("{error:?}").contains("paths[0]"), "{error:?}");
-        }
-    }
 
     #[test]
     fn run_ids_are_random_hex() {

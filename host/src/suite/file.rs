@@ -5,7 +5,8 @@
 //! load; `skip`, `timeout_secs`, `env`). Everything that can be wrong with
 //! the file itself is found here, before any spec line is read.
 
-use crate::case::{Connection, SuccessRatio};
+use crate::agent::shown_command;
+use crate::case::{Connection, FileTrust, SuccessRatio};
 use crate::check::Target;
 use crate::errors::CaseErrorKind;
 use crate::suite::template::{Template, ValueTemplate};
@@ -153,8 +154,10 @@ fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
     CaseErrorKind::Invalid { path: path.to_owned(), message: message.into() }
 }
 
-/// Reads and checks the suite file at `path`.
-pub fn read_suite_file(path: &Path) -> Result<SuiteFile, CaseErrorKind> {
+/// Reads and checks the suite file at `path`, which may do what `trust`
+/// allows it (a data file: read spec files and indices in its own folder,
+/// run no setup command).
+pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, CaseErrorKind> {
     let size = std::fs::metadata(path).map_err(|e| CaseErrorKind::Io(e.to_string()))?.len();
     if size > MAX_SUITE_BYTES {
         return Err(CaseErrorKind::TooLarge { size, cap: MAX_SUITE_BYTES, what: "suite files" });
@@ -163,6 +166,9 @@ pub fn read_suite_file(path: &Path) -> Result<SuiteFile, CaseErrorKind> {
     let raw: Raw = toml::from_str(&text).map_err(|e| CaseErrorKind::Toml(e.to_string().trim_end().to_owned()))?;
     let folder = path.parent().unwrap_or(Path::new(""));
     let specs = resolve_specs(folder, &raw.specs)?;
+    for spec in &specs {
+        trust.read(spec)?;
+    }
     let (connection, agent) = match (&raw.connection, raw.agent) {
         (None, None) => {
             return Err(invalid(
@@ -195,7 +201,7 @@ pub fn read_suite_file(path: &Path) -> Result<SuiteFile, CaseErrorKind> {
         None => SuccessRatio::default(),
     };
     let timeout = raw.timeout_secs.map(|s| seconds(s, "timeout_secs")).transpose()?;
-    let setup = raw.setup.map(|setup| read_setup(folder, setup)).transpose()?;
+    let setup = raw.setup.map(|setup| read_setup(folder, setup, trust)).transpose()?;
     Ok(SuiteFile {
         specs,
         connection,
@@ -281,9 +287,10 @@ fn read_check(index: usize, raw: RawCheck) -> Result<SuiteCheck, CaseErrorKind> 
     Ok(SuiteCheck { key: raw.key, target, expected, gate: raw.gate.unwrap_or(true) })
 }
 
-fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
+fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Setup, CaseErrorKind> {
     let folder_of_groups = |indices: &Path, at: &str| {
         let indices = folder.join(indices);
+        trust.read(&indices)?;
         if indices.is_dir() {
             Ok(indices)
         } else {
@@ -313,6 +320,7 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
             ));
         }
         (Some(command), None) => {
+            trust.program(&shown_command(&command))?;
             if command.is_empty() || command[0].is_empty() {
                 return Err(invalid(
                     "setup.command",
@@ -339,6 +347,9 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
                     Ok(template)
                 })
                 .collect::<Result<_, _>>()?;
+            for name in &raw.env {
+                trust.secret(name)?;
+            }
             SetupKind::Command { command, env: raw.env }
         }
         (None, Some(opensearch)) => {
@@ -350,6 +361,7 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(invalid("setup.opensearch.url", format!("`{}` is not an http(s) URL", opensearch.url)));
             }
+            trust.url(&opensearch.url);
             let loaded = match &opensearch.indices {
                 Some(own) => folder_of_groups(own, "setup.opensearch.indices")?,
                 None => indices.clone().ok_or_else(|| {
@@ -380,14 +392,51 @@ fn seconds(value: f64, at: &str) -> Result<Duration, CaseErrorKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::{Trust, UseKind};
 
-    /// The error `suite` (after a `specs` line that matches) reads as.
+    /// The error `suite` (after a `specs` line that matches) reads as, in
+    /// a trusted file.
     fn error_of(suite: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.jsonl"), "{\"id\": 1}\n").unwrap();
         let path = dir.path().join("t.suite.toml");
         std::fs::write(&path, format!("specs = [\"*.jsonl\"]\n{suite}")).unwrap();
-        read_suite_file(&path).unwrap_err().to_string()
+        let trust = Trust::new(dir.path(), &["*.suite.toml".into()], None).unwrap();
+        read_suite_file(&path, &trust.of(&path)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_data_suite_runs_no_setup_command_and_reads_only_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("cases")).unwrap();
+        std::fs::write(dir.path().join("cases/a.jsonl"), "{\"id\": 1}\n").unwrap();
+        std::fs::write(dir.path().join("secret.env"), "{\"id\": 1}\n").unwrap();
+        let path = dir.path().join("cases/t.suite.toml");
+        let read = |suite: &str, trust: &Trust| {
+            std::fs::write(&path, suite).unwrap();
+            read_suite_file(&path, &trust.of(&path)).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let data = Trust::new(dir.path(), &[], None).unwrap();
+        let trusted = Trust::new(dir.path(), &["cases/*.suite.toml".into()], None).unwrap();
+        let command = format!(
+            "specs = [\"*.jsonl\"]\nagent = \"echo\"\ntext = \"q\"\n{CHECK}[setup]\ncommand = [\"sh\", \"-c\", \"id\"]\n\
+             env = [\"AWS_SECRET_ACCESS_KEY\"]\n"
+        );
+        let error = read(&command, &data).unwrap_err();
+        assert!(error.contains("it runs `sh -c id`"), "{error}");
+        assert!(error.contains("commands = [\"cases/t.suite.toml\"]"), "{error}");
+        read(&command, &trusted).unwrap();
+        let kinds: Vec<UseKind> = trusted.uses().into_iter().map(|u| u.kind).collect();
+        assert_eq!(kinds, [UseKind::Program("sh -c id".into()), UseKind::Secret("AWS_SECRET_ACCESS_KEY".into())]);
+        for outside in ["../secret.env", "../*.env"] {
+            let error =
+                read(&format!("specs = [\"{outside}\"]\nagent = \"echo\"\ntext = \"q\"\n{CHECK}"), &data).unwrap_err();
+            assert!(error.contains("it reads `") && error.contains("secret.env`"), "{error}");
+        }
+        let absolute =
+            format!("specs = [{:?}]\nagent = \"echo\"\ntext = \"q\"\n{CHECK}", dir.path().join("secret.env"));
+        assert!(read(&absolute, &data).unwrap_err().contains("it is data"));
+        read(&absolute, &trusted).unwrap();
     }
 
     const CHECK: &str = "[[checks]]\nkey = \"value\"\nexpected = \"x\"\n";
@@ -443,7 +492,7 @@ mod tests {
                     [[checks]]\nkey = \"rouge\"\ntarget = \"structure.answer.text\"\nexpected = { reference = \"{{a}}\" }\n\
                     gate = false\n[[checks]]\nkey = \"value\"\nexpected = 1\n";
         std::fs::write(&path, text).unwrap();
-        let suite = read_suite_file(&path).unwrap();
+        let suite = read_suite_file(&path, &Trust::nothing().of(&path)).unwrap();
         // Patterns in order, each sorted, a file named twice read once.
         assert_eq!(suite.specs, [dir.path().join("specs/b.jsonl"), dir.path().join("specs/a.jsonl")]);
         assert_eq!(suite.connection, Connection::Named("os-agent".into()));

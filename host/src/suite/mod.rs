@@ -31,7 +31,7 @@ mod template;
 pub use file::{DEFAULT_SETUP_TIMEOUT, STATE_FIELD};
 pub use specs::MAX_LINE_BYTES;
 
-use crate::case::{CaseEnv, CaseFile};
+use crate::case::{CaseEnv, CaseFile, Trust};
 use crate::check::{KeySet, check_connections, plan_entry};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
@@ -46,9 +46,13 @@ use std::sync::{Arc, Mutex};
 /// The cases of a suite file, in spec order (spec files in the order of
 /// their patterns, lines in file order); one error case when the suite
 /// file, or a spec file, cannot be read.
-pub fn expand(file: &CaseFile) -> Vec<PendingCase> {
+///
+/// The suite file is data unless `trust` trusts it: then a `[setup]
+/// command`, or a spec file or index folder outside its folder, makes the
+/// whole suite one error case saying how to trust it.
+pub fn expand(file: &CaseFile, trust: &Trust) -> Vec<PendingCase> {
     let broken = |error: CaseError, id: String| -> Vec<PendingCase> { vec![Box::new(BrokenCase { id, error })] };
-    let suite = match read_suite_file(&file.path) {
+    let suite = match read_suite_file(&file.path, &trust.of(&file.path)) {
         Ok(suite) => suite,
         Err(kind) => return broken(CaseError::new(&file.path, kind), file.id.clone()),
     };
@@ -243,19 +247,4 @@ impl SpecCase {
 fn field_names(line: &Map<String, Value>) -> String {
     let names: Vec<String> = line.keys().map(|key| format!("`{key}`")).collect();
     if names.is_empty() { "no fields".into() } else { names.join(", ") }
-}
-
-/// The cases of every file: a suite file expanded into its spec lines, any
-/// other file as one case. Ids stay unique: a suite's id is its path, and
-/// a spec line's id is unique in its suite.
-pub fn expand_all(files: Vec<CaseFile>) -> Vec<PendingCase> {
-    let mut cases: Vec<PendingCase> = Vec::new();
-    for file in files {
-        if file.is_suite() {
-            cases.extend(expand(&file));
-        } else {
-            cases.push(Box::new(file));
-        }
-    }
-    cases
 }

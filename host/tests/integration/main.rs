@@ -59,4 +59,5 @@ mod suite_opensearch;
 mod suite_report;
 mod suites;
 mod terminal_counts;
+mod trust;
 mod util;

@@ -16,11 +16,12 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 /// A folder holding `promptfooconfig.yaml` and the other files given, and
-/// an empty `assay.toml`.
+/// an `assay.toml` that trusts the config (its `exec:` providers run; see
+/// `trust.rs` for a config that is data).
 fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
-    std::fs::write(dir.path().join("assay.toml"), "").unwrap();
+    std::fs::write(dir.path().join("assay.toml"), "[trust]\ncommands = [\"promptfooconfig.yaml\"]\n").unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
     }

@@ -469,10 +469,15 @@ fn a_request_gets_its_turn_and_its_answer_within_the_timeout() {
 fn no_secret_reaches_an_answer_an_event_or_the_results() {
     const SECRET: &str = "s3cr3t-value-of-the-api-key";
     let results = tempfile::tempdir().unwrap();
-    let served = serve_with_env(&["--results", results.path().to_str().unwrap()], &[("ASSAY_CASE_API_KEY", SECRET)]);
+    let root = tempfile::tempdir().unwrap();
     // The echo agent answers the secret back, and the check fails naming it.
+    // (A case file under the root sees the case variables; an inline case
+    // sees none: see the next test.)
     let case = r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_API_KEY}, response: { text: { value: "nothing like it" } } } ] }"#;
-    let started = post(&served, "/v1/runs", &json!({"cases": [{"name": "leaky", "text": case}]}));
+    std::fs::write(root.path().join("leaky.hocon"), case).unwrap();
+    let args = ["--results", results.path().to_str().unwrap(), "--root", root.path().to_str().unwrap()];
+    let served = serve_with_env(&args, &[("ASSAY_CASE_API_KEY", SECRET)]);
+    let started = post(&served, "/v1/runs", &json!({"paths": ["leaky.hocon"]}));
     assert_eq!(started.status, 202, "{started:?}");
     let id = started.json()["id"].as_str().unwrap().to_owned();
     let stream = get(&served, &format!("/v1/runs/{id}/events")).body;
@@ -486,4 +491,71 @@ fn no_secret_reaches_an_answer_an_event_or_the_results() {
     let check =
         post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": SECRET, "expected": "zzz"}]}));
     assert!(!check.body.contains(SECRET), "{check:?}");
+}
+
+/// Runs `paths` on `served` and waits for its end: the finished cases'
+/// results, by id.
+fn run_paths(served: &Served, paths: &[&str]) -> std::collections::BTreeMap<String, Value> {
+    let answer = post(served, "/v1/runs", &json!({ "paths": paths }));
+    assert_eq!(answer.status, 202, "{answer:?}");
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    let events = events_of(&get(served, &format!("/v1/runs/{id}/events")).body);
+    let finished = events.iter().filter(|(n, _)| n == "case_finished").map(|(_, d)| d["case"].clone());
+    finished.map(|case| (case["id"].as_str().unwrap().to_owned(), case)).collect()
+}
+
+#[test]
+fn a_server_trusts_no_file_unless_started_with_allow_commands() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    let suite = "specs = [\"*.jsonl\"]\nagent = \"echo\"\ntext = \"{{q}}\"\n[setup]\ncommand = [\"sh\", \"-c\", \"touch PWNED\"]\n\
+                 [[checks]]\nkey = \"keywords\"\nexpected = [\"{{q}}\"]\n";
+    std::fs::create_dir(root_path.join("contrib")).unwrap();
+    std::fs::write(root_path.join("contrib/x.suite.toml"), suite).unwrap();
+    std::fs::write(root_path.join("contrib/a.jsonl"), "{\"id\": \"one\", \"q\": \"hi\", \"clusterStateId\": \"s\"}\n")
+        .unwrap();
+    // The project's own assay.toml trusts it: a server's clients are not its user.
+    std::fs::write(root_path.join("assay.toml"), "[trust]\ncommands = [\"contrib/*.suite.toml\"]\n").unwrap();
+    let config = root_path.join("assay.toml");
+    let pwned = root_path.join("contrib/PWNED");
+    let results = tempfile::tempdir().unwrap();
+    let args = ["--root", root_path.to_str().unwrap(), "--results", results.path().to_str().unwrap()];
+    let config_args = ["--config", config.to_str().unwrap()];
+
+    let served = serve_with_env(&[&args[..], &config_args].concat(), &[("ASSAY_ALLOW_COMMANDS", "1")]);
+    let cases = run_paths(&served, &["contrib"]);
+    assert!(!pwned.exists(), "a served run ran a suite's command");
+    let error = cases["x"]["error"]["message"].as_str().unwrap_or_else(|| panic!("{cases:?}"));
+    assert!(error.contains("it is data") && error.contains("touch PWNED"), "{error}");
+    drop(served);
+
+    let served = serve(&[&args[..], &config_args, &["--allow-commands"]].concat());
+    let cases = run_paths(&served, &["contrib/x.suite.toml"]);
+    assert!(pwned.exists(), "{cases:?}");
+    assert_eq!(cases["contrib/x/one"]["status"], "passed", "{cases:?}");
+}
+
+#[test]
+fn a_server_runs_promptfoo_configs_through_the_one_door_and_inline_cases_see_no_environment() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    let config = "prompts: ['say {{w}}']\nproviders: [echo]\ntests: [{vars: {w: hi}, assert: [{type: contains, value: say hi}]}]\n";
+    std::fs::write(root_path.join("promptfooconfig.yaml"), config).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let served = serve_with_env(
+        &["--root", root_path.to_str().unwrap(), "--results", results.path().to_str().unwrap()],
+        &[("ASSAY_CASE_TOKEN", "case-secret-4321")],
+    );
+    let cases = run_paths(&served, &["promptfooconfig.yaml"]);
+    assert_eq!(cases.len(), 1, "{cases:?}");
+    let (id, case) = cases.iter().next().unwrap();
+    assert_eq!(case["status"], "passed", "{id}: {case}");
+
+    let inline =
+        r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_TOKEN}, response: { text: { value: x } } } ] }"#;
+    let answer = post(&served, "/v1/runs", &json!({"cases": [{"name": "env", "text": inline}]}));
+    assert_eq!(answer.status, 400, "{answer:?}");
+    let error = answer.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("ASSAY_CASE_TOKEN") && error.contains("sees no environment variable"), "{error}");
+    assert!(!answer.body.contains("case-secret-4321"));
 }

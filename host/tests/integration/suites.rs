@@ -2,11 +2,13 @@
 //! agent, through the binary and the library: ids, `--list`, `--filter`,
 //! `assay plan`; a setup per cluster state (asserted from the log its
 //! script writes); located errors; non-gating checks recorded and not
-//! deciding; every case reported exactly once.
+//! deciding; every case reported exactly once. The suites written here are
+//! trusted for their runs (`--allow-commands`): `trust.rs` tests a suite
+//! that is data.
 
 use crate::util::{Collect, assay, root, stderr, stdout};
 use assay::run::{CaseStatus, RunOptions};
-use assay::{Project, ProjectOptions};
+use assay::{Project, ProjectOptions, TrustedFiles};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -87,7 +89,7 @@ fn a_suite_over_echo_passes_with_one_case_per_spec_line_and_setup_once_per_state
     write_suite(dir.path(), SUITE, &[("a.jsonl", GOOD_SPECS)]);
     let out = dir.path().join("results");
     let suite = dir.path().to_str().unwrap();
-    let run = assay(&["run", suite, "-j", "8", "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", suite, "-j", "8", "--results", out.to_str().unwrap()]);
     assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
     assert!(stdout(&run).contains("6 test cases: 6 passed"), "{}", stdout(&run));
 
@@ -114,7 +116,15 @@ fn a_suite_over_echo_passes_with_one_case_per_spec_line_and_setup_once_per_state
     // A replay asks no agent, so it sets nothing up either.
     std::fs::remove_file(dir.path().join("setup.log")).unwrap();
     let again = dir.path().join("replayed");
-    let replay = assay(&["run", suite, "--replay", out.to_str().unwrap(), "--results", again.to_str().unwrap()]);
+    let replay = assay(&[
+        "run",
+        "--allow-commands",
+        suite,
+        "--replay",
+        out.to_str().unwrap(),
+        "--results",
+        again.to_str().unwrap(),
+    ]);
     assert!(replay.status.success(), "{}{}", stdout(&replay), stderr(&replay));
     assert_eq!(self::results(&again).len(), 6);
     assert_eq!(setup_log(dir.path()), Vec::<String>::new());
@@ -127,7 +137,7 @@ fn list_filter_and_plan_read_suites_without_running_a_setup() {
     let suite = dir.path().join("qa.suite.toml");
     let suite = suite.to_str().unwrap();
 
-    let list = assay(&["run", suite, "--list"]);
+    let list = assay(&["run", "--allow-commands", suite, "--list"]);
     assert!(list.status.success(), "{}", stderr(&list));
     // A suite file named by its path has that path as its id, as a case
     // file does; then each line's id.
@@ -136,16 +146,16 @@ fn list_filter_and_plan_read_suites_without_running_a_setup() {
     assert_eq!(ids, wanted, "{}", stdout(&list));
     assert!(stdout(&list).contains("agent echo  connections direct  success_ratio 1/1  (2 checks)"));
 
-    let filtered = assay(&["run", suite, "--list", "--filter", "/a[13]$"]);
+    let filtered = assay(&["run", "--allow-commands", suite, "--list", "--filter", "/a[13]$"]);
     assert_eq!(stdout(&filtered).lines().count(), 2, "{}", stdout(&filtered));
-    let none = assay(&["run", suite, "--filter", "nothing-matches"]);
+    let none = assay(&["run", "--allow-commands", suite, "--filter", "nothing-matches"]);
     assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
 
-    let plan = assay(&["plan", suite]);
+    let plan = assay(&["plan", "--allow-commands", suite]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     assert!(stdout(&plan).contains(r#"1. "how many alerts?""#), "{}", stdout(&plan));
     assert!(stdout(&plan).contains(r#"keywords       "zzz"  (not gating)"#), "{}", stdout(&plan));
-    let json = assay(&["plan", suite, "--json"]);
+    let json = assay(&["plan", "--allow-commands", suite, "--json"]);
     let first: Value = serde_json::from_str(stdout(&json).lines().next().unwrap()).unwrap();
     assert_eq!(first["case"]["interactions"][0]["text"], "how many alerts?");
     assert_eq!(first["plan"]["interactions"][0][1]["gate"], false);
@@ -162,7 +172,7 @@ fn a_failing_setup_errors_its_states_cases_only_naming_state_command_status_and_
 "#;
     write_suite(dir.path(), SUITE, &[("a.jsonl", specs)]);
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
     assert_eq!(setup_log(dir.path()), ["alerting", "broken"], "a failed setup is not tried again");
     let results = results(&out);
@@ -196,7 +206,7 @@ fn a_setup_that_runs_too_long_is_killed_and_one_that_cannot_start_is_named() {
     }
     let out = dir.path().join("results");
     let started = std::time::Instant::now();
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "the timeout stopped the setup");
     assert_eq!(run.status.code(), Some(1));
     let results = results(&out);
@@ -225,7 +235,7 @@ not json
 "#;
     write_suite(dir.path(), SUITE, &[("a.jsonl", specs), ("b.jsonl", other)]);
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1));
     let results = results(&out);
     let ids: Vec<&str> = results.keys().map(String::as_str).collect();
@@ -276,7 +286,7 @@ not json
 fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path(), &SUITE.replace("key = \"value\"", "key = \"valeu\""), &[("a.jsonl", GOOD_SPECS)]);
-    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    let listed = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list"]);
     assert!(
         stderr(&listed).contains("unknown matcher key `valeu` at `checks[0].key` (did you mean `value`?)"),
         "{}",
@@ -285,14 +295,14 @@ fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
 
     write_suite(dir.path(), &SUITE.replace("specs = [\"specs/*.jsonl\"]", "specs = [\"spec/*.jsonl\"]"), &[]);
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1));
     let results = results(&out);
     let message = results["qa"]["error"]["message"].as_str().unwrap();
     assert!(message.contains("qa.suite.toml`: invalid `specs[0]`: `spec/*.jsonl` matches no file in"), "{message}");
 
     write_suite(dir.path(), "specs = [\"specs/*.jsonl\"]\nagent = \"echo\"\ntext = \"{{question\"\n", &[]);
-    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    let listed = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list"]);
     assert!(
         stderr(&listed).contains("invalid `text`: `{{` at \"{{question\" is not closed by `}}`"),
         "{}",
@@ -320,7 +330,7 @@ gate = false
 "#;
     write_suite(dir.path(), suite, &[("a.jsonl", specs)]);
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1));
     let results = results(&out);
     assert_eq!(results["qa/kept"]["status"], "passed");
@@ -394,6 +404,7 @@ fn the_library_runs_a_suite_through_the_front_door_reporting_every_case_once() {
         no_cache: true,
         no_answer_cache: true,
         environment: Some(BTreeMap::new()),
+        trusted_files: TrustedFiles::Everything,
         ..ProjectOptions::default()
     })
     .unwrap();
@@ -424,7 +435,7 @@ fn ten_thousand_spec_lines_are_indexed_and_listed() {
         ));
     }
     write_suite(dir.path(), SUITE, &[("big.jsonl", &specs)]);
-    let list = assay(&["run", dir.path().to_str().unwrap(), "--list", "--filter", "q9999$"]);
+    let list = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list", "--filter", "q9999$"]);
     assert!(list.status.success(), "{}", stderr(&list));
     assert_eq!(stdout(&list).lines().count(), 1);
     assert!(stdout(&list).starts_with("qa/q9999  agent echo"), "{}", stdout(&list));
@@ -462,7 +473,7 @@ fn every_reference_opensearch_spec_file_reads_as_spec_lines() {
             std::fs::write(dir.path().join(name), suite).unwrap();
         }
     }
-    let plan = assay(&["plan", dir.path().to_str().unwrap()]);
+    let plan = assay(&["plan", "--allow-commands", dir.path().to_str().unwrap()]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     let planned = stdout(&plan).lines().filter(|line| !line.starts_with(' ')).count();
     let lines: usize = ["specs", "skills-eval-specs"]
@@ -485,7 +496,7 @@ fn cases_of_other_states_do_not_wait_for_a_slow_setup() {
     let setup = "#!/bin/sh\nif [ \"$1\" = slow ]; then sleep 2; fi\necho \"$1\" >> setup.log\n";
     std::fs::write(dir.path().join("setup.sh"), setup).unwrap();
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert!(run.status.success(), "{}", stdout(&run));
     // results.jsonl is written as cases finish: the case of `fast`, second
     // in the spec, is done while `slow` is still being set up.
@@ -515,7 +526,7 @@ fn an_opensearch_setup_is_checked_when_read_and_runs_the_loader_once_per_state()
 "#;
     write_suite(dir.path(), &suite, &[("a.jsonl", specs)]);
     // Not a folder yet: the suite is one error case naming the setting.
-    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    let listed = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list"]);
     assert!(stderr(&listed).contains("invalid `setup.opensearch.indices`"), "{}", stderr(&listed));
 
     let group = dir.path().join("data/indices/alerting/alerts");
@@ -523,7 +534,7 @@ fn an_opensearch_setup_is_checked_when_read_and_runs_the_loader_once_per_state()
     std::fs::write(group.join("mappings.json"), r#"{"mappings":{"properties":{"name":{"type":"keyword"}}}}"#).unwrap();
     std::fs::write(group.join("documents.ndjson"), "{\"id\":\"x1\",\"name\":\"first\"}\n").unwrap();
     let out = dir.path().join("results");
-    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    let run = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
     let results = results(&out);
     // Nothing listens on port 9: the loader fails, and only its state's
@@ -536,7 +547,7 @@ fn an_opensearch_setup_is_checked_when_read_and_runs_the_loader_once_per_state()
 
     let bad = suite.replace("http://127.0.0.1:9", "localhost:9200");
     write_suite(dir.path(), &bad, &[]);
-    let listed = assay(&["run", dir.path().to_str().unwrap(), "--list"]);
+    let listed = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list"]);
     assert!(
         stderr(&listed).contains("invalid `setup.opensearch.url`: `localhost:9200` is not an http(s) URL"),
         "{}",

@@ -99,6 +99,7 @@ pub fn isolated(command: &mut Command) -> &mut Command {
         .env("XDG_CACHE_HOME", home.join("cache"))
         .env_remove("ASSAY_CACHE_DIR")
         .env_remove("ASSAY_ALLOW_PROJECT_CACHE_DIR")
+        .env_remove("ASSAY_ALLOW_COMMANDS")
 }
 
 /// Runs the `assay` binary.
