@@ -391,7 +391,7 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// A results directory cannot be replayed (see [`crate::run::Replay`]):
+/// A results directory cannot be replayed (see [`crate::job::Replay`]):
 /// its `results.jsonl` is missing or unreadable, or a line of it is not a
 /// case's result.
 #[derive(Debug, Error)]

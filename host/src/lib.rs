@@ -31,8 +31,11 @@
 //! - [`agent`]: the connections to the agent under test (in-process
 //!   components hosted by the sandbox, neuro-san over HTTP) and response
 //!   reduction;
-//! - [`run`]: the [`run::Runner`]: samples, success ratios, timeouts,
-//!   conversation state, and the event stream to reporters;
+//! - [`job`]: what the runner runs and gives back: [`job::Job`]s, the
+//!   pending cases that become them, prerequisites, recordings, and the
+//!   [`job::CaseResult`] of each case;
+//! - [`run`]: the [`run::Runner`], the scheduler: samples, success ratios,
+//!   timeouts, conversation state, and the event stream to reporters;
 //! - [`report`]: the terminal, `results.jsonl`, JUnit; a results directory
 //!   read back, and two runs compared (`assay diff`).
 //!
@@ -69,6 +72,7 @@ pub mod credentials;
 pub mod errors;
 pub mod eval;
 pub mod exit_codes;
+pub mod job;
 pub mod plugin;
 pub mod plural;
 mod private_files;

@@ -22,10 +22,11 @@ use crate::case::{
 };
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
+use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
 use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
 use crate::promptfoo;
 use crate::report::Redactor;
-use crate::run::{CaseAdjustment, CaseFilter, CaseSource, PendingCases, RunOptions, Runner};
+use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::{

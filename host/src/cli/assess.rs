@@ -8,8 +8,9 @@ use super::options::{announce_selection, default_results_dir, parse_connections,
 use anyhow::{Context, Result};
 use assay::case::SuccessRatio;
 use assay::eval::{FailureModes, classify_with_judge};
+use assay::job::{CaseAdjustment, CaseFilter, CaseStatus, Job};
 use assay::report::{Provenance, ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::{CaseAdjustment, CaseFilter, CaseStatus, Job, RunOptions};
+use assay::run::RunOptions;
 use std::io::Write;
 use std::sync::Arc;
 

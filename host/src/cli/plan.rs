@@ -7,9 +7,9 @@ use anyhow::Result;
 use assay::case::{Connection, SuccessRatio, TestCase, Use, UseKind, read_case_file};
 use assay::check::{CasePlan, Check, plan_case};
 use assay::errors::CaseError;
+use assay::job::{Job, LoadedCase, PendingCase};
 use assay::plural;
 use assay::report::escape;
-use assay::run::{Job, LoadedCase, PendingCase};
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {

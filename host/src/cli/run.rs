@@ -7,12 +7,13 @@ use super::CliError;
 use super::args::RunArgs;
 use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds, write_html};
 use anyhow::Result;
+use assay::job::{
+    CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, load_cases,
+};
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
 };
-use assay::run::{
-    CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, RunOptions, load_cases,
-};
+use assay::run::RunOptions;
 use std::io::Write;
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@
 
 use crate::case::{Connection, SuccessRatio};
 use crate::check::Outcome;
-use crate::run::{CaseResult, CaseStatus, RunError};
+use crate::job::{CaseResult, CaseStatus, RunError};
 use crate::sandbox::host::judge::Judge;
 use serde::Serialize;
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! Evaluation workflows on the one scheduler: each compiles its files into
-//! jobs ([`crate::run::Job`]) and scores the run with an aggregating
+//! jobs ([`crate::job::Job`]) and scores the run with an aggregating
 //! reporter of its events, so any other reporter (a terminal, the results
 //! directory, an embedder's own) sees the same cases.
 //!

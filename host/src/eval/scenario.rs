@@ -22,10 +22,9 @@ use crate::errors::{CaseError, CaseErrorKind, ErrorKind};
 use crate::eval::expectations::{judged, plan_expectations};
 use crate::eval::gate::{ExpectationScore, answer_value, expectation_score, meets, passed};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
+use crate::job::{CaseResult, CaseSource, Job, LoadedCase, RunError, Turn};
 use crate::plugin::Registry;
-use crate::run::{
-    CaseResult, CaseSource, EventKind, Job, LoadedCase, Reporter, RunError, RunEvent, RunOptions, Runner, Turn,
-};
+use crate::run::{EventKind, Reporter, RunEvent, RunOptions, Runner};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;

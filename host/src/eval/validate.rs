@@ -17,11 +17,9 @@ use crate::case::{Connection, Validation};
 use crate::errors::{CaseError, ErrorKind};
 use crate::eval::expectations::{PlannedExpectations, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
+use crate::job::{CaseResult, CaseSource, Job, LoadedCase, Recording, RunError, Turn};
 use crate::plugin::Registry;
-use crate::run::{
-    CaseResult, CaseSource, EventKind, Job, LoadedCase, Recording, Reporter, RunError, RunEvent, RunOptions, Runner,
-    Turn,
-};
+use crate::run::{EventKind, Reporter, RunEvent, RunOptions, Runner};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@
 
 use crate::case::{CaseFile, CaseFiles, Trust};
 use crate::errors::{CaseError, CaseErrorKind, DiscoverError};
-use crate::run::{BrokenCase, CaseFilter, DistinctIds, PendingCase, PendingCases};
+use crate::job::{BrokenCase, CaseFilter, DistinctIds, PendingCase, PendingCases};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -37,7 +37,7 @@ use crate::agent::Transport;
 use crate::case::{CaseEnv, CaseFile};
 use crate::check::KeySet;
 use crate::errors::{CaseError, CaseErrorKind};
-use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
+use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
 use config::{Config, Test};
 use providers::{MapError, Provider};
 use serde_json::Value;

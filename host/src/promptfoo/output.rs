@@ -7,16 +7,17 @@
 //! and `results.stats` (`successes`, `failures`, `errors`, `tokenUsage`),
 //! as promptfoo's `EvaluateSummaryV3` has them. A case's score is
 //! promptfoo's: the weighted mean of its assertions' scores (see
-//! [`crate::run::weighted_score`]), 1 for a test with no assertions.
+//! [`crate::job::weighted_score`]), 1 for a test with no assertions.
 //!
 //! Results are kept as they come, each as its compact JSON text with the
 //! run's secrets hidden (about 1.5 KB a case: a `serde_json::Value` would
 //! take twenty times that), and written once, when the run finishes.
 
 use crate::check::CheckResult;
+use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
 use crate::promptfoo::{Suite, render_prompt, template::Template};
 use crate::report::Redactor;
-use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, check_score, weighted_score};
+use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::PathBuf;

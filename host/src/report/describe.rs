@@ -5,9 +5,9 @@
 //! stays on its line, and a message's own line breaks continue indented.
 
 use crate::check::CheckResult;
+use crate::job::{CaseResult, SampleResult};
 use crate::plural;
 use crate::report::escape;
-use crate::run::{CaseResult, SampleResult};
 
 /// How a message's continuation lines are indented under its first.
 const CONTINUATION: &str = "    ";

@@ -9,8 +9,8 @@
 //! that does not (failed or error) is *failing*. Every case of both runs is
 //! in exactly one of the lists or counts of a [`RunDiff`].
 
+use crate::job::CaseStatus;
 use crate::report::{CaseOfRun, ResultsOfRun, RunCounts};
-use crate::run::CaseStatus;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

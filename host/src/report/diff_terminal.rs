@@ -4,11 +4,11 @@
 //! and the verdict. Coloured as the run's terminal report is (red for
 //! worse, yellow for flaky, green for better); ids are escaped.
 
+use crate::job::CaseStatus;
 use crate::plural;
 use crate::report::diff::{KeyScores, RunDiff, RunSide, StatusChange};
 use crate::report::escape;
 use crate::report::terminal::paint;
-use crate::run::CaseStatus;
 use std::io::{self, Write};
 
 /// How wide the label column is, as `NEWLY FAILING` needs.

@@ -264,8 +264,8 @@ mod tests {
     use crate::eval::{
         ExpectationResult, Judgment, MockResult, ScenarioResult, ScenarioSample, Tally, ValidationResult, assess,
     };
+    use crate::job::RunError;
     use crate::report::fixtures::{self, SECRET};
-    use crate::run::RunError;
 
     fn tally(matched: u64, total: u64, errors: u64) -> Tally {
         Tally { matched, total, errors }

@@ -5,10 +5,8 @@
 
 use crate::case::{Connection, SuccessRatio};
 use crate::check::{CheckResult, Outcome, Verdict};
-use crate::run::{
-    CaseResult, CaseStatus, ConnectionRun, EventKind, InteractionResult, ResponseRecord, RunError, RunEvent,
-    RunSummary, SampleResult,
-};
+use crate::job::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
+use crate::run::{EventKind, RunEvent, RunSummary};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;

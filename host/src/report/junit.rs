@@ -13,10 +13,11 @@
 //! case with one of the seed's flags ([`CaseFlags`]) has it as a property
 //! (`api_error` = `true`).
 
+use crate::job::{CaseResult, CaseStatus};
 use crate::private_files;
 use crate::report::describe::{failure_lines, sample_failure_lines};
 use crate::report::{CaseFlags, Redactor, SuiteSummary, SuiteTally, escape};
-use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent};
+use crate::run::{EventKind, Reporter, RunEvent};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 use std::io;
 use std::path::{Path, PathBuf};

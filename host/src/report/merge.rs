@@ -25,10 +25,11 @@
 //! merging project's secrets.
 
 use crate::errors::MergeError;
+use crate::job::CaseResult;
 use crate::report::{
     CaseOfRun, JunitReport, Provenance, Redactor, ResultsDir, ResultsOfRun, read_results_dir, render_report_to,
 };
-use crate::run::{CaseResult, EventKind, Reporter, RunEvent, RunSummary, Shard};
+use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -9,9 +9,10 @@
 //! line's JSON. Every error names the file, and the line for a line's.
 
 use crate::errors::ReadResultsError;
+use crate::job::{CaseStatus, json_error};
 use crate::report::CaseFlags;
 use crate::report::tally::mean_per_key;
-use crate::run::{CaseStatus, Rerun, Shard, json_error};
+use crate::run::{Rerun, Shard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

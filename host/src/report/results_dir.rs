@@ -14,10 +14,11 @@
 //! from beyond its case files ([`Provenance`]: its shard, the run it
 //! reran, the directories merged into it).
 
+use crate::job::CaseResult;
 use crate::private_files;
 use crate::report::merge::MergedDir;
 use crate::report::{CaseFlags, FlagCounts, Redactor, SuiteSummary, SuiteTally};
-use crate::run::{CaseResult, EventKind, Reporter, RunEvent, RunSummary, Shard};
+use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};

@@ -10,7 +10,7 @@
 //! always did.
 
 use crate::check::Outcome;
-use crate::run::{CaseResult, CaseStatus, InteractionResult};
+use crate::job::{CaseResult, CaseStatus, InteractionResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

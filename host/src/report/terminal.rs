@@ -9,10 +9,11 @@
 //! character reaches the terminal, and none of it starts a line) and
 //! redacted.
 
+use crate::job::{CaseResult, CaseStatus};
 use crate::plural;
 use crate::report::describe::{check_line, error_message, failure_lines};
 use crate::report::{Redactor, SuiteSummary, SuiteTally, escape};
-use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, RunSummary};
+use crate::run::{EventKind, Reporter, RunEvent, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use std::fmt;
 use std::io::{self, IsTerminal, Write};

@@ -5,7 +5,7 @@
 //! failure only asks the run to stop starting cases (nextest's model).
 
 use crate::agent::Usage;
-use crate::run::result::{CaseResult, CaseStatus};
+use crate::job::{CaseResult, CaseStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;

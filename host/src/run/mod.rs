@@ -15,7 +15,8 @@
 //! use assay::case::{CaseEnv, discover};
 //! use assay::plugin::Registry;
 //! use assay::sandbox::{Limits, Runtime};
-//! use assay::run::{CaseSource, EventKind, RunEvent, RunOptions, Reporter, Runner, load_cases};
+//! use assay::run::{EventKind, RunEvent, RunOptions, Reporter, Runner};
+//! use assay::job::{CaseSource, load_cases};
 //! use std::sync::Arc;
 //!
 //! /// Prints each case's status.
@@ -46,31 +47,18 @@ mod batched_permits;
 mod conversation;
 mod cpu_threads;
 mod event;
-mod job;
-mod load;
-mod prerequisite;
-mod replay;
 mod rerun;
-mod result;
 mod shard;
 mod slow;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
-pub use job::{Job, PassRule, Turn, check_score, weighted_score};
-pub use load::{
-    BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
-    load_case, load_cases, with_distinct_ids,
-};
-pub use prerequisite::{Prerequisite, PrerequisiteWork};
-pub(crate) use replay::json_error;
-pub use replay::{RecordedAnswer, Recording, Replay};
 pub use rerun::{Rerun, RerunSelection};
-pub use result::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 pub use shard::{Shard, stable_hash};
 
 use crate::agent::Agents;
 use crate::case::Connection;
 use crate::errors::{CaseErrorKind, ErrorKind};
+use crate::job::{CaseResult, CaseSource, CaseStatus, Job, LoadedCase, Replay, RunError, SampleResult};
 use crate::plugin::Registry;
 use batched_permits::BatchedPermits;
 use conversation::{Context, Work, converse, millis};

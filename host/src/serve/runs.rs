@@ -19,11 +19,9 @@
 use crate::case::{CaseEnv, parse_case};
 use crate::check::{KeySet, plan_case};
 use crate::errors::ProjectError;
+use crate::job::{CaseFilter, CaseReader, DistinctIds, Job, LoadedCase, PendingCase, PendingCases};
 use crate::report::{Redactor, ReporterSet, ResultsDir};
-use crate::run::{
-    CaseFilter, CaseReader, DistinctIds, EventKind, Job, LoadedCase, PendingCase, PendingCases, Reporter, RunEvent,
-    RunOptions, RunSummary,
-};
+use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary};
 use crate::serve::body::JsonBody;
 use crate::serve::error::{ApiError, blocking, json_response};
 use crate::serve::{AppState, Shared};

@@ -34,7 +34,7 @@ pub use specs::MAX_LINE_BYTES;
 use crate::case::{CaseEnv, CaseFile, Trust};
 use crate::check::{KeySet, check_connections, plan_entry};
 use crate::errors::{CaseError, CaseErrorKind};
-use crate::run::{BrokenCase, CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
+use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
 use dates::DocumentsOfState;
 use file::{SuiteFile, read_suite_file};
 use serde_json::{Map, Value};

@@ -6,7 +6,7 @@
 //! stderr; it becomes the error verdict of that state's cases.
 
 use crate::agent::{StderrTail, describe_exit, keep_stderr_tail, process_environment, shown_command};
-use crate::run::Prerequisite;
+use crate::job::Prerequisite;
 use crate::suite::file::{STATE_FIELD, Setup, SetupKind, display_folder};
 use crate::suite::opensearch::load_cluster_state;
 use serde_json::{Map, Value};

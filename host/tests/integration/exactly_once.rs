@@ -5,8 +5,9 @@
 
 use crate::util::{Collect, Served, run_dir, runtime};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
+use assay::job::CaseResult;
 use assay::plugin::Registry;
-use assay::run::{CaseResult, RunOptions};
+use assay::run::RunOptions;
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, Capabilities, Limits};
 use std::sync::Arc;

@@ -8,8 +8,9 @@
 use crate::util::{Collect, run_dir, runtime};
 use assay::agent::HttpSettings;
 use assay::errors::ErrorKind;
+use assay::job::CaseResult;
 use assay::plugin::{BUILTIN_MATCHERS, BuiltinPlugin, Registry};
-use assay::run::{CaseResult, RunOptions};
+use assay::run::RunOptions;
 use assay::sandbox::{Capabilities, Grants};
 use assay::{Project, ProjectOptions};
 use std::path::Path;

@@ -6,8 +6,9 @@
 use crate::util::{Served, assay, stderr, stdout};
 use assay::check::Outcome;
 use assay::errors::ErrorKind;
+use assay::job::{CaseResult, Replay};
 use assay::report::ResultsDir;
-use assay::run::{CaseResult, EventKind, Replay, Reporter, RunEvent, RunOptions};
+use assay::run::{EventKind, Reporter, RunEvent, RunOptions};
 use assay::{Project, ProjectOptions};
 use serde_json::Value;
 use std::collections::BTreeMap;

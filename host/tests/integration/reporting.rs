@@ -6,8 +6,9 @@
 use crate::util::{Served, assay, assay_command, runtime, stderr, stdout};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
+use assay::job::{CaseResult, CaseSource, load_cases};
 use assay::plugin::Registry;
-use assay::run::{CaseResult, CaseSource, EventKind, Reporter, RunEvent, RunOptions, RunSummary, Runner, load_cases};
+use assay::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary, Runner};
 use assay::sandbox::Limits;
 use serde_json::Value;
 use std::path::Path;

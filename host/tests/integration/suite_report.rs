@@ -9,9 +9,10 @@
 use crate::util::{assay, load, quick_limits, runtime, stderr, stdout};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::case::discover;
+use assay::job::{CaseSource, LoadedCase, load_cases};
 use assay::plugin::Registry;
 use assay::report::{JunitReport, ReporterSet, ResultsDir, Terminal, Verbosity};
-use assay::run::{CaseSource, LoadedCase, RunOptions, Runner, load_cases};
+use assay::run::{RunOptions, Runner};
 use assay::sandbox::{ComponentOptions, Limits};
 use serde_json::{Value, json};
 use std::io;

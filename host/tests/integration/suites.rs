@@ -7,7 +7,8 @@
 //! that is data.
 
 use crate::util::{Collect, assay, root, stderr, stdout};
-use assay::run::{CaseStatus, RunOptions};
+use assay::job::CaseStatus;
+use assay::run::RunOptions;
 use assay::{Project, ProjectOptions, TrustedFiles};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 /// A reporter that keeps every finished case.
 #[derive(Default)]
-pub struct Collect(pub Vec<assay::run::CaseResult>);
+pub struct Collect(pub Vec<assay::job::CaseResult>);
 
 impl assay::run::Reporter for Collect {
     fn report(&mut self, event: &assay::run::RunEvent<'_>) -> std::io::Result<()> {
@@ -27,9 +27,10 @@ pub fn run_dir(
     dir: &std::path::Path,
     http: assay::agent::HttpSettings,
     options: assay::run::RunOptions,
-) -> (Vec<assay::run::CaseResult>, assay::run::RunSummary) {
+) -> (Vec<assay::job::CaseResult>, assay::run::RunSummary) {
     use assay::agent::{AgentCatalog, Agents, HttpAgents};
-    use assay::run::{CaseSource, Runner, load_cases};
+    use assay::job::{CaseSource, load_cases};
+    use assay::run::Runner;
     let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
     let agents = Agents::new(catalog, HttpAgents::new(http).unwrap());
     let files = assay::case::discover(&[dir.to_path_buf()]).unwrap();

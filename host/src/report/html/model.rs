@@ -12,9 +12,9 @@
 
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
+use crate::job::CaseResult;
 use crate::report::read_results_dir;
 use crate::report::tally::case_scores;
-use crate::run::CaseResult;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -13,7 +13,7 @@
 use crate::agent::AgentResponse;
 use crate::case::Connection;
 use crate::errors::{ErrorKind, ReplayError};
-use crate::run::result::{ResponseRecord, RunError};
+use crate::job::{ResponseRecord, RunError};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;

@@ -161,7 +161,7 @@ pub struct InteractionResult {
 }
 
 /// The reduced response, as kept in results: all of what the checks and
-/// the next turn saw, so that a replay ([`crate::run::Replay`]) sees
+/// the next turn saw, so that a replay ([`crate::job::Replay`]) sees
 /// exactly what the run saw.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResponseRecord {

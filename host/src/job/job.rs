@@ -9,9 +9,9 @@
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
 use crate::check::{CasePlan, Check, CheckResult};
+use crate::job::Prerequisite;
+use crate::job::Recording;
 use crate::plugin::Registry;
-use crate::run::prerequisite::Prerequisite;
-use crate::run::replay::Recording;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -11,7 +11,7 @@
 use crate::case::{CaseEnv, CaseFile, PathHasher, read_case_file};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
-use crate::run::job::Job;
+use crate::job::Job;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,0 +1,33 @@
+//! What the scheduler runs and what it gives back, the floor between the
+//! formats that read cases and the runner that runs them:
+//!
+//! - [`Job`] (`job.rs`): a case compiled to ordered turns, connections, a
+//!   sample count and a stop rule; every format and workflow compiles into
+//!   jobs;
+//! - pending cases (`pending.rs`): a [`CaseReader`] reads and plans one case
+//!   when its turn comes, a [`CaseSource`] feeds them to the runner a
+//!   bounded distance ahead, [`DistinctIds`] keeps their ids unique;
+//! - [`Prerequisite`] (`prerequisite.rs`): work done once before the jobs
+//!   that need it (a suite's setup of a cluster state);
+//! - [`Recording`] and [`Replay`] (`recording.rs`): answers recorded once and
+//!   given again without asking an agent;
+//! - outcomes (`outcome.rs`): the [`CaseResult`] of each case, the lines of
+//!   `results.jsonl`.
+//!
+//! It knows nothing of the scheduler ([`crate::run`]), which imports it.
+
+mod job;
+mod outcome;
+mod pending;
+mod prerequisite;
+mod recording;
+
+pub use job::{Job, PassRule, Turn, check_score, weighted_score};
+pub use outcome::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
+pub use pending::{
+    BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
+    load_case, load_cases, with_distinct_ids,
+};
+pub use prerequisite::{Prerequisite, PrerequisiteWork};
+pub(crate) use recording::json_error;
+pub use recording::{RecordedAnswer, Recording, Replay};
