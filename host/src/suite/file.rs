@@ -8,7 +8,7 @@
 use crate::case::{Connection, SuccessRatio};
 use crate::check::Target;
 use crate::errors::CaseErrorKind;
-use crate::suite::template::{Template, ValueTemplate};
+use crate::template::{FieldTemplate, ValueTemplate};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub struct SuiteFile {
     /// The agent asked.
     pub agent: String,
     /// The request's text.
-    pub text: Template,
+    pub text: FieldTemplate,
     /// The checks on the answer.
     pub checks: Vec<SuiteCheck>,
     /// How many samples run, and how many must pass.
@@ -85,7 +85,7 @@ pub enum SetupKind {
     /// minimal `PATH`).
     Command {
         /// The program and its arguments.
-        command: Vec<Template>,
+        command: Vec<FieldTemplate>,
         /// The variables it gets from assay's environment.
         env: Vec<String>,
     },
@@ -181,7 +181,7 @@ pub fn read_suite_file(path: &Path) -> Result<SuiteFile, CaseErrorKind> {
             (connection, agent)
         }
     };
-    let text = Template::parse(&raw.text).map_err(|e| invalid("text", e))?;
+    let text = FieldTemplate::parse(&raw.text).map_err(|e| invalid("text", e))?;
     if raw.checks.is_empty() {
         return Err(invalid(
             "checks",
@@ -327,7 +327,7 @@ fn read_setup(folder: &Path, raw: RawSetup) -> Result<Setup, CaseErrorKind> {
                 .enumerate()
                 .map(|(i, word)| {
                     let at = format!("setup.command[{i}]");
-                    let template = Template::parse(word).map_err(|e| invalid(&at, e))?;
+                    let template = FieldTemplate::parse(word).map_err(|e| invalid(&at, e))?;
                     // A setup runs once per state, not per line: only the
                     // state can be in it.
                     if let Some(field) = template.fields().find(|field| *field != STATE_FIELD) {
