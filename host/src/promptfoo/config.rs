@@ -13,8 +13,9 @@
 //! prompt or a report.
 
 use crate::errors::{CaseErrorKind, describe_json};
-use crate::promptfoo::template::Template;
+use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The largest config file read.
@@ -37,6 +38,53 @@ pub struct Config {
     /// The tests, `defaultTest` merged and var combinations expanded, in
     /// order.
     pub tests: Vec<Test>,
+    /// The templates of the tests' assertions, parsed once.
+    pub assert_templates: AssertTemplates,
+}
+
+/// The templates in the tests' assertions (the strings of `value`s and
+/// `metric`s that hold template syntax), parsed once each: a test's var
+/// combinations share theirs, and every case renders them.
+#[derive(Debug, Default)]
+pub struct AssertTemplates(HashMap<String, Result<NunjucksTemplate, String>>);
+
+impl AssertTemplates {
+    fn of(tests: &[Test]) -> AssertTemplates {
+        fn add(templates: &mut HashMap<String, Result<NunjucksTemplate, String>>, value: &Value) {
+            match value {
+                Value::String(text) if is_template(text) && !templates.contains_key(text) => {
+                    templates.insert(text.clone(), NunjucksTemplate::parse(text));
+                }
+                Value::Array(items) => items.iter().for_each(|item| add(templates, item)),
+                Value::Object(map) => map.values().for_each(|item| add(templates, item)),
+                _ => {}
+            }
+        }
+        let mut templates = HashMap::new();
+        for assertion in tests.iter().flat_map(|test| &test.asserts) {
+            for key in ["value", "metric"] {
+                if let Some(value) = assertion.get(key) {
+                    add(&mut templates, value);
+                }
+            }
+        }
+        AssertTemplates(templates)
+    }
+
+    /// `text` rendered with `vars` (parsed now if it was not when the
+    /// config was read).
+    pub fn render(&self, text: &str, vars: &Map<String, Value>) -> Result<String, String> {
+        match self.0.get(text) {
+            Some(Ok(template)) => template.render(vars),
+            Some(Err(error)) => Err(error.clone()),
+            None => NunjucksTemplate::parse(text)?.render(vars),
+        }
+    }
+}
+
+/// Whether `text` holds template syntax (text without it is kept as it is).
+pub fn is_template(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%") || text.contains("{#")
 }
 
 /// One prompt.
@@ -49,7 +97,7 @@ pub struct Prompt {
     pub label: String,
     /// The parsed template, or why it cannot be one (an error of every
     /// case that uses it).
-    pub template: Result<Template, String>,
+    pub template: Result<NunjucksTemplate, String>,
 }
 
 /// One `providers` entry, as written.
@@ -183,7 +231,8 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         // promptfoo runs each prompt once with no vars when there are no tests.
         tests.push(merge(0, &default_test, Map::new()));
     }
-    Ok(Config { prompts, providers, tests })
+    let assert_templates = AssertTemplates::of(&tests);
+    Ok(Config { prompts, providers, tests, assert_templates })
 }
 
 /// A YAML (or JSON) document as JSON; anchors and aliases are expanded by
@@ -310,7 +359,7 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
 }
 
 fn prompt(raw: String, label: String) -> Prompt {
-    let template = Template::parse(&raw);
+    let template = NunjucksTemplate::parse(&raw);
     Prompt { raw, label, template }
 }
 

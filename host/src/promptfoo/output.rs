@@ -14,7 +14,7 @@
 //! take twenty times that), and written once, when the run finishes.
 
 use crate::check::CheckResult;
-use crate::promptfoo::{Suite, render_prompt, template::Template};
+use crate::promptfoo::{Suite, render_prompt};
 use crate::report::Redactor;
 use crate::run::{CaseResult, CaseStatus, EventKind, Reporter, RunEvent, check_score, weighted_score};
 use serde_json::{Map, Value, json};
@@ -70,9 +70,7 @@ impl PromptfooOutput {
             .iter()
             .map(|a| {
                 let metric = a.get("metric")?.as_str()?;
-                Some(
-                    Template::parse(metric).and_then(|t| t.render(&written.vars)).unwrap_or_else(|_| metric.to_owned()),
-                )
+                Some(config.assert_templates.render(metric, &written.vars).unwrap_or_else(|_| metric.to_owned()))
             })
             .collect();
         let components: Vec<Value> = checks
