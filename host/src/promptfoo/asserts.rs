@@ -8,7 +8,8 @@
 //! assertion sets are errors naming the test and what to do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
-use crate::promptfoo::config::{AssertTemplates, is_template};
+use crate::promptfoo::config::AssertTemplates;
+use crate::template::is_template;
 use serde_json::{Map, Value, json};
 
 /// The assertion types the `promptfoo` plugin implements, as promptfoo

@@ -13,7 +13,7 @@
 //! prompt or a report.
 
 use crate::errors::{CaseErrorKind, describe_json};
-use crate::template::NunjucksTemplate;
+use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -80,11 +80,6 @@ impl AssertTemplates {
             None => NunjucksTemplate::parse(text)?.render(vars),
         }
     }
-}
-
-/// Whether `text` holds template syntax (text without it is kept as it is).
-pub fn is_template(text: &str) -> bool {
-    text.contains("{{") || text.contains("{%") || text.contains("{#")
 }
 
 /// One prompt.

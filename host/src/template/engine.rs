@@ -34,9 +34,9 @@ where
     env
 }
 
-/// Whether `text` holds template syntax at all: text without is kept as it
-/// is, never compiled.
-pub(super) fn is_template(text: &str) -> bool {
+/// Whether `text` holds template syntax at all (`{{`, `{%` or `{#`): text
+/// without is kept as it is, never compiled.
+pub fn is_template(text: &str) -> bool {
     text.contains("{{") || text.contains("{%") || text.contains("{#")
 }
 
@@ -56,7 +56,7 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// Why a render failed.
+/// Why a capped render failed.
 pub(super) enum Failure {
     /// The output passed the cap.
     TooLarge,
@@ -90,11 +90,15 @@ impl Compiled {
         self.env.globals().any(|(global, _)| global == name)
     }
 
+    /// Renders it with `context`.
+    pub(super) fn render(&self, context: Value) -> Result<String, Error> {
+        self.env.get_template(NAME)?.render(context)
+    }
+
     /// Renders it with `context`, stopping once the output passes `cap`
     /// bytes.
-    pub(super) fn render(&self, context: Value, cap: Option<usize>) -> Result<String, Failure> {
+    pub(super) fn render_capped(&self, context: Value, cap: usize) -> Result<String, Failure> {
         let template = self.env.get_template(NAME).map_err(Failure::Engine)?;
-        let Some(cap) = cap else { return template.render(context).map_err(Failure::Engine) };
         let mut out = Capped { bytes: Vec::new(), cap, over: false };
         match template.render_captured_to(context, &mut out) {
             Ok(_) => {

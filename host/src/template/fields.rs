@@ -13,7 +13,7 @@
 //! Templates are parsed when the suite is read, so a stray `{{` is the
 //! suite's error, not every line's.
 
-use crate::template::engine::{self, Compiled, Failure};
+use crate::template::engine::{self, Compiled};
 use crate::template::value::{self, JsonStyle, Numbers};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 use serde_json::{Map, Value};
@@ -107,15 +107,15 @@ impl FieldTemplate {
             },
             Body::Template { compiled, variables } => {
                 let context = value::context(variables, |name| Some(value::from_json(line.get(name)?, Numbers::Json)));
-                compiled.render(context, None).map_err(|failure| match failure {
-                    Failure::Engine(error) if error.kind() == ErrorKind::UndefinedError => {
-                        match self.fields().find(|field| !line.contains_key(*field)) {
-                            Some(field) => FillError::Missing(field.to_owned()),
-                            None => FillError::Failed(compiled.describe(&error)),
-                        }
+                compiled.render(context).map_err(|error| {
+                    let missing = match error.kind() {
+                        ErrorKind::UndefinedError => self.fields().find(|field| !line.contains_key(*field)),
+                        _ => None,
+                    };
+                    match missing {
+                        Some(field) => FillError::Missing(field.to_owned()),
+                        None => FillError::Failed(compiled.describe(&error)),
                     }
-                    Failure::Engine(error) => FillError::Failed(compiled.describe(&error)),
-                    Failure::TooLarge => FillError::Failed("it renders too much".to_owned()),
                 })
             }
         }

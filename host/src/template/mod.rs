@@ -31,6 +31,7 @@ mod nunjucks;
 mod request;
 mod value;
 
+pub use engine::is_template;
 pub use fields::{FieldTemplate, FillError, ValueTemplate};
 pub use nunjucks::{MAX_RENDERED_BYTES, NunjucksTemplate};
 pub(crate) use request::{Encoding, RequestTemplate};

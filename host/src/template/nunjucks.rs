@@ -92,7 +92,7 @@ impl NunjucksTemplate {
             Body::Template { compiled, variables } => {
                 let context =
                     value::context(variables, |name| Some(value::from_json(vars.get(name)?, Numbers::JavaScript)));
-                compiled.render(context, Some(MAX_RENDERED_BYTES)).map_err(|failure| match failure {
+                compiled.render_capped(context, MAX_RENDERED_BYTES).map_err(|failure| match failure {
                     Failure::TooLarge => too_large(),
                     Failure::Engine(error) => compiled.describe(&error),
                 })

@@ -18,7 +18,7 @@
 
 use crate::agent::ChatRequest;
 use crate::case::{CaseEnv, Lookup};
-use crate::template::engine::{self, Compiled, Failure};
+use crate::template::engine::{self, Compiled};
 use crate::template::value::{self, JsonStyle, Numbers};
 use minijinja::value::{Object, Value};
 use minijinja::{Environment, Error, Output, UndefinedBehavior};
@@ -216,10 +216,7 @@ impl RequestTemplate {
             "env" => env.clone(),
             _ => None,
         });
-        compiled.render(context, None).map_err(|failure| match failure {
-            Failure::Engine(error) => compiled.describe(&error),
-            Failure::TooLarge => "it renders too much".to_owned(),
-        })
+        compiled.render(context).map_err(|error| compiled.describe(&error))
     }
 }
 
