@@ -588,3 +588,29 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     }
     Test { description, index, combination: None, vars, asserts, threshold, options, error }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_assertion_template_is_parsed_once_for_every_test_and_combination() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("promptfooconfig.yaml");
+        let config = "prompts: ['{{topic}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: '{{topic}}', metric: '{{ topic | upper }} hits'}]\ntests:\n  - vars: {topic: [cats, dogs, owls]}\n    assert: [{type: contains-any, value: ['{{ topic }}', fish, '{{ x']}]\n";
+        std::fs::write(&path, config).unwrap();
+        let config = read(&path).unwrap();
+        assert_eq!(config.tests.len(), 3);
+        // Four templates, whatever the number of cases; `fish` is text.
+        let mut sources: Vec<&str> = config.assert_templates.0.keys().map(String::as_str).collect();
+        sources.sort();
+        assert_eq!(sources, ["{{ topic | upper }} hits", "{{ topic }}", "{{ x", "{{topic}}"]);
+        let vars = json!({"topic": "owls"});
+        let vars = vars.as_object().unwrap();
+        assert_eq!(config.assert_templates.render("{{ topic | upper }} hits", vars).unwrap(), "OWLS hits");
+        assert!(config.assert_templates.render("{{ x", vars).unwrap_err().starts_with("syntax error"));
+        // A string it has not seen is parsed when asked for.
+        assert_eq!(config.assert_templates.render("{{ topic }}!", vars).unwrap(), "owls!");
+    }
+}

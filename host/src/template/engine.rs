@@ -16,9 +16,8 @@ const NAME: &str = "template";
 /// burn (every instruction, and every 64 bytes made or written, costs one:
 /// it bounds both the time and the memory a render takes) and how a value
 /// is written where a `{{…}}` stands. Nunjucks' `dump` is added to the
-/// engine's filters. No auto-escaping: the formatter
-/// decides. A trailing newline is kept, as Nunjucks and the old engines
-/// kept it (Jinja drops one).
+/// engine's filters. No auto-escaping: the formatter decides. A trailing
+/// newline is kept, as Nunjucks keeps it (Jinja drops one).
 pub(super) fn environment<F>(undefined: UndefinedBehavior, fuel: u64, formatter: F) -> Environment<'static>
 where
     F: Fn(&mut Output, &mut State, &Value) -> Result<(), Error> + Send + Sync + 'static,
