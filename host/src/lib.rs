@@ -43,6 +43,9 @@
 //! each line a case, mapped onto a request and checks, with a setup per
 //! cluster state.
 //!
+//! [`template`] is the one `{{…}}` engine, for promptfoo's prompts, suite
+//! fields and the request templates of http connections.
+//!
 //! [`eval`] builds the evaluation workflows on these stages: the Assessor
 //! (failure modes of a case's samples), scenario evaluation (weighted
 //! scores) and judge validation (agreement with wanted results).
@@ -84,5 +87,6 @@ pub mod sandbox;
 pub mod serve;
 pub mod suggest;
 pub mod suite;
+pub mod template;
 
 pub use project::{Project, ProjectOptions, TrustedFiles};

@@ -8,7 +8,8 @@
 //! assertion sets are errors naming the test and what to do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
-use crate::promptfoo::template::Template;
+use crate::promptfoo::config::AssertTemplates;
+use crate::template::is_template;
 use serde_json::{Map, Value, json};
 
 /// The assertion types the `promptfoo` plugin implements, as promptfoo
@@ -54,7 +55,7 @@ pub struct Planned {
 pub fn plan(
     assertion: &Map<String, Value>,
     index: usize,
-    vars: &Map<String, Value>,
+    vars: &Vars<'_>,
     prompt: &str,
     rubric_prompt: Option<&str>,
     keys: &dyn KeySet,
@@ -121,12 +122,12 @@ pub fn plan(
     // template must render.
     match assertion.get("metric") {
         None | Some(Value::Null) => {}
-        Some(Value::String(metric)) => drop(render(metric, vars).map_err(|e| format!("{at}.metric: {e}"))?),
+        Some(Value::String(metric)) => drop(vars.render(metric).map_err(|e| format!("{at}.metric: {e}"))?),
         Some(other) => return Err(format!("{at}.metric is {other}, not a name")),
     }
     let mut expected = Map::new();
     if let Some(value) = assertion.get("value") {
-        expected.insert("value".into(), fill(value, vars).map_err(|e| format!("{at}.value: {e}"))?);
+        expected.insert("value".into(), vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?);
     }
     if let Some(threshold) = threshold {
         expected.insert("threshold".into(), json!(threshold));
@@ -164,7 +165,7 @@ fn assay_key(
     assertion: &Map<String, Value>,
     key: &str,
     at: &str,
-    vars: &Map<String, Value>,
+    vars: &Vars<'_>,
     keys: &dyn KeySet,
 ) -> Result<Planned, String> {
     let Some(value) = assertion.get("value") else {
@@ -182,9 +183,9 @@ fn assay_key(
         }
     };
     if let Some(Value::String(metric)) = assertion.get("metric") {
-        render(metric, vars).map_err(|e| format!("{at}.metric: {e}"))?;
+        vars.render(metric).map_err(|e| format!("{at}.metric: {e}"))?;
     }
-    let expected = fill(value, vars).map_err(|e| format!("{at}.value: {e}"))?;
+    let expected = vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?;
     if expected.is_array() {
         return Err(format!("{at} (`assay:{key}`): a list value would be several checks; write one assertion each"));
     }
@@ -193,22 +194,30 @@ fn assay_key(
     Ok(Planned { check, weight })
 }
 
-/// A string filled with `vars` (promptfoo renders assertion values as
-/// templates).
-fn render(text: &str, vars: &Map<String, Value>) -> Result<String, String> {
-    Template::parse(text)?.render(vars)
+/// A test's vars, and the templates its assertions' values are
+/// (promptfoo renders assertion values as templates).
+pub struct Vars<'a> {
+    /// The vars.
+    pub values: &'a Map<String, Value>,
+    /// The templates, parsed when the config was read.
+    pub templates: &'a AssertTemplates,
 }
 
-/// A value with every string in it filled with `vars`.
-fn fill(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
-    Ok(match value {
-        Value::String(text) if text.contains("{{") || text.contains("{%") || text.contains("{#") => {
-            Value::String(render(text, vars)?)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(|item| fill(item, vars)).collect::<Result<_, _>>()?),
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| Ok((k.clone(), fill(v, vars)?))).collect::<Result<_, String>>()?)
-        }
-        other => other.clone(),
-    })
+impl Vars<'_> {
+    /// A string filled with the vars.
+    fn render(&self, text: &str) -> Result<String, String> {
+        self.templates.render(text, self.values)
+    }
+
+    /// A value with every string in it filled with the vars.
+    fn fill(&self, value: &Value) -> Result<Value, String> {
+        Ok(match value {
+            Value::String(text) if is_template(text) => Value::String(self.render(text)?),
+            Value::Array(items) => Value::Array(items.iter().map(|item| self.fill(item)).collect::<Result<_, _>>()?),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| Ok((k.clone(), self.fill(v)?))).collect::<Result<_, String>>()?)
+            }
+            other => other.clone(),
+        })
+    }
 }

@@ -13,8 +13,9 @@
 //! prompt or a report.
 
 use crate::errors::{CaseErrorKind, describe_json};
-use crate::promptfoo::template::Template;
+use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The largest config file read.
@@ -37,6 +38,48 @@ pub struct Config {
     /// The tests, `defaultTest` merged and var combinations expanded, in
     /// order.
     pub tests: Vec<Test>,
+    /// The templates of the tests' assertions, parsed once.
+    pub assert_templates: AssertTemplates,
+}
+
+/// The templates in the tests' assertions (the strings of `value`s and
+/// `metric`s that hold template syntax), parsed once each: a test's var
+/// combinations share theirs, and every case renders them.
+#[derive(Debug, Default)]
+pub struct AssertTemplates(HashMap<String, Result<NunjucksTemplate, String>>);
+
+impl AssertTemplates {
+    fn of(tests: &[Test]) -> AssertTemplates {
+        fn add(templates: &mut HashMap<String, Result<NunjucksTemplate, String>>, value: &Value) {
+            match value {
+                Value::String(text) if is_template(text) && !templates.contains_key(text) => {
+                    templates.insert(text.clone(), NunjucksTemplate::parse(text));
+                }
+                Value::Array(items) => items.iter().for_each(|item| add(templates, item)),
+                Value::Object(map) => map.values().for_each(|item| add(templates, item)),
+                _ => {}
+            }
+        }
+        let mut templates = HashMap::new();
+        for assertion in tests.iter().flat_map(|test| &test.asserts) {
+            for key in ["value", "metric"] {
+                if let Some(value) = assertion.get(key) {
+                    add(&mut templates, value);
+                }
+            }
+        }
+        AssertTemplates(templates)
+    }
+
+    /// `text` rendered with `vars` (parsed now if it was not when the
+    /// config was read).
+    pub fn render(&self, text: &str, vars: &Map<String, Value>) -> Result<String, String> {
+        match self.0.get(text) {
+            Some(Ok(template)) => template.render(vars),
+            Some(Err(error)) => Err(error.clone()),
+            None => NunjucksTemplate::parse(text)?.render(vars),
+        }
+    }
 }
 
 /// One prompt.
@@ -49,7 +92,7 @@ pub struct Prompt {
     pub label: String,
     /// The parsed template, or why it cannot be one (an error of every
     /// case that uses it).
-    pub template: Result<Template, String>,
+    pub template: Result<NunjucksTemplate, String>,
 }
 
 /// One `providers` entry, as written.
@@ -183,7 +226,8 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         // promptfoo runs each prompt once with no vars when there are no tests.
         tests.push(merge(0, &default_test, Map::new()));
     }
-    Ok(Config { prompts, providers, tests })
+    let assert_templates = AssertTemplates::of(&tests);
+    Ok(Config { prompts, providers, tests, assert_templates })
 }
 
 /// A YAML (or JSON) document as JSON; anchors and aliases are expanded by
@@ -310,7 +354,7 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
 }
 
 fn prompt(raw: String, label: String) -> Prompt {
-    let template = Template::parse(&raw);
+    let template = NunjucksTemplate::parse(&raw);
     Prompt { raw, label, template }
 }
 
@@ -543,4 +587,30 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
         }
     }
     Test { description, index, combination: None, vars, asserts, threshold, options, error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_assertion_template_is_parsed_once_for_every_test_and_combination() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("promptfooconfig.yaml");
+        let config = "prompts: ['{{topic}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: '{{topic}}', metric: '{{ topic | upper }} hits'}]\ntests:\n  - vars: {topic: [cats, dogs, owls]}\n    assert: [{type: contains-any, value: ['{{ topic }}', fish, '{{ x']}]\n";
+        std::fs::write(&path, config).unwrap();
+        let config = read(&path).unwrap();
+        assert_eq!(config.tests.len(), 3);
+        // Four templates, whatever the number of cases; `fish` is text.
+        let mut sources: Vec<&str> = config.assert_templates.0.keys().map(String::as_str).collect();
+        sources.sort();
+        assert_eq!(sources, ["{{ topic | upper }} hits", "{{ topic }}", "{{ x", "{{topic}}"]);
+        let vars = json!({"topic": "owls"});
+        let vars = vars.as_object().unwrap();
+        assert_eq!(config.assert_templates.render("{{ topic | upper }} hits", vars).unwrap(), "OWLS hits");
+        assert!(config.assert_templates.render("{{ x", vars).unwrap_err().starts_with("syntax error"));
+        // A string it has not seen is parsed when asked for.
+        assert_eq!(config.assert_templates.render("{{ topic }}!", vars).unwrap(), "owls!");
+    }
 }

@@ -27,7 +27,6 @@ pub mod config;
 mod csv;
 mod output;
 mod providers;
-pub mod template;
 
 pub use config::is_config;
 pub use output::PromptfooOutput;
@@ -244,7 +243,8 @@ impl PromptfooCase {
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
         for (i, assertion) in test.asserts.iter().enumerate() {
-            let planned = asserts::plan(assertion, i, &test.vars, &text, rubric.as_deref(), keys)?;
+            let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
+            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }

@@ -15,7 +15,7 @@
 
 use crate::check::CheckResult;
 use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
-use crate::promptfoo::{Suite, render_prompt, template::Template};
+use crate::promptfoo::{Suite, render_prompt};
 use crate::report::Redactor;
 use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
@@ -71,9 +71,7 @@ impl PromptfooOutput {
             .iter()
             .map(|a| {
                 let metric = a.get("metric")?.as_str()?;
-                Some(
-                    Template::parse(metric).and_then(|t| t.render(&written.vars)).unwrap_or_else(|_| metric.to_owned()),
-                )
+                Some(config.assert_templates.render(metric, &written.vars).unwrap_or_else(|_| metric.to_owned()))
             })
             .collect();
         let components: Vec<Value> = checks

@@ -9,7 +9,7 @@ use crate::agent::shown_command;
 use crate::case::{Connection, FileTrust, SuccessRatio};
 use crate::check::Target;
 use crate::errors::CaseErrorKind;
-use crate::suite::template::{Template, ValueTemplate};
+use crate::template::{FieldTemplate, ValueTemplate};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ pub struct SuiteFile {
     /// The agent asked.
     pub agent: String,
     /// The request's text.
-    pub text: Template,
+    pub text: FieldTemplate,
     /// The checks on the answer.
     pub checks: Vec<SuiteCheck>,
     /// How many samples run, and how many must pass.
@@ -86,7 +86,7 @@ pub enum SetupKind {
     /// minimal `PATH`).
     Command {
         /// The program and its arguments.
-        command: Vec<Template>,
+        command: Vec<FieldTemplate>,
         /// The variables it gets from assay's environment.
         env: Vec<String>,
     },
@@ -187,7 +187,7 @@ pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, 
             (connection, agent)
         }
     };
-    let text = Template::parse(&raw.text).map_err(|e| invalid("text", e))?;
+    let text = FieldTemplate::parse(&raw.text).map_err(|e| invalid("text", e))?;
     if raw.checks.is_empty() {
         return Err(invalid(
             "checks",
@@ -335,7 +335,7 @@ fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Set
                 .enumerate()
                 .map(|(i, word)| {
                     let at = format!("setup.command[{i}]");
-                    let template = Template::parse(word).map_err(|e| invalid(&at, e))?;
+                    let template = FieldTemplate::parse(word).map_err(|e| invalid(&at, e))?;
                     // A setup runs once per state, not per line: only the
                     // state can be in it.
                     if let Some(field) = template.fields().find(|field| *field != STATE_FIELD) {

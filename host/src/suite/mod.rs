@@ -26,7 +26,6 @@ mod index_group;
 pub mod opensearch;
 mod setup;
 mod specs;
-mod template;
 
 pub use file::{DEFAULT_SETUP_TIMEOUT, STATE_FIELD};
 pub use specs::MAX_LINE_BYTES;
@@ -35,6 +34,7 @@ use crate::case::{CaseEnv, CaseFile, Trust};
 use crate::check::{KeySet, check_connections, plan_entry};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PendingCase, Prerequisite, Turn};
+use crate::template::FillError;
 use dates::DocumentsOfState;
 use file::{SuiteFile, read_suite_file};
 use serde_json::{Map, Value};
@@ -210,20 +210,23 @@ impl SpecCase {
             let documents = documents.as_ref().as_ref().map_err(|e| at_line(format!("its date templates: {e}")))?;
             dates::resolve_line(&mut line, documents).map_err(|e| at_line(format!("its date templates: {e}")))?;
         }
-        let missing = |field: template::MissingField, used_in: &str| {
-            at_line(format!(
-                "it has no field `{}`, which the suite's {used_in} uses (`{}`); the line has {}",
-                field.0,
+        let unfilled = |error: FillError, used_in: &str| match error {
+            FillError::Missing(field) => at_line(format!(
+                "it has no field `{field}`, which the suite's {used_in} uses (`{}`); the line has {}",
                 self.suite.path.display(),
                 field_names(&line)
-            ))
+            )),
+            FillError::Failed(message) => at_line(format!(
+                "the suite's {used_in} (`{}`) cannot be filled from it: {message}",
+                self.suite.path.display()
+            )),
         };
-        let text = suite.text.fill(&line).map_err(|field| missing(field, "text"))?;
+        let text = suite.text.fill(&line).map_err(|error| unfilled(error, "text"))?;
         check_connections(std::slice::from_ref(&suite.connection), keys).map_err(in_suite)?;
         let mut checks = Vec::new();
         for (i, check) in suite.checks.iter().enumerate() {
             let at = format!("checks[{i}]");
-            let expected = check.expected.fill(&line).map_err(|field| missing(field, &format!("{at}.expected")))?;
+            let expected = check.expected.fill(&line).map_err(|error| unfilled(error, &format!("{at}.expected")))?;
             let planned = plan_entry(&check.key, &expected, check.target.clone(), &format!("{at}.key"), keys)
                 .map_err(in_suite)?;
             checks.extend(planned.into_iter().map(|planned| crate::check::Check { gate: check.gate, ..planned }));

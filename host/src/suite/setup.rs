@@ -9,6 +9,7 @@ use crate::agent::{StderrTail, describe_exit, keep_stderr_tail, process_environm
 use crate::job::Prerequisite;
 use crate::suite::file::{STATE_FIELD, Setup, SetupKind, display_folder};
 use crate::suite::opensearch::load_cluster_state;
+use crate::template::FillError;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -38,8 +39,16 @@ async fn run(setup: &Setup, folder: &Path, state: &str) -> Result<(), String> {
     match &setup.kind {
         SetupKind::Command { command, env } => {
             let line = Map::from_iter([(STATE_FIELD.to_owned(), Value::String(state.to_owned()))]);
-            let words: Vec<String> =
-                command.iter().map(|word| word.fill(&line).expect("a setup command names only the state")).collect();
+            let words = command
+                .iter()
+                .enumerate()
+                .map(|(i, word)| {
+                    word.fill(&line).map_err(|error| match error {
+                        FillError::Missing(field) => format!("`setup.command[{i}]` uses `{field}`, which it cannot"),
+                        FillError::Failed(message) => format!("`setup.command[{i}]` cannot be filled: {message}"),
+                    })
+                })
+                .collect::<Result<Vec<String>, String>>()?;
             run_command(&words, env, folder, setup.timeout).await
         }
         SetupKind::OpenSearch { url, indices, recreate } => {

@@ -179,11 +179,17 @@ tests:
     assert_eq!(ran.case("/the plugin loads on demand")["status"], "passed");
     assert!(error("/test provider").contains("`provider` is not supported"), "{}", error("/test provider"));
 
-    let dir = suite("prompts: ['{% for x in xs %}{{x}}{% endfor %}', '{{ q | upper }}']\nproviders: [echo]\n", &[]);
+    // Tags, loops and filters render as promptfoo's Nunjucks renders them;
+    // what Nunjucks has and Jinja lacks is the case's error, saying so.
+    let config = "prompts:\n  - {raw: '{% for x in o.xs %}{{ loop.index }}{{x}} {% endfor %}{% if q %}{{ q | upper }}{% endif %}', label: loop}\n  - {raw: '{{ q | truncate(3) }}', label: truncate}\n  - {raw: '{{ q | upperr }}', label: typo}\nproviders: [echo]\ntests: [{vars: {o: {xs: [a, b]}, q: hi}}]\n";
+    let dir = suite(config, &[]);
     let ran = run(dir.path(), &[]);
-    let messages: Vec<String> = ran.lines.iter().map(|l| l["error"]["message"].as_str().unwrap().to_owned()).collect();
-    assert!(messages[0].contains("Nunjucks tag") && messages[0].contains("`{{ name }}`"), "{messages:?}");
-    assert!(messages[1].contains("the filter `upper`"), "{messages:?}");
+    let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(ran.answer("[loop] test 1"), "1a 2b HI");
+    let truncate = error("[truncate] test 1");
+    assert!(truncate.contains("`truncate` is a Nunjucks filter that assay's templates do not have"), "{truncate}");
+    let typo = error("[typo] test 1");
+    assert!(typo.contains("unknown filter `upperr` (did you mean `upper`?)"), "{typo}");
 }
 
 #[test]

@@ -305,7 +305,9 @@ fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
     write_suite(dir.path(), "specs = [\"specs/*.jsonl\"]\nagent = \"echo\"\ntext = \"{{question\"\n", &[]);
     let listed = assay(&["run", "--allow-commands", dir.path().to_str().unwrap(), "--list"]);
     assert!(
-        stderr(&listed).contains("invalid `text`: `{{` at \"{{question\" is not closed by `}}`"),
+        stderr(&listed).contains(
+            "invalid `text`: syntax error: unexpected end of input, expected end of variable block (line 1: `{{question`)"
+        ),
         "{}",
         stderr(&listed)
     );

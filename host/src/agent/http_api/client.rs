@@ -6,7 +6,6 @@ use crate::agent::HttpSettings;
 use crate::agent::http::{client, metadata_headers, status_error};
 use crate::agent::http_api::extract::Queries;
 use crate::agent::http_api::read::{Caps, Format, read};
-use crate::agent::http_api::template::{Encoding, Template};
 use crate::agent::message::ChatRequest;
 use crate::agent::reduce::AgentResponse;
 use crate::agent::transport::{Reply, Transport};
@@ -14,6 +13,7 @@ use crate::case::CaseEnv;
 use crate::config::HttpConnection;
 use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
+use crate::template::{Encoding, RequestTemplate};
 use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 use std::path::Path;
@@ -28,9 +28,9 @@ fn sample_request() -> ChatRequest {
 pub struct HttpApi {
     client: reqwest::Client,
     method: Method,
-    url: Template,
-    headers: Vec<(HeaderName, Template)>,
-    body: Option<Template>,
+    url: RequestTemplate,
+    headers: Vec<(HeaderName, RequestTemplate)>,
+    body: Option<RequestTemplate>,
     queries: Queries,
     format: Format,
     caps: Caps,
@@ -38,7 +38,7 @@ pub struct HttpApi {
 
 impl std::fmt::Debug for HttpApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let url = redact_urls(&self.url.shown(&sample_request(), Encoding::Url)).into_owned();
+        let url = redact_urls(&self.url.shown(&sample_request())).into_owned();
         f.debug_struct("HttpApi")
             .field("method", &self.method)
             .field("url", &url)
@@ -59,17 +59,17 @@ impl HttpApi {
         idle_timeout: Option<Duration>,
     ) -> Result<HttpApi, String> {
         let defaults = HttpSettings::default();
-        let template = |setting: &str, source: &str| {
-            Template::parse(source, env).map_err(|message| format!("`{setting}`: {message}"))
+        let template = |setting: &str, source: &str, encoding: Encoding| {
+            RequestTemplate::parse(source, encoding, env).map_err(|message| format!("`{setting}`: {message}"))
         };
-        let url = template("url", &config.url)?;
+        let url = template("url", &config.url, Encoding::Url)?;
         check_url(&url)?;
         let method = match config.method.as_deref() {
             None => Method::POST,
             Some(written) => Method::from_bytes(written.to_ascii_uppercase().as_bytes())
                 .map_err(|_| format!("`method = \"{written}\"` is not an HTTP method (e.g. POST, PUT, GET)"))?,
         };
-        let body = config.body.as_deref().map(|body| template("body", body)).transpose()?;
+        let body = config.body.as_deref().map(|body| template("body", body, Encoding::Json)).transpose()?;
         match &body {
             Some(body) => check_body(body, config.body.as_deref().unwrap_or_default())?,
             None if matches!(method, Method::POST | Method::PUT | Method::PATCH) => {
@@ -83,8 +83,10 @@ impl HttpApi {
         for (name, value) in &config.headers {
             let header = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("`headers`: `{name}` is not a valid HTTP header name"))?;
-            let value = template(&format!("headers.{name}"), value)?;
-            HeaderValue::from_str(&value.render(&sample_request(), Encoding::Text)).map_err(|_| {
+            let setting = format!("headers.{name}");
+            let value = template(&setting, value, Encoding::Text)?;
+            let sample = value.render(&sample_request()).map_err(|e| format!("`{setting}`: {e}"))?;
+            HeaderValue::from_str(&sample).map_err(|_| {
                 format!("`headers.{name}` is not a valid HTTP header value (no newlines or control characters)")
             })?;
             headers.push((header, value));
@@ -103,13 +105,14 @@ impl HttpApi {
     }
 
     async fn ask(&self, request: &ChatRequest) -> Result<AgentResponse, AgentErrorKind> {
-        let url = self.url.render(request, Encoding::Url);
+        let url = self.url.render(request).map_err(|e| bad_request("the url", e))?;
         let mut headers = metadata_headers(&request.metadata)?;
         if self.body.is_some() {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         for (name, template) in &self.headers {
-            let mut value = HeaderValue::from_str(&template.render(request, Encoding::Text)).map_err(|_| {
+            let rendered = template.render(request).map_err(|e| bad_request(&format!("the header `{name}`"), e))?;
+            let mut value = HeaderValue::from_str(&rendered).map_err(|_| {
                 AgentErrorKind::BadRequest(format!(
                     "the header `{name}` of this turn is not a valid HTTP header value (a newline or control character from a placeholder?)"
                 ))
@@ -119,7 +122,13 @@ impl HttpApi {
         }
         let mut builder = self.client.request(self.method.clone(), url).headers(headers);
         if let Some(body) = &self.body {
-            builder = builder.body(body.render(request, Encoding::Json));
+            let rendered = body.render(request).map_err(|e| bad_request("the body", e))?;
+            if body.has_tags()
+                && let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&rendered)
+            {
+                return Err(bad_request("the body", format!("it is not JSON for this turn: {e}")));
+            }
+            builder = builder.body(rendered);
         }
         let response = match tokio::time::timeout(self.caps.idle, builder.send()).await {
             Err(_) => return Err(AgentErrorKind::Stalled(self.caps.idle)),
@@ -136,7 +145,7 @@ impl HttpApi {
 impl Transport for HttpApi {
     fn endpoint(&self, agent: &str) -> String {
         let request = ChatRequest { agent: agent.to_owned(), ..ChatRequest::default() };
-        redact_urls(&self.url.shown(&request, Encoding::Url)).into_owned()
+        redact_urls(&self.url.shown(&request)).into_owned()
     }
 
     fn chat<'a>(&'a self, request: &'a ChatRequest) -> Reply<'a> {
@@ -145,9 +154,9 @@ impl Transport for HttpApi {
 }
 
 /// The URL must be http(s) with a host whatever its placeholders hold.
-fn check_url(url: &Template) -> Result<(), String> {
-    let written = url.render(&sample_request(), Encoding::Url);
-    let shown = redact_urls(&url.shown(&sample_request(), Encoding::Url)).into_owned();
+fn check_url(url: &RequestTemplate) -> Result<(), String> {
+    let written = url.render(&sample_request()).map_err(|e| format!("`url`: {e}"))?;
+    let shown = redact_urls(&url.shown(&sample_request())).into_owned();
     let parsed = Url::parse(&written)
         .map_err(|e| format!("`url`: `{shown}` is not a URL: {e} (e.g. http://localhost:9000/chat)"))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
@@ -159,10 +168,10 @@ fn check_url(url: &Template) -> Result<(), String> {
 }
 
 /// The body must be JSON once its placeholders are filled. Every
-/// placeholder is one JSON value, so a body that is JSON for one turn is
-/// JSON for all.
-fn check_body(body: &Template, written: &str) -> Result<(), String> {
-    let filled = body.render(&sample_request(), Encoding::Json);
+/// placeholder is one JSON value, so a body without tags that is JSON for
+/// one turn is JSON for all (one with tags is checked again every turn).
+fn check_body(body: &RequestTemplate, written: &str) -> Result<(), String> {
+    let filled = body.render(&sample_request()).map_err(|e| format!("`body`: {e}"))?;
     serde_json::from_str::<serde_json::Value>(&filled).map(drop).map_err(|e| {
         let hint = if written.contains("\"{{") {
             "\n\nConsider writing placeholders bare: `{{text}}` becomes a quoted JSON string, so `\"{{text}}\"` is one string too many"
@@ -171,6 +180,12 @@ fn check_body(body: &Template, written: &str) -> Result<(), String> {
         };
         format!("`body` is not JSON once its placeholders are filled: {e}{hint}")
     })
+}
+
+/// A turn's request that its templates could not be filled for: `what`
+/// (the url, a header, the body) and why.
+fn bad_request(what: &str, why: String) -> AgentErrorKind {
+    AgentErrorKind::BadRequest(format!("{what} of this turn could not be filled: {why}"))
 }
 
 /// A failed send, as neuro-san's client classifies it, with this
