@@ -20,7 +20,12 @@
 //!
 //! A test case travels through one module per stage:
 //!
-//! - [`case`]: test case files (neuro-san HOCON) → a typed [`case::TestCase`];
+//! - [`case`]: the shared vocabulary of test cases: the typed
+//!   [`case::TestCase`], what case files may read from the environment,
+//!   which files are trusted ([`case::Trust`]), and finding files;
+//! - [`formats`]: one module per input format (neuro-san HOCON, suites,
+//!   promptfoo configs, scenarios) behind one table: which files each
+//!   claims and how they become pending cases;
 //! - [`check`]: each response block → a flat list of [`check::Check`]s, and
 //!   their dispatch to matcher plugins → [`check::Verdict`]s;
 //! - [`sandbox`]: the WebAssembly sandbox every component runs in, matcher
@@ -38,10 +43,6 @@
 //!   timeouts, conversation state, and the event stream to reporters;
 //! - [`report`]: the terminal, `results.jsonl`, JUnit; a results directory
 //!   read back, and two runs compared (`assay diff`).
-//!
-//! [`suite`] reads suite files (`*.suite.toml`): spec files of JSON lines,
-//! each line a case, mapped onto a request and checks, with a setup per
-//! cluster state.
 //!
 //! [`template`] is the one `{{…}}` engine, for promptfoo's prompts, suite
 //! fields and the request templates of http connections.
@@ -75,18 +76,17 @@ pub mod credentials;
 pub mod errors;
 pub mod eval;
 pub mod exit_codes;
+pub mod formats;
 pub mod job;
 pub mod plugin;
 pub mod plural;
 mod private_files;
 pub mod project;
-pub mod promptfoo;
 pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod serve;
 pub mod suggest;
-pub mod suite;
 pub mod template;
 
 pub use project::{Project, ProjectOptions, TrustedFiles};

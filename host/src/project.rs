@@ -16,15 +16,15 @@ use crate::backend::{
     AnswerCache, DEFAULT_JUDGE_CONCURRENCY, EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings,
     RemoteJudge,
 };
-use crate::case::{
-    CaseEnv, CaseFiles, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Trust, Validation, discover_with,
-    read_scenario_file,
-};
+use crate::case::{CaseEnv, CaseFiles, Trust, discover_with};
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
+use crate::formats::promptfoo;
+use crate::formats::{
+    Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
+};
 use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
 use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
-use crate::promptfoo;
 use crate::report::Redactor;
 use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -228,8 +228,8 @@ impl Project {
 
     /// A reporter writing promptfoo's output file (`promptfoo eval -o
     /// FILE`) for the cases of the promptfoo configs discovered.
-    pub fn promptfoo_output(&self, path: PathBuf) -> promptfoo::PromptfooOutput {
-        promptfoo::PromptfooOutput::new(path, self.promptfoo_suites(), self.redactor())
+    pub fn promptfoo_output(&self, path: PathBuf) -> crate::report::PromptfooOutput {
+        crate::report::PromptfooOutput::new(path, self.promptfoo_suites(), self.redactor())
     }
 
     /// Every matcher plugin: the built-ins (compiled when one of their
@@ -448,7 +448,7 @@ impl Project {
     /// The cases `paths` name (files, directories searched for `*.hocon`
     /// and `*.suite.toml`, globs) that `filter` selects: a test case file is
     /// one case, a suite file one per line of its spec files (read when the
-    /// walk reaches it: see [`crate::suite`]), a promptfoo config one per
+    /// walk reaches it: see [`crate::formats::suite`]), a promptfoo config one per
     /// cell of its table (read now: its providers' connections and secrets
     /// are the project's from here on). The cases are found as they are
     /// asked for ([`Discovered`]); what is wrong with the paths themselves,
@@ -518,7 +518,7 @@ impl Project {
     fn discovered(&self, files: CaseFiles, filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
         let mut expanded = HashMap::new();
         for file in files.listed() {
-            if expanded.contains_key(&file.path) || !promptfoo::is_config(&file.path) {
+            if expanded.contains_key(&file.path) || Format::of(&file.path) != Some(Format::Promptfoo) {
                 continue;
             }
             let var = |name: &str| self.var(name).map(str::to_owned);

@@ -201,7 +201,7 @@ impl CommandAgents {
 
 /// The environment a process gets: the `listed` variables that `lookup`
 /// finds, and a `PATH` ([`MINIMAL_PATH`] unless `PATH` is listed). A
-/// suite's setup command gets the same (`crate::suite`).
+/// suite's setup command gets the same (`crate::formats::suite`).
 pub(crate) fn environment(listed: &[String], lookup: impl Fn(&str) -> Option<OsString>) -> Vec<(OsString, OsString)> {
     let mut variables: Vec<_> =
         listed.iter().filter_map(|name| lookup(name).map(|value| (OsString::from(name), value))).collect();

@@ -26,6 +26,28 @@ pub struct ChatRequest {
     pub metadata: Vec<(String, String)>,
 }
 
+impl crate::template::RequestFields for ChatRequest {
+    fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    fn sample(&self) -> Option<u64> {
+        ChatRequest::sample(self)
+    }
+
+    fn chat_context(&self) -> Option<&Value> {
+        self.chat_context.as_ref()
+    }
+
+    fn sly_data(&self) -> Option<&Map<String, Value>> {
+        self.sly_data.as_ref()
+    }
+}
+
 impl ChatRequest {
     /// The sample's index from the request's [`SAMPLE_METADATA`], if a
     /// runner sent it.

@@ -1,5 +1,6 @@
-//! Finds test case files: a single file, a directory (recursively, every
-//! `*.hocon`), or a glob pattern. Each file gets a stable case id.
+//! Finds the files a run names: a single file, a directory (recursively,
+//! every file with an extension the formats' table names), or a glob
+//! pattern. Each file gets a stable case id.
 //!
 //! Symlinked directories are followed, but every directory is visited once
 //! (known by device and inode), so links that loop (`up -> ..`) end the walk
@@ -24,17 +25,10 @@ pub struct CaseFile {
     /// Where the file is.
     pub path: PathBuf,
     /// The case id: the path relative to the directory it was found in (or
-    /// as given, for a file or glob), without the `.hocon` (or
-    /// `.suite.toml`) extension, with `/` separators.
+    /// as given, for a file or glob), without its extension (the longest
+    /// one searched for that it has, e.g. `.suite.toml`), with `/`
+    /// separators.
     pub id: String,
-}
-
-impl CaseFile {
-    /// Whether it is a suite file (`*.suite.toml`), whose spec lines are
-    /// the cases, rather than one test case.
-    pub fn is_suite(&self) -> bool {
-        has_extension(&self.path, SUITE_EXTENSION)
-    }
 }
 
 /// Whether the file's name ends with `.EXTENSION` (which may have dots).
@@ -47,29 +41,10 @@ fn has_extension(path: &Path, extension: &str) -> bool {
     })
 }
 
-/// The extension of neuro-san test case files.
-const CASE_EXTENSIONS: &[&str] = &["hocon"];
-
-/// The extensions of the files a run reads (`Project::discover`):
-/// neuro-san test case files, and suite files (each naming spec files whose
-/// every line is a case).
-pub const RUN_EXTENSIONS: &[&str] = &["hocon", SUITE_EXTENSION];
-
-/// The extension of suite files (`crate::suite`).
-pub const SUITE_EXTENSION: &str = "suite.toml";
-
-/// The extensions of scenario and validation files.
-pub const SCENARIO_EXTENSIONS: &[&str] = &["yaml", "yml", "hocon", "json"];
-
-/// Finds every test case file named by `inputs`, in a stable order (each
-/// input's files sorted by path; inputs in the order given; duplicates
-/// dropped). Directories are searched for `*.hocon` (see [`RUN_EXTENSIONS`]
-/// for suite files too).
-pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
-    discover_with(inputs, CASE_EXTENSIONS)
-}
-
-/// [`discover`], searching directories for files with any of `extensions`.
+/// Finds every file named by `inputs`, in a stable order (each input's
+/// files sorted by path; inputs in the order given; duplicates dropped):
+/// directories are searched for files with any of `extensions` (the
+/// formats' table, `crate::formats`, says which).
 pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<CaseFile>, DiscoverError> {
     CaseFiles::find(inputs, extensions)?.into_iter().collect()
 }
@@ -99,7 +74,7 @@ impl CaseFiles {
     /// `extensions`, globs) and lists their directories.
     pub fn find(inputs: &[PathBuf], extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        let found = inputs.iter().map(|input| Input::find(input, None)).collect::<Result<_, _>>()?;
+        let found = inputs.iter().map(|input| Input::find(input, None, &extensions)).collect::<Result<_, _>>()?;
         Ok(CaseFiles { inputs: found, extensions })
     }
 
@@ -107,7 +82,7 @@ impl CaseFiles {
     /// known by its path relative to `base` (`assay serve`'s root).
     pub fn find_within(base: &Path, input: &Path, extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        Ok(CaseFiles { inputs: Arc::new([Input::find(input, Some(base))?]), extensions })
+        Ok(CaseFiles { inputs: Arc::new([Input::find(input, Some(base), &extensions)?]), extensions })
     }
 
     /// The files named by path or glob (not found by walking a directory),
@@ -126,9 +101,9 @@ impl CaseFiles {
 }
 
 impl Input {
-    fn find(input: &Path, base: Option<&Path>) -> Result<Input, DiscoverError> {
+    fn find(input: &Path, base: Option<&Path>, extensions: &[String]) -> Result<Input, DiscoverError> {
         let text = input.to_string_lossy();
-        let id_of = |path: &Path| id_of(base.and_then(|base| path.strip_prefix(base).ok()).unwrap_or(path));
+        let id_of = |path: &Path| id_of(base.and_then(|base| path.strip_prefix(base).ok()).unwrap_or(path), extensions);
         if input.is_dir() {
             let folders = folders(input, true)
                 .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
@@ -208,7 +183,7 @@ impl Iterator for CaseFileWalk {
                         found
                             .map(|path| {
                                 let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-                                CaseFile { id: id_of(&relative), path }
+                                CaseFile { id: id_of(&relative, extensions), path }
                             })
                             .map_err(|e| DiscoverError::Io { path: root.clone(), error: e.to_string() })
                     })
@@ -420,9 +395,11 @@ impl Walk {
     }
 }
 
-fn id_of(path: &Path) -> String {
-    let suite = path.to_string_lossy().strip_suffix(&format!(".{SUITE_EXTENSION}")).map(PathBuf::from);
-    let without = suite.unwrap_or_else(|| path.with_extension(""));
+/// `path` without the longest of `extensions` it has (else its last one).
+fn id_of(path: &Path, extensions: &[String]) -> String {
+    let longest = extensions.iter().filter(|x| has_extension(path, x)).max_by_key(|x| x.len());
+    let stripped = longest.and_then(|x| path.to_string_lossy().strip_suffix(&format!(".{x}")).map(PathBuf::from));
+    let without = stripped.unwrap_or_else(|| path.with_extension(""));
     let text = without.to_string_lossy().replace('\\', "/");
     text.trim_start_matches("./").to_owned()
 }
@@ -431,21 +408,15 @@ fn id_of(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ids_drop_the_extension_and_leading_dot() {
-        assert_eq!(id_of(Path::new("./math_guy/basic.hocon")), "math_guy/basic");
-        assert_eq!(id_of(Path::new("case.hocon")), "case");
-        assert_eq!(id_of(Path::new("./suites/alerts.suite.toml")), "suites/alerts");
-    }
+    const CASE_EXTENSIONS: &[&str] = &["hocon"];
 
     #[test]
-    fn extensions_are_matched_on_the_whole_name() {
-        assert!(has_extension(Path::new("a/alerts.suite.toml"), "suite.toml"));
-        assert!(!has_extension(Path::new("a/assay.toml"), "suite.toml"));
-        assert!(!has_extension(Path::new("a/.suite.toml"), "suite.toml"));
-        assert!(!has_extension(Path::new("a/mysuite.toml"), "suite.toml"));
-        assert!(has_extension(Path::new("basic.hocon"), "hocon"));
-        assert!(!has_extension(Path::new("hocon"), "hocon"));
+    fn ids_drop_the_longest_extension_searched_for_and_a_leading_dot() {
+        let searched = ["hocon".to_owned(), "suite.toml".to_owned()];
+        assert_eq!(id_of(Path::new("./math_guy/basic.hocon"), &searched), "math_guy/basic");
+        assert_eq!(id_of(Path::new("case.hocon"), &searched), "case");
+        assert_eq!(id_of(Path::new("./suites/alerts.suite.toml"), &searched), "suites/alerts");
+        assert_eq!(id_of(Path::new("promptfooconfig.yaml"), &searched), "promptfooconfig");
     }
 
     fn touch(path: &Path) {
@@ -478,7 +449,7 @@ mod tests {
         touch(&dir.join("x/one.hocon"));
         touch(&dir.join("x/two.hocon"));
         let inputs = [dir.join("x/two.hocon"), dir.join("x"), dir.join("x/one.hocon")];
-        let found = discover(&inputs).unwrap();
+        let found = discover_with(&inputs, CASE_EXTENSIONS).unwrap();
         let paths: Vec<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         assert_eq!(paths, [dir.join("x/two.hocon"), dir.join("x/one.hocon")]);
         assert!(!CaseFiles::find(&inputs, CASE_EXTENSIONS).unwrap().is_empty());

@@ -4,9 +4,10 @@
 
 use super::args::PlanArgs;
 use anyhow::Result;
-use assay::case::{Connection, SuccessRatio, TestCase, Use, UseKind, read_case_file};
+use assay::case::{Connection, SuccessRatio, TestCase, Use, UseKind};
 use assay::check::{CasePlan, Check, plan_case};
 use assay::errors::CaseError;
+use assay::formats::read_case_file;
 use assay::job::{Job, LoadedCase, PendingCase};
 use assay::plural;
 use assay::report::escape;

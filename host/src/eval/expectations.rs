@@ -3,9 +3,9 @@
 //! one batch, so a judge plugin sees them in one call), and the results
 //! grouped back into expectations.
 
-use crate::case::Scenario;
 use crate::check::{Check, CheckResult, KeySet, Outcome, Target, plan_entry};
 use crate::errors::CaseErrorKind;
+use crate::formats::Scenario;
 use serde_json::Value;
 
 /// The checks of each expectation of a scenario, in order.

@@ -12,8 +12,8 @@
 //! with no required expectation has no verdict (`passed` is absent): its
 //! weighted score is what counts, as in the seed's format.
 
-use crate::case::Expectation;
 use crate::eval::expectations::Judged;
+use crate::formats::Expectation;
 use serde::Serialize;
 
 /// How far below a threshold a mean may fall and still meet it, so that 2

@@ -17,11 +17,12 @@
 //! fails: see [`crate::eval::gate`] for thresholds and the gate.
 
 use crate::agent::Agents;
-use crate::case::{Connection, Scenario, SuccessRatio};
+use crate::case::{Connection, SuccessRatio};
 use crate::errors::{CaseError, CaseErrorKind, ErrorKind};
 use crate::eval::expectations::{judged, plan_expectations};
 use crate::eval::gate::{ExpectationScore, answer_value, expectation_score, meets, passed};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
+use crate::formats::Scenario;
 use crate::job::{CaseResult, CaseSource, Job, LoadedCase, RunError, Turn};
 use crate::plugin::Registry;
 use crate::run::{EventKind, Reporter, RunEvent, RunOptions, Runner};

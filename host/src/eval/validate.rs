@@ -13,10 +13,11 @@
 //! events ([`Agreement`]).
 
 use crate::agent::{AgentResponse, Agents};
-use crate::case::{Connection, Validation};
+use crate::case::Connection;
 use crate::errors::{CaseError, ErrorKind};
 use crate::eval::expectations::{PlannedExpectations, judged, plan_expectations};
 use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_categories};
+use crate::formats::Validation;
 use crate::job::{CaseResult, CaseSource, Job, LoadedCase, Recording, RunError, Turn};
 use crate::plugin::Registry;
 use crate::run::{EventKind, Reporter, RunEvent, RunOptions, Runner};

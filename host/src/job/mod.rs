@@ -1,7 +1,7 @@
 //! What the scheduler runs and what it gives back, the floor between the
 //! formats that read cases and the runner that runs them:
 //!
-//! - [`Job`] (`job.rs`): a case compiled to ordered turns, connections, a
+//! - [`Job`] (`compiled.rs`): a case compiled to ordered turns, connections, a
 //!   sample count and a stop rule; every format and workflow compiles into
 //!   jobs;
 //! - pending cases (`pending.rs`): a [`CaseReader`] reads and plans one case
@@ -16,17 +16,17 @@
 //!
 //! It knows nothing of the scheduler ([`crate::run`]), which imports it.
 
-mod job;
+mod compiled;
 mod outcome;
 mod pending;
 mod prerequisite;
 mod recording;
 
-pub use job::{Job, PassRule, Turn, check_score, weighted_score};
+pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
 pub use outcome::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
 pub use pending::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
-    load_case, load_cases, with_distinct_ids,
+    load_cases, with_distinct_ids,
 };
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use recording::json_error;

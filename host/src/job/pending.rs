@@ -8,8 +8,8 @@
 //! distance ahead of the runner, so that the first case runs while the last
 //! is still on disk and memory stays flat however many cases there are.
 
-use crate::case::{CaseEnv, CaseFile, PathHasher, read_case_file};
-use crate::check::{KeySet, plan_case};
+use crate::case::{CaseEnv, CaseFile, PathHasher};
+use crate::check::KeySet;
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::job::Job;
 use std::collections::HashMap;
@@ -68,7 +68,7 @@ impl CaseFilter {
 }
 
 /// One case known by its id, read and planned when its turn comes: a test
-/// case file, or a line of a suite's spec (`crate::suite`). What it holds
+/// case file, or a line of a suite's spec (`crate::formats::suite`). What it holds
 /// until then is small, so that a run of many cases stays flat in memory.
 pub trait CaseReader: Send + Sync + std::fmt::Debug {
     /// The case's id, unique in a run.
@@ -82,24 +82,6 @@ pub trait CaseReader: Send + Sync + std::fmt::Debug {
     /// a file's case as written).
     fn case_file(&self) -> Option<&CaseFile> {
         None
-    }
-}
-
-impl CaseReader for CaseFile {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn source(&self) -> &std::path::Path {
-        &self.path
-    }
-
-    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
-        load_case(self, keys, env)
-    }
-
-    fn case_file(&self) -> Option<&CaseFile> {
-        Some(self)
     }
 }
 
@@ -290,29 +272,6 @@ pub fn load_cases<C: CaseReader>(
     filter: Option<&CaseFilter>,
 ) -> Vec<LoadedCase> {
     files.iter().filter(|file| filter.is_none_or(|f| f.matches(file.id()))).map(|file| file.load(keys, env)).collect()
-}
-
-/// Reads and plans one test case file. A suite file (`*.suite.toml`) is
-/// not one case: it is an error here, pointing at `Project::discover`,
-/// which expands it into its spec lines.
-pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
-    if file.is_suite() {
-        let kind = CaseErrorKind::Invalid {
-            path: "(file)".into(),
-            message: "it is a suite file, which holds many cases; expand it with assay::Project::discover (or \
-                      assay::suite::expand) rather than reading it as one test case"
-                .into(),
-        };
-        return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
-    }
-    let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
-        let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
-        Ok((case, plan))
-    });
-    match planned {
-        Ok((case, plan)) => LoadedCase::Ready(Box::new(Job::from_case(case, plan))),
-        Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
-    }
 }
 
 /// A change made to every case before it runs (`--connection`,

@@ -120,10 +120,7 @@ impl Discovered {
                 }
                 Ok(file) => match self.promptfoo.get(&file.path) {
                     Some(expanded) => expanded.ids.iter().all(|(id, source)| take(id, source)),
-                    None if file.is_suite() => {
-                        crate::suite::expand(&file, &self.trust).iter().all(|case| take(case.id(), case.source()))
-                    }
-                    None => take(&file.id, &file.path),
+                    None => crate::formats::expand(file, &self.trust).iter().all(|case| take(case.id(), case.source())),
                 },
             };
             if !go_on {
@@ -211,9 +208,6 @@ impl DiscoveredCases {
             // Taken once: a config named twice is one file, found once.
             return expanded.cases.lock().expect("no walk panics holding a config's cases").take().unwrap_or_default();
         }
-        if file.is_suite() {
-            return crate::suite::expand(&file, &self.discovered.trust);
-        }
-        vec![Box::new(file)]
+        crate::formats::expand(file, &self.discovered.trust)
     }
 }

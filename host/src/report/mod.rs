@@ -41,6 +41,7 @@ mod fixtures;
 mod html;
 mod junit;
 pub mod merge;
+mod promptfoo_output;
 mod read;
 mod redact;
 mod results_dir;
@@ -55,6 +56,7 @@ pub use evaluation::{write_assessment, write_eval, write_json_report, write_vali
 pub use html::{render_diff_to, render_report, render_report_to};
 pub use junit::JunitReport;
 pub use merge::{MergeOptions, Merged, MergedDir, merge};
+pub use promptfoo_output::PromptfooOutput;
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::{Provenance, ResultsDir};

@@ -12,7 +12,8 @@
 //!
 //! ```
 //! use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-//! use assay::case::{CaseEnv, discover};
+//! use assay::case::CaseEnv;
+//! use assay::formats::discover;
 //! use assay::plugin::Registry;
 //! use assay::sandbox::{Limits, Runtime};
 //! use assay::run::{EventKind, RunEvent, RunOptions, Reporter, Runner};

@@ -16,9 +16,10 @@
 //! server's user), and are refused, with the reason, when they cannot be
 //! read.
 
-use crate::case::{CaseEnv, parse_case};
+use crate::case::CaseEnv;
 use crate::check::{KeySet, plan_case};
 use crate::errors::ProjectError;
+use crate::formats::parse_case;
 use crate::job::{CaseFilter, CaseReader, DistinctIds, Job, LoadedCase, PendingCase, PendingCases};
 use crate::report::{Redactor, ReporterSet, ResultsDir};
 use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary};

@@ -34,4 +34,5 @@ mod value;
 pub use engine::is_template;
 pub use fields::{FieldTemplate, FillError, ValueTemplate};
 pub use nunjucks::{MAX_RENDERED_BYTES, NunjucksTemplate};
+pub use request::RequestFields;
 pub(crate) use request::{Encoding, RequestTemplate};

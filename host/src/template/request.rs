@@ -16,7 +16,6 @@
 //! text can never break out of its place), in a header as its text, in a
 //! URL percent-encoded.
 
-use crate::agent::ChatRequest;
 use crate::case::{CaseEnv, Lookup};
 use crate::template::engine::{self, Compiled};
 use crate::template::value::{self, JsonStyle, Numbers};
@@ -189,35 +188,51 @@ impl RequestTemplate {
     }
 
     /// The template filled from `request`; the error says what failed.
-    pub(crate) fn render(&self, request: &ChatRequest) -> Result<String, String> {
+    pub(crate) fn render(&self, request: &dyn RequestFields) -> Result<String, String> {
         self.fill(request, false)
     }
 
     /// [`RequestTemplate::render`] for messages and results: an environment
     /// variable shows as its placeholder, never its value (a URL may carry
     /// a key); a template that fails shows as written.
-    pub(crate) fn shown(&self, request: &ChatRequest) -> String {
+    pub(crate) fn shown(&self, request: &dyn RequestFields) -> String {
         self.fill(request, true).unwrap_or_else(|_| self.source.clone())
     }
 
-    fn fill(&self, request: &ChatRequest, shown: bool) -> Result<String, String> {
+    fn fill(&self, request: &dyn RequestFields, shown: bool) -> Result<String, String> {
         let Body::Template { compiled, heads, env, env_shown } = &self.body else {
             return Ok(self.source.clone());
         };
         let context = value::context(heads, |head| match head {
-            "text" => Some(Value::from(request.text.as_str())),
-            "agent" => Some(Value::from(request.agent.as_str())),
+            "text" => Some(Value::from(request.text())),
+            "agent" => Some(Value::from(request.agent())),
             "sample" => Some(request.sample().map_or(Value::from(()), Value::from)),
             "chat_context" => {
-                Some(request.chat_context.as_ref().map_or(Value::from(()), |v| value::from_json(v, Numbers::Json)))
+                Some(request.chat_context().map_or(Value::from(()), |v| value::from_json(v, Numbers::Json)))
             }
-            "sly_data" => Some(value::from_map(request.sly_data.as_ref(), Numbers::Json)),
+            "sly_data" => Some(value::from_map(request.sly_data(), Numbers::Json)),
             "env" if shown => Some(env_shown.clone()),
             "env" => env.clone(),
             _ => None,
         });
         compiled.render(context).map_err(|error| compiled.describe(&error))
     }
+}
+
+/// What a request template reads of one turn's request: the agent's chat
+/// request implements it (`crate::agent`), so that the engine knows
+/// nothing of agents.
+pub trait RequestFields {
+    /// The turn's text.
+    fn text(&self) -> &str;
+    /// The agent asked.
+    fn agent(&self) -> &str;
+    /// The sample's index, if the runner sent it.
+    fn sample(&self) -> Option<u64>;
+    /// The previous turn's `chat_context`.
+    fn chat_context(&self) -> Option<&serde_json::Value>;
+    /// The request's `sly_data`.
+    fn sly_data(&self) -> Option<&serde_json::Map<String, serde_json::Value>>;
 }
 
 /// The value of `{{env.NAME}}`: only what case files may read.
@@ -248,6 +263,34 @@ mod tests {
             encoding,
             &CaseEnv::new([("ASSAY_CASE_TEAM", "q\"a"), ("SECRET_KEY", "k")], ["SECRET_KEY"], None::<String>),
         )
+    }
+
+    /// A chat request as the agent's has it.
+    #[derive(Clone, Default)]
+    struct ChatRequest {
+        agent: String,
+        text: String,
+        sly_data: Option<serde_json::Map<String, Json>>,
+        chat_context: Option<Json>,
+        metadata: Vec<(String, String)>,
+    }
+
+    impl RequestFields for ChatRequest {
+        fn text(&self) -> &str {
+            &self.text
+        }
+        fn agent(&self) -> &str {
+            &self.agent
+        }
+        fn sample(&self) -> Option<u64> {
+            self.metadata.iter().find(|(name, _)| name == "x-assay-sample")?.1.parse().ok()
+        }
+        fn chat_context(&self) -> Option<&Json> {
+            self.chat_context.as_ref()
+        }
+        fn sly_data(&self) -> Option<&serde_json::Map<String, Json>> {
+            self.sly_data.as_ref()
+        }
     }
 
     fn request() -> ChatRequest {

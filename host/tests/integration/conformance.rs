@@ -7,8 +7,10 @@
 //! the project's own fixture.
 
 use crate::util::{root, runtime};
-use assay::case::{CaseEnv, discover, read_case_file};
+use assay::case::CaseEnv;
 use assay::check::{KeySet, plan_case};
+use assay::formats::discover;
+use assay::formats::read_case_file;
 use assay::plugin::Registry;
 
 /// The built-in keys plus `gist` (the judge plugin's key), so that the LLM

@@ -435,8 +435,8 @@ impl assay::run::Reporter for Watcher {
 
 #[test]
 fn a_reporter_subscribed_to_eval_sees_every_expectation_of_every_sample() {
-    use assay::case::{ScenarioFile, read_scenario_file};
     use assay::eval::{EvalOptions, Evaluator};
+    use assay::formats::{ScenarioFile, read_scenario_file};
     let scenario = "scenario_id: band\nproblem: The Beatles were from Liverpool\nagent: echo\nexpectations:\n  \
         - {expectation_id: band, statement: names the band, key: keywords, expected: Beatles}\n  \
         - {expectation_id: city, statement: names the city, key: keywords, expected: [Liverpool, The]}\n  \

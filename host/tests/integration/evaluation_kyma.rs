@@ -8,7 +8,9 @@
 use crate::evaluation::{Project, show};
 use crate::judge_server;
 use crate::util::{root, stdout};
-use assay::case::{CaseEnv, SCENARIO_EXTENSIONS, ScenarioFile, discover_with, read_scenario_file};
+use assay::case::{CaseEnv, discover_with};
+use assay::formats::SCENARIO_EXTENSIONS;
+use assay::formats::{ScenarioFile, read_scenario_file};
 use serde_json::{Value, json};
 
 fn fixture_folder() -> String {

@@ -88,8 +88,8 @@ fn panicking_registry() -> Arc<Registry> {
 
 #[test]
 fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
-    use assay::case::{ScenarioFile, read_scenario_file};
     use assay::eval::{EvalOptions, Evaluator};
+    use assay::formats::{ScenarioFile, read_scenario_file};
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, key: &str| {
         let text = format!(
@@ -121,8 +121,8 @@ fn a_scenario_whose_judging_panics_is_an_internal_error_and_eval_goes_on() {
 
 #[test]
 fn a_mock_response_whose_judging_panics_is_an_internal_error_and_validate_goes_on() {
-    use assay::case::{ScenarioFile, read_scenario_file};
     use assay::eval::Validator;
+    use assay::formats::{ScenarioFile, read_scenario_file};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("validation.yaml");
     std::fs::write(

@@ -14,8 +14,9 @@
 //! `target/fuzz-current.hocon`. It prints inputs per second at the end.
 //! `ASSAY_FUZZ_SEED=N` repeats a run.
 
-use assay::case::{CaseEnv, parse_case};
+use assay::case::CaseEnv;
 use assay::check::{plan_case, plan_response};
+use assay::formats::parse_case;
 use assay::plugin::Registry;
 use serde_json::{Map, Value};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -36,9 +36,10 @@
 //! 64 segments before hocon-parser, which would overflow its stack on them:
 //! see [`a_long_dotted_key_is_an_error_not_an_abort`]).
 
-use assay::case::{CaseEnv, ChatFilter, Connection, Interaction, SuccessRatio, TestCase, parse_case};
+use assay::case::{CaseEnv, ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 use assay::check::plan_case;
 use assay::errors::CaseErrorKind;
+use assay::formats::parse_case;
 use assay::plugin::Registry;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};

@@ -559,3 +559,26 @@ fn a_server_runs_promptfoo_configs_through_the_one_door_and_inline_cases_see_no_
     assert!(error.contains("ASSAY_CASE_TOKEN") && error.contains("sees no environment variable"), "{error}");
     assert!(!answer.body.contains("case-secret-4321"));
 }
+
+#[test]
+fn a_served_suite_reads_no_file_outside_its_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    let secret = root_path.join("secret.jsonl");
+    std::fs::write(&secret, "{\"id\": \"tok\", \"q\": \"sk-live-TOKEN-0123456789\"}\n").unwrap();
+    std::fs::create_dir(root_path.join("contrib")).unwrap();
+    for spec in ["/etc/passwd", "../secret.jsonl"] {
+        let suite = format!(
+            "specs = [{spec:?}]\nagent = \"echo\"\ntext = \"{{{{q}}}}\"\n[[checks]]\nkey = \"keywords\"\nexpected = [\"x\"]\n"
+        );
+        std::fs::write(root_path.join("contrib/x.suite.toml"), suite).unwrap();
+        let results = tempfile::tempdir().unwrap();
+        let served = serve(&["--root", root_path.to_str().unwrap(), "--results", results.path().to_str().unwrap()]);
+        let answer = post(&served, "/v1/runs", &json!({ "paths": ["contrib"] }));
+        assert_eq!(answer.status, 202, "{answer:?}");
+        let id = answer.json()["id"].as_str().unwrap().to_owned();
+        let stream = get(&served, &format!("/v1/runs/{id}/events")).body;
+        assert!(stream.contains("it is data") && stream.contains("it reads `"), "{spec}: {stream}");
+        assert!(!stream.contains("sk-live-TOKEN") && !stream.contains("root:x:0"), "{spec}: {stream}");
+    }
+}

@@ -8,7 +8,7 @@
 
 use crate::util::{assay, load, quick_limits, runtime, stderr, stdout};
 use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
-use assay::case::discover;
+use assay::formats::discover;
 use assay::job::{CaseSource, LoadedCase, load_cases};
 use assay::plugin::Registry;
 use assay::report::{JunitReport, ReporterSet, ResultsDir, Terminal, Verbosity};

@@ -33,7 +33,7 @@ pub fn run_dir(
     use assay::run::Runner;
     let catalog = AgentCatalog::with_demo_agents(runtime().clone(), Limits::default());
     let agents = Agents::new(catalog, HttpAgents::new(http).unwrap());
-    let files = assay::case::discover(&[dir.to_path_buf()]).unwrap();
+    let files = assay::formats::discover(&[dir.to_path_buf()]).unwrap();
     let cases = CaseSource::loaded(load_cases(&files, registry.as_ref(), &Default::default(), None));
     let mut collect = Collect::default();
     let summary = Runner::new(registry, agents, options).run_blocking(cases, &mut collect);

@@ -182,7 +182,7 @@ fn an_empty_part_is_an_error() {
 fn a_case_names_only_built_in_or_configured_connections() {
     let case = |connections: &str| {
         let text = format!("agent = echo, connections = {connections}, interactions = [{{ text = hi }}]");
-        crate::case::parse_case(&text, "c", std::path::Path::new("c.hocon"), &crate::case::CaseEnv::empty()).unwrap()
+        crate::formats::parse_case(&text, "c", std::path::Path::new("c.hocon"), &crate::case::CaseEnv::empty()).unwrap()
     };
     assert!(plan_case(&case("[direct, http]"), &Keys).is_ok());
     assert_eq!(

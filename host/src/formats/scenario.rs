@@ -30,9 +30,9 @@
 //! [`kyma`]): each of its queries is a scenario. A file mixing the keys of
 //! both formats is an error naming them.
 
-use crate::case::env::CaseEnv;
-use crate::case::hocon::{parse_object, read_text, reject_unknown_keys};
+use crate::case::CaseEnv;
 use crate::errors::{CaseError, CaseErrorKind};
+use crate::formats::hocon::{parse_object, read_text, reject_unknown_keys};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;

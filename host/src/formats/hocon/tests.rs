@@ -2,7 +2,7 @@
 //! kind of bad input, naming the file and the line or key path.
 
 use super::*;
-use crate::case::model::{ChatFilter, Connection, SuccessRatio};
+use crate::case::{ChatFilter, Connection, SuccessRatio};
 use serde_json::json;
 use std::fmt::Write as _;
 

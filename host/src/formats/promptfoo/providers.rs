@@ -16,7 +16,7 @@ use crate::agent::{ExecAgents, HttpApi, OpenAiAgents, OpenAiSettings, Transport}
 use crate::case::{CaseEnv, Connection, FileTrust};
 use crate::config::HttpConnection;
 use crate::errors::CaseErrorKind;
-use crate::promptfoo::config::ProviderEntry;
+use crate::formats::promptfoo::config::ProviderEntry;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,4 +1,5 @@
-use crate::case::{CaseEnv, Scenario, ScenarioFile, read_scenario_file};
+use crate::case::CaseEnv;
+use crate::formats::{Scenario, ScenarioFile, read_scenario_file};
 use serde_json::json;
 
 /// Writes `text` as `name` in a fresh folder and reads it.

@@ -6,9 +6,9 @@
 //! stderr; it becomes the error verdict of that state's cases.
 
 use crate::agent::{StderrTail, describe_exit, keep_stderr_tail, process_environment, shown_command};
+use crate::formats::suite::file::{STATE_FIELD, Setup, SetupKind, display_folder};
+use crate::formats::suite::opensearch::load_cluster_state;
 use crate::job::Prerequisite;
-use crate::suite::file::{STATE_FIELD, Setup, SetupKind, display_folder};
-use crate::suite::opensearch::load_cluster_state;
 use crate::template::FillError;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

@@ -14,8 +14,8 @@
 //! take twenty times that), and written once, when the run finishes.
 
 use crate::check::CheckResult;
+use crate::formats::promptfoo::{Suite, render_prompt};
 use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
-use crate::promptfoo::{Suite, render_prompt};
 use crate::report::Redactor;
 use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
@@ -55,7 +55,7 @@ impl PromptfooOutput {
             return;
         };
         let suite = &self.suites[suite_index];
-        let config = &suite.config;
+        let config = suite.config();
         let written = &config.tests[test];
         let interaction = case.samples.first().and_then(|s| s.runs.first()).and_then(|run| run.interactions.first());
         let error = case
@@ -181,8 +181,8 @@ impl PromptfooOutput {
         self.results.sort_by_key(|(order, _)| *order);
         let mut prompts = Vec::new();
         for suite in &self.suites {
-            for entry in &suite.config.providers {
-                for prompt in &suite.config.prompts {
+            for entry in &suite.config().providers {
+                for prompt in &suite.config().prompts {
                     prompts.push(json!({"raw": prompt.raw, "label": prompt.label, "provider": entry.name()}));
                 }
             }

@@ -12,7 +12,7 @@
 //! cases; each [`PromptfooCase`] renders its prompt and plans its checks
 //! when its turn comes. The suite also gives the run the connections its
 //! providers need ([`Suite::transports`]), the secrets reports hide, and
-//! what promptfoo's own output file shows (`output.rs`).
+//! what promptfoo's own output file shows (`crate::report::PromptfooOutput`).
 //!
 //! Ids: `CONFIG/TEST`, where CONFIG is the config's path without `.yaml`
 //! and TEST the test's `description` (else `test N`, 1-based), with ` #K`
@@ -25,11 +25,9 @@
 mod asserts;
 pub mod config;
 mod csv;
-mod output;
 mod providers;
 
 pub use config::is_config;
-pub use output::PromptfooOutput;
 pub use providers::ProviderContext;
 
 use crate::agent::Transport;
@@ -75,9 +73,14 @@ impl Suite {
         self.providers.iter().flatten().flat_map(|provider| provider.secrets.iter().map(String::as_str))
     }
 
+    /// The config, read.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The (prompt, provider, test) of case `id`, if it is one of the
     /// suite's.
-    fn case(&self, id: &str) -> Option<(usize, usize, usize)> {
+    pub(crate) fn case(&self, id: &str) -> Option<(usize, usize, usize)> {
         self.cases.get(id).copied()
     }
 }
@@ -278,7 +281,7 @@ fn rubric_text(rubric: &Value) -> String {
 
 /// The prompt of a case: the template rendered with the test's vars,
 /// between the test's `options.prefix` and `options.suffix`.
-fn render_prompt(config: &Config, prompt: usize, test: &Test) -> Result<String, String> {
+pub(crate) fn render_prompt(config: &Config, prompt: usize, test: &Test) -> Result<String, String> {
     let prompt = &config.prompts[prompt];
     let template = prompt.template.as_ref().map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;
     let rendered = template.render(&test.vars).map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;

@@ -8,9 +8,12 @@
 //! resolved; see `guard.rs`. No file can exhaust the memory or the stack,
 //! so a bad file is one `error` case and the others run.
 
-use crate::case::env::CaseEnv;
-use crate::case::model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
+use crate::case::{CaseEnv, CaseFile};
+use crate::case::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
+use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
+use crate::formats::Format;
+use crate::job::{CaseReader, Job, LoadedCase};
 use crate::suggest::nearest;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -363,6 +366,49 @@ fn optional_seconds(value: Option<Value>, path: &str) -> Result<Option<Duration>
 
 fn wrong_type(path: &str, expected: &str, found: &Value) -> CaseErrorKind {
     CaseErrorKind::wrong_type(path, expected, found)
+}
+
+/// A test case file is the case it holds, read and planned when its turn
+/// comes.
+impl CaseReader for CaseFile {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn source(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+        load_case(self, keys, env)
+    }
+
+    fn case_file(&self) -> Option<&CaseFile> {
+        Some(self)
+    }
+}
+
+/// Reads and plans one test case file. A suite file (`*.suite.toml`) is
+/// not one case: it is an error here, pointing at `Project::discover`,
+/// which expands it into its spec lines.
+pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+    if Format::of(&file.path) == Some(Format::Suite) {
+        let kind = CaseErrorKind::Invalid {
+            path: "(file)".into(),
+            message: "it is a suite file, which holds many cases; expand it with assay::Project::discover (or \
+                      assay::formats::suite::expand) rather than reading it as one test case"
+                .into(),
+        };
+        return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
+    }
+    let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
+        let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
+        Ok((case, plan))
+    });
+    match planned {
+        Ok((case, plan)) => LoadedCase::Ready(Box::new(Job::from_case(case, plan))),
+        Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
+    }
 }
 
 mod guard;

@@ -5,7 +5,7 @@
 //! value`, `type(threshold): value`, or a bare value for `equals`),
 //! `__description`, `__metric`, `__threshold`, `__prefix`, `__suffix`.
 
-use crate::promptfoo::asserts::TYPES;
+use crate::formats::promptfoo::asserts::TYPES;
 use serde_json::{Map, Value, json};
 
 /// The rows of a CSV text, each as (column, cell) pairs in column order.

@@ -23,8 +23,8 @@
 //! that also has a key of the seed's formats is an error naming both.
 
 use super::{DEFAULT_EXPECTATION_KEY, Expectation, Scenario, join, optional_string, required_string};
-use crate::case::hocon::reject_unknown_keys;
 use crate::errors::CaseErrorKind;
+use crate::formats::hocon::reject_unknown_keys;
 use serde_json::{Map, Value};
 use std::path::Path;
 

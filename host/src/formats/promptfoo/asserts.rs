@@ -8,9 +8,55 @@
 //! assertion sets are errors naming the test and what to do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
-use crate::promptfoo::config::AssertTemplates;
-use crate::template::is_template;
+use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// The templates in the tests' assertions (the strings of `value`s and
+/// `metric`s that hold template syntax), parsed once each: a test's var
+/// combinations share theirs, and every case renders them.
+#[derive(Debug, Default)]
+pub struct AssertTemplates(HashMap<String, Result<NunjucksTemplate, String>>);
+
+impl AssertTemplates {
+    /// The templates of `asserts`, the tests' assertions.
+    pub fn of<'a>(asserts: impl Iterator<Item = &'a Map<String, Value>>) -> AssertTemplates {
+        fn add(templates: &mut HashMap<String, Result<NunjucksTemplate, String>>, value: &Value) {
+            match value {
+                Value::String(text) if is_template(text) && !templates.contains_key(text) => {
+                    templates.insert(text.clone(), NunjucksTemplate::parse(text));
+                }
+                Value::Array(items) => items.iter().for_each(|item| add(templates, item)),
+                Value::Object(map) => map.values().for_each(|item| add(templates, item)),
+                _ => {}
+            }
+        }
+        let mut templates = HashMap::new();
+        for assertion in asserts {
+            for key in ["value", "metric"] {
+                if let Some(value) = assertion.get(key) {
+                    add(&mut templates, value);
+                }
+            }
+        }
+        AssertTemplates(templates)
+    }
+
+    /// The texts parsed, in no order.
+    pub fn sources(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// `text` rendered with `vars` (parsed now if it was not when the
+    /// config was read).
+    pub fn render(&self, text: &str, vars: &Map<String, Value>) -> Result<String, String> {
+        match self.0.get(text) {
+            Some(Ok(template)) => template.render(vars),
+            Some(Err(error)) => Err(error.clone()),
+            None => NunjucksTemplate::parse(text)?.render(vars),
+        }
+    }
+}
 
 /// The assertion types the `promptfoo` plugin implements, as promptfoo
 /// names them.

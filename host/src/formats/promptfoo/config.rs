@@ -13,9 +13,9 @@
 //! prompt or a report.
 
 use crate::errors::{CaseErrorKind, describe_json};
-use crate::template::{NunjucksTemplate, is_template};
+use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The largest config file read.
@@ -40,46 +40,6 @@ pub struct Config {
     pub tests: Vec<Test>,
     /// The templates of the tests' assertions, parsed once.
     pub assert_templates: AssertTemplates,
-}
-
-/// The templates in the tests' assertions (the strings of `value`s and
-/// `metric`s that hold template syntax), parsed once each: a test's var
-/// combinations share theirs, and every case renders them.
-#[derive(Debug, Default)]
-pub struct AssertTemplates(HashMap<String, Result<NunjucksTemplate, String>>);
-
-impl AssertTemplates {
-    fn of(tests: &[Test]) -> AssertTemplates {
-        fn add(templates: &mut HashMap<String, Result<NunjucksTemplate, String>>, value: &Value) {
-            match value {
-                Value::String(text) if is_template(text) && !templates.contains_key(text) => {
-                    templates.insert(text.clone(), NunjucksTemplate::parse(text));
-                }
-                Value::Array(items) => items.iter().for_each(|item| add(templates, item)),
-                Value::Object(map) => map.values().for_each(|item| add(templates, item)),
-                _ => {}
-            }
-        }
-        let mut templates = HashMap::new();
-        for assertion in tests.iter().flat_map(|test| &test.asserts) {
-            for key in ["value", "metric"] {
-                if let Some(value) = assertion.get(key) {
-                    add(&mut templates, value);
-                }
-            }
-        }
-        AssertTemplates(templates)
-    }
-
-    /// `text` rendered with `vars` (parsed now if it was not when the
-    /// config was read).
-    pub fn render(&self, text: &str, vars: &Map<String, Value>) -> Result<String, String> {
-        match self.0.get(text) {
-            Some(Ok(template)) => template.render(vars),
-            Some(Err(error)) => Err(error.clone()),
-            None => NunjucksTemplate::parse(text)?.render(vars),
-        }
-    }
 }
 
 /// One prompt.
@@ -226,7 +186,7 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         // promptfoo runs each prompt once with no vars when there are no tests.
         tests.push(merge(0, &default_test, Map::new()));
     }
-    let assert_templates = AssertTemplates::of(&tests);
+    let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
     Ok(Config { prompts, providers, tests, assert_templates })
 }
 
@@ -451,8 +411,8 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
     let located = |message: String| invalid(reference, format!("`{}`: {message}", path.display()));
     match extension.as_str() {
         "csv" => {
-            let rows = crate::promptfoo::csv::parse(&text).map_err(located)?;
-            Ok(rows.into_iter().map(|row| Value::Object(crate::promptfoo::csv::test_of_row(row))).collect())
+            let rows = crate::formats::promptfoo::csv::parse(&text).map_err(located)?;
+            Ok(rows.into_iter().map(|row| Value::Object(crate::formats::promptfoo::csv::test_of_row(row))).collect())
         }
         "jsonl" => text
             .lines()
@@ -603,7 +563,7 @@ mod tests {
         let config = read(&path).unwrap();
         assert_eq!(config.tests.len(), 3);
         // Four templates, whatever the number of cases; `fish` is text.
-        let mut sources: Vec<&str> = config.assert_templates.0.keys().map(String::as_str).collect();
+        let mut sources: Vec<&str> = config.assert_templates.sources().collect();
         sources.sort();
         assert_eq!(sources, ["{{ topic | upper }} hits", "{{ topic }}", "{{ x", "{{topic}}"]);
         let vars = json!({"topic": "owls"});

@@ -306,7 +306,7 @@ fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Set
     let mut indices = raw.indices.as_deref().map(|indices| folder_of_groups(indices, "setup.indices")).transpose()?;
     let time_zone = match &raw.time_zone {
         None => chrono_tz::UTC,
-        Some(name) => crate::suite::dates::parse_time_zone(name).map_err(|e| invalid("setup.time_zone", e))?,
+        Some(name) => crate::formats::suite::dates::parse_time_zone(name).map_err(|e| invalid("setup.time_zone", e))?,
     };
     let kind = match (raw.command, raw.opensearch) {
         (Some(_), Some(_)) => {

@@ -29,7 +29,7 @@
 //! Within these caps a file of the largest size the full parser takes
 //! resolves in well under a second.
 
-use crate::case::env::{CASE_ENV_PREFIX, CaseEnv, Lookup};
+use crate::case::{CASE_ENV_PREFIX, CaseEnv, Lookup};
 use crate::errors::CaseErrorKind;
 use hocon::parser::{AstNode, Pos};
 use std::collections::{HashMap, HashSet};
