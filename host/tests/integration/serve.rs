@@ -550,6 +550,14 @@ fn a_server_runs_promptfoo_configs_through_the_one_door_and_inline_cases_see_no_
     assert_eq!(cases.len(), 1, "{cases:?}");
     let (id, case) = cases.iter().next().unwrap();
     assert_eq!(case["status"], "passed", "{id}: {case}");
+    // A config that runs a program is data to a server: one error case.
+    std::fs::create_dir(root_path.join("exec")).unwrap();
+    let exec = "prompts: ['hi']\nproviders: [\"exec:sh -c 'touch PWNED'\"]\ntests: [{vars: {}}]\n";
+    std::fs::write(root_path.join("exec/promptfooconfig.yaml"), exec).unwrap();
+    let cases = run_paths(&served, &["exec/promptfooconfig.yaml"]);
+    assert!(!root_path.join("exec/PWNED").exists(), "a served run ran exec:");
+    let error = cases["exec/promptfooconfig"]["error"]["message"].as_str().unwrap_or_else(|| panic!("{cases:?}"));
+    assert!(error.contains("it is data") && error.contains("touch PWNED"), "{error}");
 
     let inline =
         r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_TOKEN}, response: { text: { value: x } } } ] }"#;
