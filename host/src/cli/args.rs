@@ -588,6 +588,10 @@ pub struct ServeApiArgs {
     /// Close a connection whose request head takes longer than this.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub read_timeout: f64,
+    /// Let web pages of this origin (e.g. https://app.example) call the
+    /// server from a browser (repeatable); its own origin always may.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
     #[command(flatten)]
     pub case_env: CaseEnvArgs,
     #[command(flatten)]

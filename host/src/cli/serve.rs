@@ -39,6 +39,7 @@ pub fn run(args: ServeApiArgs) -> anyhow::Result<u8> {
         max_runs: args.max_runs,
         max_connections: args.max_connections,
         read_timeout: seconds(args.read_timeout, "--read-timeout")?,
+        allowed_origins: args.allow_origins,
     };
     // A server's clients are not its user: it trusts no file (not even
     // `[trust] commands`, nor ASSAY_ALLOW_COMMANDS) unless told so here.

@@ -19,7 +19,10 @@
 //! [`ServeOptions::max_runs`] at once, writing a results directory each.
 //!
 //! The server is bound to 127.0.0.1 unless told otherwise, and refuses to
-//! start beyond loopback without a bearer token (`auth.rs`). Connections
+//! start beyond loopback without a bearer token (`auth.rs`). Before
+//! anything else, a request from a browser page of another origin, one for
+//! a host name that is not loopback's (DNS rebinding), and a `POST` that is
+//! not JSON are refused (`origin.rs`). Connections
 //! are accepted as `assay agent serve` accepts them (a connection cap,
 //! header read timeouts, accept errors survived); each request is bounded
 //! in body size, time and concurrency (`limits.rs`). Every error is JSON,
@@ -30,6 +33,7 @@ mod body;
 mod check;
 mod error;
 mod limits;
+mod origin;
 mod runs;
 
 pub use auth::Token;
@@ -85,6 +89,9 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// How long a request's head may take to arrive (default 10 s).
     pub read_timeout: Duration,
+    /// Web page origins allowed to call the server from a browser besides
+    /// its own (`--allow-origin`; see `origin.rs`).
+    pub allowed_origins: Vec<String>,
 }
 
 /// The port `assay serve` listens on by default.
@@ -103,6 +110,7 @@ impl Default for ServeOptions {
             max_runs: 4,
             max_connections: 1024,
             read_timeout: Duration::from_secs(10),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -216,10 +224,12 @@ fn routes() -> Routes {
 fn router(shared: AppState, options: &ServeOptions) -> Router {
     let limits = limits::RequestLimits::new(options.request_timeout, options.max_requests, options.max_body_bytes);
     let token = options.token.clone().map(Arc::new);
+    let origins = origin::OriginPolicy::new(options.bind.ip().is_loopback(), &options.allowed_origins);
     routes()
         .router
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(limits, limits::bound))
+        .layer(axum::middleware::from_fn_with_state(origins, origin::check))
         .layer(axum::middleware::from_fn_with_state(token, auth::require_token))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .with_state(shared)

@@ -263,7 +263,10 @@ fn with_a_token_every_request_but_the_document_needs_it() {
     let served = serve(&["--bind", "127.0.0.2", "--token-file", token_file.to_str().unwrap()]);
     assert!(served.url.starts_with("http://127.0.0.2:"), "{}", served.url);
     let body = json!({"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}).to_string();
-    let check = |headers: &[(&str, &str)]| request(&served, "POST", "/v1/check", headers, body.as_bytes());
+    let check = |headers: &[(&str, &str)]| {
+        let headers = [headers, &[("content-type", "application/json")]].concat();
+        request(&served, "POST", "/v1/check", &headers, body.as_bytes())
+    };
 
     for headers in [
         vec![],
@@ -291,7 +294,10 @@ fn with_a_token_every_request_but_the_document_needs_it() {
     assert_eq!(request(&served, "POST", &with_token, &[], hook.as_bytes()).status, 200);
     // ... and only there.
     let elsewhere = format!("/v1/check?token={TOKEN}");
-    assert_eq!(request(&served, "POST", &elsewhere, &[], body.as_bytes()).status, 401);
+    assert_eq!(
+        request(&served, "POST", &elsewhere, &[("content-type", "application/json")], body.as_bytes()).status,
+        401
+    );
     let log = served.stop();
     assert!(!log.contains(TOKEN), "the token reached the log: {log}");
 }
@@ -358,7 +364,7 @@ fn malformed_and_oversized_bodies_are_refused_and_the_server_goes_on() {
     let host = served.url.trim_start_matches("http://");
     let mut stream = TcpStream::connect(host).unwrap();
     stream
-        .write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 999999999\r\nconnection: close\r\n\r\n{")
+        .write_all(b"POST /v1/check HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 999999999\r\nconnection: close\r\n\r\n{")
         .unwrap();
     let mut answer = String::new();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -367,7 +373,7 @@ fn malformed_and_oversized_bodies_are_refused_and_the_server_goes_on() {
 
     // Too large, and chunked: no length to refuse it by, so it is cut off as it arrives.
     let mut stream = TcpStream::connect(host).unwrap();
-    let head = b"POST /v1/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    let head = b"POST /v1/check HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
     stream.write_all(head).unwrap();
     let _ = stream.write_all(format!("{:x}\r\n{}\r\n0\r\n\r\n", 2 << 20, "a".repeat(2 << 20)).as_bytes());
     let mut answer = String::new();
@@ -447,7 +453,7 @@ fn a_request_gets_its_turn_and_its_answer_within_the_timeout() {
     let host = served.url.trim_start_matches("http://").to_owned();
     // A client that announces a body and sends a byte of it holds the one turn...
     let mut slow = TcpStream::connect(&host).unwrap();
-    slow.write_all(b"POST /v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{").unwrap();
+    slow.write_all(b"POST /v1/check HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{").unwrap();
     std::thread::sleep(Duration::from_millis(200));
     // ... so the next request waits for a turn: until the slow one is cut off.
     let started = std::time::Instant::now();
@@ -589,4 +595,39 @@ fn a_served_suite_reads_no_file_outside_its_folder() {
         assert!(stream.contains("it is data") && stream.contains("it reads `"), "{spec}: {stream}");
         assert!(!stream.contains("sk-live-TOKEN") && !stream.contains("root:x:0"), "{spec}: {stream}");
     }
+}
+
+#[test]
+fn pages_of_other_origins_rebound_names_and_bodies_that_are_not_json_are_refused() {
+    let served = serve(&["--allow-origin", "https://app.example"]);
+    let address = served.url.trim_start_matches("http://").to_owned();
+    let port = address.rsplit(':').next().unwrap().to_owned();
+    let body = json!({"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}).to_string();
+    let check = |headers: &[(&str, &str)]| request(&served, "POST", "/v1/check", headers, body.as_bytes());
+    let json_type = ("content-type", "application/json");
+    // What a page elsewhere sends with fetch(..., {mode: "no-cors"}): an Origin and text/plain.
+    let from_page = check(&[("origin", "http://evil.example"), ("content-type", "text/plain")]);
+    assert_eq!(from_page.status, 403, "{from_page:?}");
+    assert!(from_page.json()["error"].as_str().unwrap().contains("--allow-origin http://evil.example"));
+    assert_eq!(check(&[("origin", "http://evil.example"), json_type]).status, 403);
+    // Without a browser's Origin, a body that is not JSON is still refused.
+    let text = check(&[("content-type", "text/plain")]);
+    assert_eq!(text.status, 415, "{text:?}");
+    assert_eq!(check(&[]).status, 415);
+    // The server's own origin, and an allowed one, are answered.
+    let own = format!("http://{address}");
+    assert_eq!(check(&[("origin", &own), json_type]).status, 200);
+    assert_eq!(check(&[("origin", "https://app.example"), json_type]).status, 200);
+    assert_eq!(check(&[json_type]).status, 200);
+    // DNS rebinding: a name that resolves to 127.0.0.1 is not a name this server answers to.
+    let mut stream = TcpStream::connect(&address).unwrap();
+    let head = format!("GET /v1/plugins HTTP/1.1\r\nhost: rebound.example:{port}\r\nconnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 421"), "{answer}");
+    assert!(answer.contains("DNS rebinding"), "{answer}");
+    let local = request(&served, "GET", "/v1/plugins", &[], b"");
+    assert_eq!(local.status, 200);
 }
