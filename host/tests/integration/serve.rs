@@ -631,3 +631,96 @@ fn pages_of_other_origins_rebound_names_and_bodies_that_are_not_json_are_refused
     let local = request(&served, "GET", "/v1/plugins", &[], b"");
     assert_eq!(local.status, 200);
 }
+
+/// A server on 127.0.0.1 that answers every request with `page` (HTML) and
+/// keeps each request's head, lowercased.
+struct PageServer {
+    url: String,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl PageServer {
+    fn start(page: String) -> PageServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = heads.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut request = [0; 8192];
+                let n = stream.read(&mut request).unwrap_or(0);
+                kept.lock().unwrap().push(String::from_utf8_lossy(&request[..n]).to_lowercase());
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        PageServer { url, heads }
+    }
+}
+
+/// Loads `url` in headless Chromium until its scripts are done.
+fn load_in_chromium(url: &str) {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--virtual-time-budget=5000",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("failed to start `chromium` ({e}): `apt-get install chromium` (.ci/run does)"));
+    assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains("sent"), "the page's script did not finish: {dom}");
+}
+
+/// The attack of issue 29, in real Chromium: a page on another origin posts
+/// a run with `fetch(…, {mode: "no-cors", Content-Type: text/plain})`,
+/// which needs no preflight. The server starts no run.
+#[test]
+fn a_page_of_another_origin_starts_no_run_in_real_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let case = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    std::fs::write(root.path().join("a.hocon"), case).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--root", root.path().to_str().unwrap(), "--results", results.path().to_str().unwrap()]);
+    let page = |target: &str| {
+        format!(
+            "<html><body><script>fetch('{target}/v1/runs', {{method: 'POST', mode: 'no-cors', headers: \
+             {{'Content-Type': 'text/plain'}}, body: JSON.stringify({{paths: ['a.hocon']}})}})\
+             .catch(function () {{}}).finally(function () {{ document.body.append('sent'); }});</script></body></html>"
+        )
+    };
+    // The page reaching a recorder shows what a browser sends: the POST,
+    // its Origin and text/plain (so the test can tell it was made).
+    let recorder = PageServer::start(String::new());
+    let recorder_page = PageServer::start(page(&recorder.url));
+    load_in_chromium(&recorder_page.url);
+    let heads = recorder.heads.lock().unwrap().clone();
+    let sent = heads.iter().find(|head| head.starts_with("post /v1/runs")).unwrap_or_else(|| panic!("{heads:?}"));
+    assert!(
+        sent.contains(&format!("origin: {}", recorder_page.url)) && sent.contains("content-type: text/plain"),
+        "{sent}"
+    );
+
+    // The same page against the server: refused, no run.
+    let attacker = PageServer::start(page(&served.url));
+    load_in_chromium(&attacker.url);
+    let started: Vec<_> = std::fs::read_dir(results.path()).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(started.is_empty(), "a page of another origin started a run: {started:?}");
+    // A client of the server's own starts one, so the folder would show it.
+    let own = post(&served, "/v1/runs", &json!({"paths": ["a.hocon"]}));
+    assert_eq!(own.status, 202, "{own:?}");
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 1);
+}
