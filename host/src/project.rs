@@ -599,7 +599,15 @@ impl Project {
     }
 
     /// A runner with the project's matchers and agents.
-    pub fn runner(&self, options: RunOptions) -> Result<Runner, ProjectError> {
+    /// `[cases] max_samples` of assay.toml, when set, is the run's cap on
+    /// samples per case.
+    pub fn runner(&self, mut options: RunOptions) -> Result<Runner, ProjectError> {
+        if let Some(max) = self.config.cases.max_samples {
+            if max == 0 {
+                return Err(self.setting_error("[cases] max_samples", "it is 0, so no case could run: use at least 1"));
+            }
+            options.max_samples = max;
+        }
         Ok(Runner::new(self.registry()?, self.agents()?, options))
     }
 

@@ -52,6 +52,7 @@
 //!
 //! [cases]                      # what `${VAR}` in case files may read
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
+//! max_samples = 1000           # the most samples a case may ask for
 //!
 //! [trust]                      # files that may run programs and read secrets
 //! commands = ["evals/**/*.suite.toml", "promptfooconfig.yaml"]
@@ -222,6 +223,8 @@ pub struct CasesConfig {
     /// `ASSAY_CASE_*`, by exact name.
     #[serde(default)]
     pub allow_env: Vec<String>,
+    /// The most samples a case may ask for (default 1,000).
+    pub max_samples: Option<u32>,
 }
 
 /// `[trust]`.

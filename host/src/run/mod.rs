@@ -92,7 +92,16 @@ pub struct RunOptions {
     /// of asking its agent (`assay run --replay DIR`): each case gets the
     /// recording of its id, and a case with none is an error.
     pub replay: Option<Arc<Replay>>,
+    /// The most samples one case may ask for (`n` of its `success_ratio`,
+    /// after `--samples`): a case asking more is an error case, never run
+    /// (default [`DEFAULT_MAX_SAMPLES`]; `[cases] max_samples` in
+    /// assay.toml raises it, a case file cannot).
+    pub max_samples: u32,
 }
+
+/// The most samples a case may ask for, unless assay.toml says otherwise: a
+/// 150-byte case asking for `"1/4000000000"` must not take the machine.
+pub const DEFAULT_MAX_SAMPLES: u32 = 1000;
 
 /// How long a case runs before it is reported slow, by default (nextest's).
 pub const DEFAULT_SLOW_TIMEOUT: Duration = Duration::from_secs(60);
@@ -106,8 +115,22 @@ impl Default for RunOptions {
             exhaustive: false,
             slow_timeout: Some(DEFAULT_SLOW_TIMEOUT),
             replay: None,
+            max_samples: DEFAULT_MAX_SAMPLES,
         }
     }
+}
+
+/// The error case of a job asking for more samples than `max` allows.
+fn too_many_samples(job: &Job, max: u32) -> LoadedCase {
+    let kind = CaseErrorKind::Invalid {
+        path: "success_ratio".into(),
+        message: format!(
+            "`{}` asks for {} samples, over the cap of {max} a run allows; ask for fewer, or raise the cap in \
+             assay.toml: [cases] max_samples = {}",
+            job.success_ratio, job.success_ratio.samples, job.success_ratio.samples
+        ),
+    };
+    LoadedCase::Broken { id: job.id.clone(), error: crate::errors::CaseError::new(&job.file, kind) }
 }
 
 /// Runs test cases against agents and reports as it goes.
@@ -349,6 +372,11 @@ async fn admit(
             break;
         }
         let Some(mut case) = cases.next().await else { break };
+        if let LoadedCase::Ready(job) = &case
+            && job.success_ratio.samples > options.max_samples
+        {
+            case = too_many_samples(job, options.max_samples);
+        }
         let judge_checks = match &case {
             LoadedCase::Ready(job) if judge_concurrency > 0 => job.judge_checks(&context.registry),
             _ => 0,

@@ -413,3 +413,50 @@ fn two_cases_with_one_id_are_both_reported_the_second_as_an_error_naming_both_fi
     );
     assert_eq!(result(&results, "qa/s1~2")["status"], "error");
 }
+
+/// Issue 29: a 150-byte case asking for four billion samples is an error
+/// case naming the cap, at once; the other cases run; assay.toml (never a
+/// case file) raises the cap.
+#[test]
+fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = r#"{ agent: echo, success_ratio: "4000000000/4000000000", interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    let many = r#"{ agent: echo, success_ratio: "1/1500", interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    let good = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    for (name, text) in [("huge", huge), ("many", many), ("good", good)] {
+        std::fs::write(dir.path().join(format!("cases/{name}.hocon")), text).unwrap();
+    }
+    let run = |toml: &str| {
+        std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
+        let results = dir.path().join("results");
+        let _ = std::fs::remove_dir_all(&results);
+        let started = std::time::Instant::now();
+        let output = crate::util::assay_command()
+            .current_dir(dir.path())
+            .args(["run", "cases", "--results", results.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let status = |id: &str| lines.iter().find(|l| l["id"] == id).map(|l| l.clone()).unwrap_or_default();
+        (output, status("huge"), status("many"), status("good"), started.elapsed())
+    };
+    let (output, huge, many, good, took) = run("");
+    assert_eq!(output.status.code(), Some(1), "{}", crate::util::stdout(&output));
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    let message = huge["error"]["message"].as_str().unwrap_or_else(|| panic!("{huge}"));
+    assert!(
+        message.contains("4000000000 samples, over the cap of 1000") && message.contains("max_samples"),
+        "{message}"
+    );
+    assert_eq!(many["status"], "error", "{many}");
+    assert_eq!(good["status"], "passed", "{good}");
+    let (_, huge, many, good, _) = run("[cases]\nmax_samples = 2000\n");
+    assert_eq!(
+        (huge["status"].clone(), many["status"].clone(), good["status"].clone()),
+        ("error".into(), "passed".into(), "passed".into())
+    );
+    let (output, ..) = run("[cases]\nmax_samples = 0\n");
+    assert!(crate::util::stderr(&output).contains("max_samples"), "{}", crate::util::stderr(&output));
+}
