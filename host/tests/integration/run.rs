@@ -439,7 +439,7 @@ fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises
             .unwrap();
         let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        let status = |id: &str| lines.iter().find(|l| l["id"] == id).map(|l| l.clone()).unwrap_or_default();
+        let status = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
         (output, status("huge"), status("many"), status("good"), started.elapsed())
     };
     let (output, huge, many, good, took) = run("");
