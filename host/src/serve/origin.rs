@@ -87,6 +87,9 @@ const WEBHOOK_PATH: &str = "/v1/promptfoo/webhook";
 /// Whether `host` (a `Host` header: a name or address, maybe a port) names
 /// this machine's loopback.
 fn is_loopback_host(host: &str) -> bool {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return ip.is_loopback();
+    }
     let name = match host.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or_default(),
         None => host
