@@ -32,7 +32,7 @@ pub struct CaseFile {
 }
 
 /// Whether the file's name ends with `.EXTENSION` (which may have dots).
-fn has_extension(path: &Path, extension: &str) -> bool {
+pub(crate) fn has_extension(path: &Path, extension: &str) -> bool {
     path.file_name().is_some_and(|name| {
         let name = name.to_string_lossy();
         name.len() > extension.len() + 1

@@ -10,8 +10,8 @@ mod env;
 mod model;
 mod trust;
 
-pub(crate) use discover::PathHasher;
 pub use discover::{CaseFile, CaseFileWalk, CaseFiles, discover_with};
+pub(crate) use discover::{PathHasher, has_extension};
 pub use env::{CASE_ENV_PREFIX, CaseEnv, Lookup, SECRET_NAME_PARTS, looks_secret};
 pub use model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 pub use trust::{ALLOW_COMMANDS_VAR, FileTrust, Trust, Use, UseKind};

@@ -29,7 +29,7 @@ pub use scenario::{
     read_scenario_file,
 };
 
-use crate::case::{CaseFile, Trust, discover_with};
+use crate::case::{CaseFile, Trust, discover_with, has_extension};
 use crate::errors::DiscoverError;
 use crate::job::PendingCase;
 use std::path::{Path, PathBuf};
@@ -74,16 +74,6 @@ impl Format {
             None
         }
     }
-}
-
-/// Whether the file's name ends with `.EXTENSION` (which may have dots).
-fn has_extension(path: &Path, extension: &str) -> bool {
-    path.file_name().is_some_and(|name| {
-        let name = name.to_string_lossy();
-        name.len() > extension.len() + 1
-            && name.ends_with(extension)
-            && name[..name.len() - extension.len()].ends_with('.')
-    })
 }
 
 /// The cases of `file`, found by a walk or named by path (a promptfoo
