@@ -560,9 +560,14 @@ pub struct ServeApiArgs {
     #[arg(long, default_value_t = assay::serve::DEFAULT_PORT)]
     pub port: u16,
     /// A file holding the bearer token every request must carry
-    /// (`Authorization: Bearer TOKEN`); else ASSAY_SERVE_TOKEN.
-    #[arg(long, value_name = "FILE")]
+    /// (`Authorization: Bearer TOKEN`); else ASSAY_SERVE_TOKEN; else one is
+    /// generated, printed once and saved in <root>/.assay/serve-token (0600).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_token")]
     pub token_file: Option<PathBuf>,
+    /// Serve without a token (loopback only): any program of this machine,
+    /// any user's included, may then start runs and checks.
+    #[arg(long)]
+    pub no_token: bool,
     /// The directory runs may name case paths under [default: .].
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,

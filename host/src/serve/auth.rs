@@ -1,6 +1,7 @@
-//! The bearer token: read from a file or a variable, never shown (its
-//! `Debug` hides it), and compared in constant time with what each request
-//! sends in `Authorization: Bearer TOKEN`. promptfoo's webhook assertion
+//! The bearer token: read from a file or a variable, or generated at start
+//! (and then saved in a file only the user may read), never shown by
+//! accident (its `Debug` hides it), and compared in constant time with what
+//! each request sends in `Authorization: Bearer TOKEN`. promptfoo's webhook assertion
 //! sends no headers of one's choosing, so its endpoint also takes the token
 //! as `?token=`.
 
@@ -43,6 +44,30 @@ impl Token {
             )));
         }
         Ok(Token(token.to_owned()))
+    }
+
+    /// A new random token: 32 bytes from the system's randomness, as 64
+    /// hex digits.
+    pub fn generate() -> Token {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the system has randomness");
+        Token(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The token's text, for the one place that shows it on purpose (the
+    /// line `assay serve` prints when it generated the token).
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+
+    /// Writes the token to `path` as its only line, readable by the user
+    /// alone (0600, never through a planted link; see `private_files`),
+    /// creating the missing folders (0700).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            crate::private_files::create_dir(dir)?;
+        }
+        crate::private_files::write(path, format!("{}\n", self.0).as_bytes())
     }
 
     /// The token in `path` (its only line).
@@ -110,5 +135,25 @@ mod tests {
         let short = Token::new("secret", "`t.txt`").unwrap_err().to_string();
         assert!(short.contains("`t.txt`") && short.contains("shorter than 16") && !short.contains("secret"));
         assert!(Token::new("0123456789 abcdef", "x").is_err());
+    }
+
+    #[test]
+    fn a_generated_token_is_random_valid_and_saved_for_the_user_alone() {
+        let (a, b) = (Token::generate(), Token::generate());
+        assert_ne!(a, b);
+        assert_eq!(a.reveal().len(), 64);
+        assert_eq!(Token::new(a.reveal(), "generated").unwrap(), a);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep").join("serve-token");
+        a.save(&path).unwrap();
+        assert_eq!(Token::read(&path).unwrap(), a);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        // Saved again (a restart), it replaces the old one.
+        b.save(&path).unwrap();
+        assert_eq!(Token::read(&path).unwrap(), b);
     }
 }

@@ -13,7 +13,8 @@ use std::time::Duration;
 /// A long enough token.
 const TOKEN: &str = "3f9a1c0e5b7d2468ace13579bdf02468";
 
-/// Starts `assay serve --port 0 ARGS…` from the repository root.
+/// Starts `assay serve --port 0 ARGS…` from the repository root, with
+/// `--no-token` unless ARGS give a token (the tests of the token ask for it).
 fn serve(args: &[&str]) -> Served {
     serve_with_env(args, &[])
 }
@@ -22,6 +23,9 @@ fn serve(args: &[&str]) -> Served {
 fn serve_with_env(args: &[&str], vars: &[(&str, &str)]) -> Served {
     let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
     command.args(["serve", "--port", "0"]).args(args).env_remove("ASSAY_SERVE_TOKEN");
+    if !args.contains(&"--token-file") {
+        command.arg("--no-token");
+    }
     command.envs(vars.iter().copied());
     Served::spawn(command)
 }
@@ -303,15 +307,49 @@ fn with_a_token_every_request_but_the_document_needs_it() {
 }
 
 #[test]
+fn by_default_a_token_is_generated_printed_once_and_saved_for_the_user_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command.args(["serve", "--port", "0", "--root", root.path().to_str().unwrap()]).env_remove("ASSAY_SERVE_TOKEN");
+    let served = Served::spawn(command);
+    let saved = root.path().join(".assay").join("serve-token");
+    let token = std::fs::read_to_string(&saved).unwrap().trim().to_owned();
+    assert_eq!(token.len(), 64, "{token:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let body = json!({"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}).to_string();
+    let json = ("content-type", "application/json");
+    assert_eq!(request(&served, "POST", "/v1/check", &[json], body.as_bytes()).status, 401);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(request(&served, "POST", "/v1/check", &[json, ("authorization", &bearer)], body.as_bytes()).status, 200);
+    // A second server on the same root has a token of its own.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command.args(["serve", "--port", "0", "--root", root.path().to_str().unwrap()]).env_remove("ASSAY_SERVE_TOKEN");
+    let second = Served::spawn(command);
+    let other = std::fs::read_to_string(&saved).unwrap().trim().to_owned();
+    assert_ne!(other, token);
+    assert_eq!(request(&second, "POST", "/v1/check", &[json, ("authorization", &bearer)], body.as_bytes()).status, 401);
+    drop(second);
+    // Printed once, on the line after the address, and nowhere else.
+    let (out, err) = served.stop_with_stdout();
+    assert_eq!(out.matches(&token).count(), 1, "{out}");
+    assert!(out.lines().any(|line| line.starts_with("token: ") && line.contains(&token)), "{out}");
+    assert!(!err.contains(&token), "{err}");
+}
+
+#[test]
 fn beyond_loopback_without_a_token_it_refuses_to_start() {
     let output = assay_command()
-        .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .args(["serve", "--bind", "0.0.0.0", "--port", "0", "--no-token"])
         .env_remove("ASSAY_SERVE_TOKEN")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let error = stderr(&output);
-    assert!(error.contains("serve on 0.0.0.0:0 without a token"), "{error}");
+    assert!(error.contains("--no-token") && error.contains("loopback only"), "{error}");
     assert!(error.contains("--token-file"), "{error}");
 
     // A token too short to protect anything is refused, and not shown.
@@ -331,6 +369,7 @@ fn beyond_loopback_without_a_token_it_refuses_to_start() {
         ("--root", "no/such/dir", "no/such/dir"),
     ] {
         let output = assay_command().args(["serve", "--port", "0", flag, value]).output().unwrap();
+        assert!(!std::path::Path::new("no/such/dir").exists(), "a refused root was created");
         assert_eq!(output.status.code(), Some(2), "{flag} {value}");
         assert!(stderr(&output).contains(named), "{flag}: {}", stderr(&output));
     }

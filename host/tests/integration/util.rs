@@ -134,6 +134,8 @@ pub fn stderr(output: &Output) -> String {
 pub struct Served {
     child: std::process::Child,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// What it printed to stdout: the first line, and the rest once it ends.
+    stdout: Option<(String, std::thread::JoinHandle<String>)>,
     /// The URL it printed, e.g. `http://127.0.0.1:41234`.
     pub url: String,
 }
@@ -166,13 +168,18 @@ impl Served {
         let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let rest = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        });
         let Some((_, url)) = line.trim().rsplit_once(" on ") else {
             let _ = child.kill();
             let err = stderr.join().unwrap();
             panic!("`assay agent serve` printed {line:?}; stderr: {err}");
         };
-        Served { child, stderr: Some(stderr), url: url.to_owned() }
+        let url = url.to_owned();
+        Served { child, stderr: Some(stderr), stdout: Some((line, rest)), url }
     }
 
     /// The port it listens on.
@@ -186,10 +193,16 @@ impl Served {
     }
 
     /// Stops it: what it wrote to stderr.
-    pub fn stop(mut self) -> String {
+    pub fn stop(self) -> String {
+        self.stop_with_stdout().1
+    }
+
+    /// Stops it: what it wrote to stdout and to stderr.
+    pub fn stop_with_stdout(mut self) -> (String, String) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.take().unwrap().join().unwrap()
+        let (first, rest) = self.stdout.take().unwrap();
+        (first + &rest.join().unwrap(), self.stderr.take().unwrap().join().unwrap())
     }
 }
 
