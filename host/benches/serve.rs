@@ -32,7 +32,7 @@ fn main() {
     let connections: usize = env_or("ASSAY_BENCH_CONNECTIONS", 64);
     let seconds: u64 = env_or("ASSAY_BENCH_SECS", 10);
     let mut server = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["serve", "--port", "0", "--max-connections", "4096"])
+        .args(["serve", "--port", "0", "--no-token", "--max-connections", "4096"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
