@@ -137,7 +137,7 @@ pub fn evaluate(
                 });
                 inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
             }
-            plugin.evaluate(&call_actuals, &inputs)
+            plugin.evaluate(&call_actuals, &inputs, registry.fault_streak(plugin_index))
         };
         let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
         let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
@@ -225,6 +225,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
     let Some(plugin) = registry.plugin_for(base) else {
         return Err(UnknownKey { key: key.to_owned(), suggestion: registry.suggest(&lowercase) });
     };
+    let index = registry.plugins().iter().position(|p| std::sync::Arc::ptr_eq(p, plugin)).expect("registered");
     let actual_json = actual.to_string();
     let actual_value = match actual {
         Value::String(text) => ActualValue::Text(text),
@@ -232,7 +233,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
     };
     let expected_json = expected.to_string();
     let check = CheckInput { key: base, actual: 0, expected: &expected_json };
-    let mut output = plugin.evaluate(&[actual_value], &[check]);
+    let mut output = plugin.evaluate(&[actual_value], &[check], registry.fault_streak(index));
     Ok(verdict_of(output.results.remove(0), negated))
 }
 

@@ -2,7 +2,7 @@
 //! (compiled, checked against its grants, pooled), described, and evaluated
 //! in batches, its verdicts held to the output caps. An instance that
 //! faults is discarded, never re-entered; a plugin that faults too often in
-//! a row is disabled. A plugin built against `assay:plugin@0.1.0` or
+//! a row is disabled for the scope whose [`FaultStreak`] counted them. A plugin built against `assay:plugin@0.1.0` or
 //! `@0.2.0` is called the same way: the sandbox's `Matcher` calls the
 //! version it exports.
 
@@ -10,8 +10,8 @@ use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, F
 use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
 use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
+use crate::plugin::faults::FaultStreak;
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One key a plugin implements.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +111,6 @@ pub struct MatcherPlugin {
     keys: Vec<MatcherKey>,
     source: ComponentSource,
     host: ComponentHost<Matcher>,
-    consecutive_faults: AtomicU32,
 }
 
 impl fmt::Debug for MatcherPlugin {
@@ -142,7 +141,6 @@ impl MatcherPlugin {
             keys: info.matchers.into_iter().map(|m| MatcherKey { key: m.key, summary: m.summary }).collect(),
             source,
             host,
-            consecutive_faults: AtomicU32::new(0),
         })
     }
 
@@ -183,13 +181,18 @@ impl MatcherPlugin {
 
     /// Evaluates one batch. Never fails as a whole: a fault becomes an error
     /// for every check of the batch, naming the plugin and the cause, and
-    /// the faulted instance is discarded.
-    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>]) -> BatchOutput {
+    /// the faulted instance is discarded. `streak` is the plugin's within
+    /// the caller's scope (a run, a request): it is told the outcome, and
+    /// once it has counted too many faults in a row the plugin is not called.
+    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], streak: &FaultStreak) -> BatchOutput {
         let limits = self.host.limits();
-        let faults = self.consecutive_faults.load(Ordering::Relaxed);
-        if faults >= limits.max_consecutive_faults {
+        if let Some(faults) = streak.disabled(limits.max_consecutive_faults) {
             return self.all_faulted(checks.len(), Fault::Disabled(faults), Vec::new(), 0);
         }
+        let input_bytes = actuals.iter().map(|a| match a {
+            ActualValue::Text(text) | ActualValue::Json(text) => text.len(),
+        });
+        let input_bytes = input_bytes.sum::<usize>() + checks.iter().map(|c| c.expected.len()).sum::<usize>();
         let wit_actuals: Vec<wit::Actual<'_>> = actuals
             .iter()
             .map(|a| match *a {
@@ -212,11 +215,11 @@ impl MatcherPlugin {
         let verdicts = match answer {
             Ok(verdicts) => verdicts,
             Err(fault) => {
-                self.consecutive_faults.fetch_add(1, Ordering::Relaxed);
+                streak.faulted(input_bytes);
                 return self.all_faulted(checks.len(), fault, log, log_dropped);
             }
         };
-        self.consecutive_faults.store(0, Ordering::Relaxed);
+        streak.answered(input_bytes);
         let results =
             verdicts.into_iter().map(|v| v.map_err(|e| self.cap_rejection(e)).and_then(|v| self.cap(v))).collect();
         BatchOutput { results, log, log_dropped }

@@ -5,6 +5,11 @@
 //! compiles only the plugins it uses; a plugin from a file is loaded (and so
 //! described) when added.
 //!
+//! A registry counts its plugins' faults in a row for one scope
+//! ([`FaultStreaks`]): [`Registry::for_new_scope`] gives a run, or a request
+//! of `assay serve`, streaks of its own, so that a plugin disabled by one
+//! is still enabled for the others.
+//!
 //! Every plugin has a label (its `[plugins.NAME]`, its file's stem, or a
 //! built-in's name), unique in the registry: `[keys]` names the winner of a
 //! key by label, so a second plugin under the same label could take a key
@@ -12,6 +17,7 @@
 
 use crate::errors::{ComponentLoadError, RegistryError};
 use crate::plugin::builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
+use crate::plugin::faults::{FaultStreak, FaultStreaks};
 use crate::plugin::lazy::LazyPlugin;
 use crate::sandbox::{Capabilities, Runtime};
 use std::collections::BTreeMap;
@@ -27,6 +33,8 @@ pub struct Registry {
     keys: BTreeMap<String, usize>,
     /// `[keys]`: key → the label or name of the plugin that wins it.
     preferences: BTreeMap<String, String>,
+    /// Each plugin's faults in a row, in this registry's scope.
+    faults: Arc<FaultStreaks>,
 }
 
 impl Registry {
@@ -121,6 +129,7 @@ impl Registry {
         let plugin = Arc::new(plugin);
         self.plugins.push(plugin.clone());
         self.labels.push(label.to_owned());
+        self.faults = Arc::new(FaultStreaks::new(self.plugins.len()));
         Ok(plugin)
     }
 
@@ -180,6 +189,19 @@ impl Registry {
     /// Every plugin, in the order added.
     pub fn plugins(&self) -> &[Arc<LazyPlugin>] {
         &self.plugins
+    }
+
+    /// The same plugins, with fault streaks of a new scope (a run, or one
+    /// request of `assay serve`): a plugin disabled in this one is enabled
+    /// there.
+    pub fn for_new_scope(&self) -> Registry {
+        Registry { faults: Arc::new(FaultStreaks::new(self.plugins.len())), ..self.clone() }
+    }
+
+    /// The fault streak, in this registry's scope, of its plugin at `index`
+    /// (in [`Registry::plugins`]).
+    pub fn fault_streak(&self, index: usize) -> &FaultStreak {
+        self.faults.of(index)
     }
 
     /// How many requests the judge its plugins ask answers at once (the

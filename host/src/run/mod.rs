@@ -161,8 +161,10 @@ impl Runner {
         let yielded = cases.yielded();
         emitter.emit(EventKind::RunStarted { cases: expected });
         let (sender, mut receiver) = mpsc::unbounded_channel();
-        let admission =
-            tokio::spawn(admit(self.context.clone(), self.options.clone(), cases, sender, cancelled.clone()));
+        // Each run counts its plugins' faults on its own: a plugin disabled
+        // in one run is enabled in the next.
+        let context = Context { registry: Arc::new(self.context.registry.for_new_scope()), ..self.context.clone() };
+        let admission = tokio::spawn(admit(context, self.options.clone(), cases, sender, cancelled.clone()));
         let mut summary = RunSummary::default();
         let mut ledger = Ledger::default();
         let mut slow = SlowWatch::new(self.options.slow_timeout);

@@ -43,7 +43,9 @@ pub async fn check(
 ) -> Result<Response, ApiError> {
     let work = shared.clone();
     let verdicts = blocking(move || {
-        let registry = &work.registry;
+        // Each request counts its plugins' faults on its own: one client
+        // cannot disable a plugin for the others.
+        let registry = &work.registry.for_new_scope();
         batch
             .checks
             .iter()
@@ -100,7 +102,7 @@ pub async fn promptfoo_webhook(
     let answer = match webhook_check(query, body) {
         Ok((key, actual, expected)) => {
             let work: Arc<Shared> = shared.clone();
-            let verdict = blocking(move || evaluate_one(&work.registry, &key, &actual, &expected)).await?;
+            let verdict = blocking(move || evaluate_one(&work.registry.for_new_scope(), &key, &actual, &expected)).await?;
             match verdict {
                 Ok(verdict) => {
                     let pass = verdict.passed();

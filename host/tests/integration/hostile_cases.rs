@@ -9,7 +9,7 @@
 
 use crate::fake_server::FakeServer;
 use crate::hostile_support::{
-    DEADLINE_MS, Expect, HOSTILE_PY, JUDGE_LOOP, JUDGE_LOOP_DEADLINE_MS, Project, Run, SLACK, Server, WASI_IO,
+    DEADLINE_MS, Expect, HOSTILE_PY, HOSTILE_RUST, JUDGE_LOOP, JUDGE_LOOP_DEADLINE_MS, Project, Run, SLACK, Server, WASI_IO,
     assay_command, path, warm, warm_plugin,
 };
 use crate::judge_server::completion;
@@ -237,4 +237,30 @@ fn a_direct_case_whose_plugin_asks_the_judge_forever_is_an_error() {
 #[test]
 fn an_http_case_whose_plugin_asks_the_judge_forever_is_an_error() {
     judge_loop_over("http");
+}
+
+/// Five cases whose answer is too big for a plugin (it faults on it), run
+/// first and one at a time, beside twenty good cases on the same plugin:
+/// the faults are those five cases' errors, and the plugin stays enabled
+/// for the twenty (it used to be disabled for the rest of the run after
+/// five faults in a row).
+#[test]
+fn faults_on_answers_too_big_for_a_plugin_do_not_disable_it_for_the_good_cases() {
+    let config = format!("[plugins.hostile]\npath = \"{}\"\ndeadline_ms = {DEADLINE_MS}\n", path(HOSTILE_RUST));
+    let project = Project::new(&config);
+    warm(&project.config());
+    let big = "x".repeat(assay::plugin::SMALL_INPUT_BYTES + 1);
+    for i in 0..5 {
+        project.simple_case(&format!("a-big-{i}"), "echo", &big, r#""panic": "1""#, None);
+    }
+    for i in 0..20 {
+        project.simple_case(&format!("b-good-{i:02}"), "echo", "hello", r#""count": "1""#, None);
+    }
+    let run = project.run(&["--jobs", "1"]);
+    let status = |prefix: &str, wanted: &str| {
+        run.results.iter().filter(|r| r["id"].as_str().unwrap().starts_with(prefix) && r["status"] == wanted).count()
+    };
+    assert_eq!(status("a-big-", "error"), 5, "{}", run.describe());
+    assert_eq!(status("b-good-", "passed"), 20, "{}", run.describe());
+    assert_eq!(run.finished.code, Some(1), "{}", run.describe());
 }

@@ -3,10 +3,10 @@
 //! misbehaves one way per key, and each fault is contained, named, bounded
 //! in time, and leaves the host serving the next check.
 
-use crate::util::{eval_one, fixture, load, quick_limits, runtime};
+use crate::util::{eval_in, eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
 use assay::errors::Fault;
-use assay::plugin::{ActualValue, CheckInput, EvaluationError, Registry};
+use assay::plugin::{ActualValue, CheckInput, EvaluationError, FaultStreak, Registry, SMALL_INPUT_BYTES};
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, ComponentOptions, ComponentSource, Grants, Limits};
 use std::sync::Arc;
@@ -42,7 +42,7 @@ fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
         CheckInput { key: "greater", actual: 1, expected: "20000" },
         CheckInput { key: "less", actual: 0, expected: "5" },
     ];
-    let output = stock.evaluate(&actuals, &checks);
+    let output = stock.evaluate(&actuals, &checks, &FaultStreak::default());
     let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| assay::plugin::verdict_of(r, false)).collect();
     let outcomes: Vec<Outcome> = verdicts.iter().map(|v| v.outcome).collect();
     assert_eq!(outcomes, [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Fail, Outcome::Error]);
@@ -163,16 +163,32 @@ fn a_log_flood_is_capped() {
 }
 
 #[test]
-fn a_plugin_that_faults_repeatedly_is_disabled() {
+fn a_plugin_that_faults_repeatedly_is_disabled_in_that_scope_only() {
     let limits = Limits { deadline: Duration::from_millis(50), max_consecutive_faults: 3, ..Limits::default() };
     let plugin = hostile(limits);
+    let run = FaultStreak::default();
     for _ in 0..3 {
-        assert!(matches!(fault_of(&eval_one(&plugin, "panic", "x", "1")).1, Fault::Panic(_)));
+        assert!(matches!(fault_of(&eval_in(&plugin, &run, "panic", "x", "1")).1, Fault::Panic(_)));
     }
     let started = Instant::now();
-    let (_, fault) = fault_of(&eval_one(&plugin, "count", "x", "1"));
+    let (_, fault) = fault_of(&eval_in(&plugin, &run, "count", "x", "1"));
     assert_eq!(fault, Fault::Disabled(3));
     assert!(started.elapsed() < Duration::from_millis(50), "a disabled plugin is not run");
+    // Another run (or another client of `assay serve`) still has it.
+    let other = FaultStreak::default();
+    assert!(eval_in(&plugin, &other, "count", "x", "1").results[0].is_ok());
+}
+
+#[test]
+fn faults_on_inputs_larger_than_any_the_plugin_answered_never_disable_it() {
+    let limits = Limits { deadline: Duration::from_millis(50), max_consecutive_faults: 3, ..Limits::default() };
+    let plugin = hostile(limits);
+    let run = FaultStreak::default();
+    let big = "x".repeat(SMALL_INPUT_BYTES + 1);
+    for _ in 0..10 {
+        assert!(matches!(fault_of(&eval_in(&plugin, &run, "panic", &big, "1")).1, Fault::Panic(_)));
+    }
+    assert!(eval_in(&plugin, &run, "count", "x", "1").results[0].is_ok(), "ten big inputs disabled it");
 }
 
 #[test]
@@ -180,7 +196,7 @@ fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
     let plugin = hostile(quick_limits());
     let checks =
         [CheckInput { key: "count", actual: 0, expected: "1" }, CheckInput { key: "panic", actual: 0, expected: "1" }];
-    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks);
+    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &FaultStreak::default());
     assert_eq!(output.results.len(), 2);
     assert!(output.results.iter().all(|r| matches!(r, Err(EvaluationError::Fault { .. }))));
 }
@@ -370,7 +386,7 @@ fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
         CheckInput { key: "ask_judge", actual: 0, expected: "\"a\"" },
         CheckInput { key: "ask_judge", actual: 0, expected: "\"b\"" },
     ];
-    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks);
+    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &FaultStreak::default());
     // Four calls per check of the batch, eight in all; then refusals.
     assert_eq!(judge.calls.load(std::sync::atomic::Ordering::Relaxed), 8);
     let refused = "this evaluate call has used every judge call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused";

@@ -763,3 +763,29 @@ fn a_page_of_another_origin_starts_no_run_in_real_chromium() {
     assert_eq!(own.status, 202, "{own:?}");
     assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 1);
 }
+
+/// One client's faulting checks disable the plugin for that request at
+/// most, never for the next client: five requests of five faults each
+/// (past the sandbox's five in a row), then a good request still passes.
+#[test]
+fn a_plugin_faulting_for_one_client_still_answers_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("assay.toml");
+    let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plugins/hostile/hostile.wasm");
+    std::fs::write(&config, format!("[plugins.hostile]\npath = {:?}\n", plugin.to_str().unwrap())).unwrap();
+    let served = serve(&["--config", config.to_str().unwrap()]);
+    let panic = json!({"key": "panic", "actual": "x", "expected": 1});
+    for _ in 0..5 {
+        let answer = post(&served, "/v1/check", &json!({"checks": vec![panic.clone(); 6]}));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        let verdicts = answer.json()["verdicts"].as_array().unwrap().clone();
+        assert!(verdicts.iter().all(|v| v["outcome"] == "error"), "{verdicts:?}");
+        // Within the request, five in a row disable it for the sixth.
+        assert!(verdicts[5]["message"].as_str().unwrap().contains("disabled after 5 faults"), "{verdicts:?}");
+    }
+    let good = post(&served, "/v1/check", &json!({"checks": [{"key": "count", "actual": "x", "expected": 1}]}));
+    assert_eq!(good.json()["verdicts"][0]["outcome"], "pass", "{good:?}");
+    let hook = json!({"output": "x", "context": {"vars": {}}});
+    let answer = post(&served, "/v1/promptfoo/webhook?key=count&expected=1", &hook);
+    assert_eq!(answer.json()["pass"], true, "{answer:?}");
+}
