@@ -67,6 +67,11 @@ pub struct ProjectOptions {
     /// Variables case files may read besides `ASSAY_CASE_*` and `[cases]
     /// allow_env`.
     pub allow_env: Vec<String>,
+    /// Case files see only the variables allowed by name (`[cases]
+    /// allow_env`, [`ProjectOptions::allow_env`]), not `ASSAY_CASE_*`:
+    /// `assay serve`, whose clients are not its user (a verdict on a
+    /// variable is an oracle for its value, redacted or not).
+    pub named_env_only: bool,
     /// The neuro-san server for http/https cases (default: `[agent] url`,
     /// else `http://localhost:8080`).
     pub agent_url: Option<String>,
@@ -819,7 +824,8 @@ impl Settings<'_> {
         }
         let allow = from_file.chain(from_options).map(|(name, _)| name.clone());
         let vars = self.environment.iter().map(|(name, value)| (name.as_str(), value.as_str()));
-        Ok(CaseEnv::new(vars, allow, self.config.api_key_variables()))
+        let env = CaseEnv::new(vars, allow, self.config.api_key_variables());
+        Ok(if self.options.named_env_only { env.named_only() } else { env })
     }
 }
 

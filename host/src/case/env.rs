@@ -5,7 +5,8 @@
 //!
 //! - A variable is *visible* when its name starts with [`CASE_ENV_PREFIX`]
 //!   (`ASSAY_CASE_`), or when the user allows it by name (`[cases]
-//!   allow_env` in `assay.toml`, `--allow-env NAME`).
+//!   allow_env` in `assay.toml`, `--allow-env NAME`). For a server's
+//!   clients, only by name ([`CaseEnv::named_only`]).
 //! - A *protected* variable, one that holds a configured API key (the
 //!   judge's or the embeddings backend's), is visible only when allowed by
 //!   name: the prefix is not enough.
@@ -52,6 +53,8 @@ pub struct CaseEnv {
     protected: BTreeSet<String>,
     /// Values reports must hide.
     secrets: Vec<String>,
+    /// Only the names in `allowed` are visible: the prefix is not enough.
+    named_only: bool,
 }
 
 /// What `${NAME}` finds.
@@ -121,9 +124,21 @@ impl CaseEnv {
         CaseEnv::new(vars, allow, protected)
     }
 
+    /// The same environment with only the variables allowed by name
+    /// visible, for case files a server's clients send or name: the
+    /// `ASSAY_CASE_` prefix no longer suffices. The secrets stay (a report
+    /// hides more, never less).
+    pub fn named_only(mut self) -> CaseEnv {
+        self.named_only = true;
+        let allowed = &self.allowed;
+        self.visible.retain(|name, _| allowed.contains(name));
+        self
+    }
+
     /// Whether case files may read the variable `name`.
     pub fn is_visible(&self, name: &str) -> bool {
-        self.allowed.contains(name) || (name.starts_with(CASE_ENV_PREFIX) && !self.protected.contains(name))
+        self.allowed.contains(name)
+            || (!self.named_only && name.starts_with(CASE_ENV_PREFIX) && !self.protected.contains(name))
     }
 
     /// What `${name}` finds.
@@ -185,6 +200,15 @@ mod tests {
         assert_eq!(env.lookup("OPENAI_API_KEY"), Lookup::Value("sk-openai-secret"));
         assert_eq!(env.lookup("HOME"), Lookup::NotAllowed { protected: false });
         assert_eq!(env.lookup("NOT_SET_AT_ALL"), Lookup::NotAllowed { protected: false });
+    }
+
+    #[test]
+    fn named_only_the_prefix_is_not_enough_and_secrets_stay() {
+        let env = env().named_only();
+        assert_eq!(env.lookup("ASSAY_CASE_NAME"), Lookup::NotAllowed { protected: false });
+        assert_eq!(env.lookup("ASSAY_CASE_TOKEN"), Lookup::NotAllowed { protected: false });
+        assert_eq!(env.lookup("OPENAI_API_KEY"), Lookup::Value("sk-openai-secret"));
+        assert_eq!(env.secrets().len(), 4);
     }
 
     #[test]

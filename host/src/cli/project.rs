@@ -16,6 +16,7 @@ pub fn options(project: &ProjectArgs, case_env: Option<&CaseEnvArgs>, server: Op
         no_cache: project.no_cache,
         no_answer_cache: project.no_judge_cache,
         allow_env: case_env.map(|args| args.allow_env.clone()).unwrap_or_default(),
+        named_env_only: false,
         trusted_files: match case_env.is_some_and(|args| args.allow_commands) || allowed_by_environment() {
             true => TrustedFiles::Everything,
             false => TrustedFiles::Configured,

@@ -106,6 +106,9 @@ pub fn run(args: ServeApiArgs) -> anyhow::Result<u8> {
     // A server's clients are not its user: it trusts no file (not even
     // `[trust] commands`, nor ASSAY_ALLOW_COMMANDS) unless told so here.
     let mut project_options = super::project::options(&args.project, Some(&args.case_env), Some(&args.server));
+    // Nor may its case files read a variable by its `ASSAY_CASE_` prefix:
+    // only the names assay.toml or --allow-env give.
+    project_options.named_env_only = true;
     project_options.trusted_files = match args.case_env.allow_commands {
         true => assay::TrustedFiles::Everything,
         false => assay::TrustedFiles::Nothing,

@@ -516,11 +516,12 @@ fn no_secret_reaches_an_answer_an_event_or_the_results() {
     let results = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     // The echo agent answers the secret back, and the check fails naming it.
-    // (A case file under the root sees the case variables; an inline case
-    // sees none: see the next test.)
+    // (A case file under the root sees the variables the server allows by
+    // name; an inline case sees none: see the next tests.)
     let case = r#"{ agent: echo, interactions: [ { text: ${ASSAY_CASE_API_KEY}, response: { text: { value: "nothing like it" } } } ] }"#;
     std::fs::write(root.path().join("leaky.hocon"), case).unwrap();
-    let args = ["--results", results.path().to_str().unwrap(), "--root", root.path().to_str().unwrap()];
+    let (results_arg, root_arg) = (results.path().to_str().unwrap(), root.path().to_str().unwrap());
+    let args = ["--results", results_arg, "--root", root_arg, "--allow-env", "ASSAY_CASE_API_KEY"];
     let served = serve_with_env(&args, &[("ASSAY_CASE_API_KEY", SECRET)]);
     let started = post(&served, "/v1/runs", &json!({"paths": ["leaky.hocon"]}));
     assert_eq!(started.status, 202, "{started:?}");
@@ -536,6 +537,32 @@ fn no_secret_reaches_an_answer_an_event_or_the_results() {
     let check =
         post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": SECRET, "expected": "zzz"}]}));
     assert!(!check.body.contains(SECRET), "{check:?}");
+}
+
+/// A served case file reads no variable by its `ASSAY_CASE_` prefix, only
+/// those the server allows by name: else a check on `${VAR}` would be an
+/// oracle for its value, redacted in every answer as it is.
+#[test]
+fn a_served_case_reads_only_the_variables_the_server_allows_by_name() {
+    const SECRET: &str = "s3cr3t-value-of-the-api-token";
+    let root = tempfile::tempdir().unwrap();
+    let probe = |name: &str, guess: &str| {
+        format!(
+            r#"{{ agent: echo, interactions: [ {{ text: ${{{name}}}, response: {{ text: {{ keywords: "{guess}" }} }} }} ] }}"#
+        )
+    };
+    std::fs::write(root.path().join("probe.hocon"), probe("ASSAY_CASE_API_TOKEN", "s3c")).unwrap();
+    std::fs::write(root.path().join("name.hocon"), probe("ASSAY_CASE_NAME", "Ada")).unwrap();
+    std::fs::write(root.path().join("assay.toml"), "[cases]\nallow_env = [\"ASSAY_CASE_NAME\"]\n").unwrap();
+    let config = root.path().join("assay.toml");
+    let vars = [("ASSAY_CASE_API_TOKEN", SECRET), ("ASSAY_CASE_NAME", "Ada")];
+    let args = ["--root", root.path().to_str().unwrap(), "--config", config.to_str().unwrap()];
+    let served = serve_with_env(&args, &vars);
+    let cases = run_paths(&served, &["probe.hocon", "name.hocon"]);
+    assert_eq!(cases["probe"]["status"], "error", "{cases:?}");
+    let message = cases["probe"]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("ASSAY_CASE_API_TOKEN") && message.contains("allow_env"), "{message}");
+    assert_eq!(cases["name"]["status"], "passed", "{cases:?}");
 }
 
 /// Runs `paths` on `served` and waits for its end: the finished cases'
