@@ -171,7 +171,12 @@ impl LazyPlugin {
     /// Evaluates one batch ([`MatcherPlugin::evaluate`]), compiling the
     /// plugin first if this is its first use. A plugin that cannot be
     /// loaded gives every check the load error.
-    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], streak: &FaultStreak) -> BatchOutput {
+    pub fn evaluate(
+        &self,
+        actuals: &[ActualValue<'_>],
+        checks: &[CheckInput<'_>],
+        streak: &FaultStreak,
+    ) -> BatchOutput {
         match self.get() {
             Ok(plugin) => plugin.evaluate(actuals, checks, streak),
             Err(cause) => {

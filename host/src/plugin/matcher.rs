@@ -7,10 +7,10 @@
 //! version it exports.
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
+use crate::plugin::faults::FaultStreak;
 use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
 use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
-use crate::plugin::faults::FaultStreak;
 use std::fmt;
 
 /// One key a plugin implements.
@@ -184,7 +184,12 @@ impl MatcherPlugin {
     /// the faulted instance is discarded. `streak` is the plugin's within
     /// the caller's scope (a run, a request): it is told the outcome, and
     /// once it has counted too many faults in a row the plugin is not called.
-    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], streak: &FaultStreak) -> BatchOutput {
+    pub fn evaluate(
+        &self,
+        actuals: &[ActualValue<'_>],
+        checks: &[CheckInput<'_>],
+        streak: &FaultStreak,
+    ) -> BatchOutput {
         let limits = self.host.limits();
         if let Some(faults) = streak.disabled(limits.max_consecutive_faults) {
             return self.all_faulted(checks.len(), Fault::Disabled(faults), Vec::new(), 0);

@@ -24,8 +24,8 @@ mod matcher;
 mod registry;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin, PROMPTFOO_PLUGIN};
-pub use faults::{FaultStreak, FaultStreaks, SMALL_INPUT_BYTES};
 pub use dispatch::{PluginLog, ResponseView, UnknownKey, evaluate, evaluate_one, verdict_of};
+pub use faults::{FaultStreak, FaultStreaks, SMALL_INPUT_BYTES};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use lazy::LazyPlugin;
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};

@@ -102,7 +102,8 @@ pub async fn promptfoo_webhook(
     let answer = match webhook_check(query, body) {
         Ok((key, actual, expected)) => {
             let work: Arc<Shared> = shared.clone();
-            let verdict = blocking(move || evaluate_one(&work.registry.for_new_scope(), &key, &actual, &expected)).await?;
+            let verdict =
+                blocking(move || evaluate_one(&work.registry.for_new_scope(), &key, &actual, &expected)).await?;
             match verdict {
                 Ok(verdict) => {
                     let pass = verdict.passed();

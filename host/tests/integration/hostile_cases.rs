@@ -9,8 +9,8 @@
 
 use crate::fake_server::FakeServer;
 use crate::hostile_support::{
-    DEADLINE_MS, Expect, HOSTILE_PY, HOSTILE_RUST, JUDGE_LOOP, JUDGE_LOOP_DEADLINE_MS, Project, Run, SLACK, Server, WASI_IO,
-    assay_command, path, warm, warm_plugin,
+    DEADLINE_MS, Expect, HOSTILE_PY, HOSTILE_RUST, JUDGE_LOOP, JUDGE_LOOP_DEADLINE_MS, Project, Run, SLACK, Server,
+    WASI_IO, assay_command, path, warm, warm_plugin,
 };
 use crate::judge_server::completion;
 use std::time::Duration;
