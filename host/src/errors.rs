@@ -264,6 +264,9 @@ pub enum ErrorKind {
     Internal,
     /// The run was cancelled before it got to the case.
     NotRun,
+    /// The run was stopped while the case ran (cancelled by its client, or
+    /// past the run's time limit).
+    Stopped,
     /// A sample did not complete all its turns.
     Incomplete,
     /// A turn's `timeout_in_seconds` fired.
@@ -347,6 +350,7 @@ impl ErrorKind {
             ErrorKind::NoAgent => "no-agent",
             ErrorKind::Internal => "internal",
             ErrorKind::NotRun => "not-run",
+            ErrorKind::Stopped => "stopped",
             ErrorKind::Incomplete => "incomplete",
             ErrorKind::InteractionTimeout => "interaction-timeout",
             ErrorKind::CaseTimeout => "case-timeout",

@@ -119,9 +119,13 @@ pub struct RunSummary {
     /// fragment that reads after "failed to".
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reporter_errors: Vec<String>,
-    /// Cases the run never started because a reporter failed.
+    /// Cases the run never started because a reporter failed or the run
+    /// was stopped.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_run: usize,
+    /// Why the run was stopped before its end (see [`crate::Runner::run_until`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// Breaches of the rule that every admitted case is reported exactly
     /// once (a case never reported, or reported twice): assay's own bugs,
     /// which fail the run.

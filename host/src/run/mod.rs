@@ -69,7 +69,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -154,6 +154,23 @@ impl Runner {
     /// admitted was reported exactly once; a breach is named in the
     /// summary's `internal_errors` and fails the run.
     pub async fn run(&self, cases: CaseSource, reporter: &mut dyn Reporter) -> RunSummary {
+        self.run_until(cases, reporter, std::future::pending()).await
+    }
+
+    /// [`Runner::run`], stopped when `stop` ends, with the reason it gives
+    /// (its client cancelled it, its time is up): no further case is
+    /// started, each case in flight is stopped and reported as a `stopped`
+    /// error naming the reason (one running in-process on a CPU thread
+    /// finishes first, within its deadlines), the cases never started are
+    /// counted as not run, and the summary's `stopped` says why.
+    pub async fn run_until(
+        &self,
+        cases: CaseSource,
+        reporter: &mut dyn Reporter,
+        stop: impl Future<Output = String>,
+    ) -> RunSummary {
+        let mut stop = std::pin::pin!(stop);
+        let (stopping, stopped) = watch::channel(None::<Arc<str>>);
         let cancelled = Arc::new(AtomicBool::new(false));
         let mut emitter =
             Emitter { reporter, started: Instant::now(), errors: Vec::new(), cancelled: cancelled.clone() };
@@ -164,7 +181,7 @@ impl Runner {
         // Each run counts its plugins' faults on its own: a plugin disabled
         // in one run is enabled in the next.
         let context = Context { registry: Arc::new(self.context.registry.for_new_scope()), ..self.context.clone() };
-        let admission = tokio::spawn(admit(context, self.options.clone(), cases, sender, cancelled.clone()));
+        let admission = tokio::spawn(admit(context, self.options.clone(), cases, sender, cancelled.clone(), stopped));
         let mut summary = RunSummary::default();
         let mut ledger = Ledger::default();
         let mut slow = SlowWatch::new(self.options.slow_timeout);
@@ -179,6 +196,12 @@ impl Runner {
                     for (id, running) in slow.due() {
                         emitter.emit(EventKind::CaseSlow { id: &id, running });
                     }
+                    continue;
+                }
+                reason = &mut stop, if summary.stopped.is_none() => {
+                    cancelled.store(true, Ordering::Release);
+                    let _ = stopping.send(Some(reason.as_str().into()));
+                    summary.stopped = Some(reason);
                     continue;
                 }
             };
@@ -208,6 +231,7 @@ impl Runner {
         if let Err(error) = admission.await {
             ledger.errors.push(format!("the scheduler stopped: {}", panic_message(error)));
         }
+        drop(stopping);
         // A cancelled run admits fewer cases than it holds, by design: those
         // are counted as not run, not as the scheduler's breach.
         if cancelled.load(Ordering::Acquire) {
@@ -233,6 +257,18 @@ impl Runner {
     pub fn run_blocking(&self, cases: CaseSource, reporter: &mut dyn Reporter) -> RunSummary {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
         runtime.block_on(self.run(cases, reporter))
+    }
+
+    /// [`Runner::run_until`] on a runtime of its own, for callers without
+    /// one; `stop` is made on that runtime.
+    pub fn run_blocking_until<F: Future<Output = String>>(
+        &self,
+        cases: CaseSource,
+        reporter: &mut dyn Reporter,
+        stop: impl FnOnce() -> F,
+    ) -> RunSummary {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+        runtime.block_on(async { self.run_until(cases, reporter, stop()).await })
     }
 }
 
@@ -353,6 +389,7 @@ async fn admit(
     mut cases: CaseSource,
     results: mpsc::UnboundedSender<Admission>,
     cancelled: Arc<AtomicBool>,
+    stopped: watch::Receiver<Option<Arc<str>>>,
 ) {
     let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
     // In-process cases take their slots here, waited for a few at a time
@@ -463,6 +500,7 @@ async fn admit(
             checks_wait,
             sample_timeout: options.sample_timeout,
             exhaustive: options.exhaustive,
+            max_in_flight: options.jobs.max(1),
             events: results.clone(),
         };
         let results = results.clone();
@@ -481,13 +519,32 @@ async fn admit(
                 });
             }
             None => {
-                let handle = tokio::spawn(async move { task.run().await });
+                let mut handle = tokio::spawn(async move { task.run().await });
+                let mut stopped = stopped.clone();
                 tokio::spawn(async move {
-                    let result = handle.await.unwrap_or_else(|error| identity.internal_error(panic_message(error)));
+                    let result = tokio::select! {
+                        joined = &mut handle => {
+                            joined.unwrap_or_else(|error| identity.internal_error(panic_message(error)))
+                        }
+                        reason = stop_reason(&mut stopped) => {
+                            handle.abort();
+                            let message = format!("the run was stopped while the case ran: {reason}");
+                            identity.failed(RunError { kind: ErrorKind::Stopped, message })
+                        }
+                    };
                     let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced: None });
                 });
             }
         }
+    }
+}
+
+/// Why the run was stopped, once it is; never, if it ends first.
+async fn stop_reason(stopped: &mut watch::Receiver<Option<Arc<str>>>) -> Arc<str> {
+    let reason = stopped.wait_for(Option::is_some).await.map(|reason| reason.clone());
+    match reason {
+        Ok(reason) => reason.expect("waited for a reason"),
+        Err(_) => std::future::pending().await,
     }
 }
 
@@ -581,15 +638,20 @@ struct CaseTask {
     checks_wait: bool,
     sample_timeout: Option<Duration>,
     exhaustive: bool,
+    /// The most of its samples started and not yet decided (the run's
+    /// `jobs`): a case asking for a million samples holds no more tasks
+    /// than it can run at once.
+    max_in_flight: usize,
     /// Where each decided sample is announced.
     events: mpsc::UnboundedSender<Admission>,
 }
 
 impl CaseTask {
-    /// Starts `k` samples at once and one more for each that fails, so it
-    /// never runs a sample whose result cannot matter: it stops as soon as
-    /// `k` have passed, or when `k` can no longer be reached. Exhaustive,
-    /// it starts all `n` and waits for every one.
+    /// Keeps as many samples running as may still be needed to reach `k`
+    /// passes (at most `jobs` at once), so it never runs a sample whose
+    /// result cannot matter: it stops as soon as `k` have passed, or when
+    /// `k` can no longer be reached. Exhaustive, it runs all `n`, `jobs` at
+    /// a time, and waits for every one.
     async fn run(self) -> CaseResult {
         let started = Instant::now();
         if let (Some(prerequisite), None) = (&self.job.prerequisite, &self.job.recording)
@@ -602,28 +664,23 @@ impl CaseTask {
         let task = Arc::new(self);
         let mut running = JoinSet::new();
         let mut next = 0;
-        let first_round = if exhaustive { ratio.samples } else { ratio.required };
-        while next < first_round {
-            running.spawn(task.clone().sample(next));
-            next += 1;
-        }
+        let mut passes = 0u32;
         let mut samples: Vec<SampleResult> = Vec::new();
-        while let Some(joined) = running.join_next().await {
+        loop {
+            let wanted = if exhaustive { ratio.samples } else { ratio.required.saturating_sub(passes) };
+            let in_flight = (wanted as usize).min(task.max_in_flight);
+            while running.len() < in_flight && next < ratio.samples {
+                running.spawn(task.clone().sample(next));
+                next += 1;
+            }
+            let Some(joined) = running.join_next().await else { break };
             // A sample that panicked takes its case down with it: the case
             // is then reported as an internal error (see `admit`).
             let sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
             task.announce(&sample);
-            let passed = sample.passed;
+            passes += u32::from(sample.passed);
             samples.push(sample);
-            if exhaustive {
-                continue;
-            }
-            let passes = samples.iter().filter(|s| s.passed).count() as u32;
-            if !passed && next < ratio.samples {
-                running.spawn(task.clone().sample(next));
-                next += 1;
-            }
-            if ratio.is_decided(passes, running.len() as u32 + (ratio.samples - next)) {
+            if !exhaustive && ratio.is_decided(passes, running.len() as u32 + (ratio.samples - next)) {
                 break;
             }
         }
