@@ -41,7 +41,7 @@
 //! Run: `cargo bench -p assay --bench startup -- --warm-up-time 1 --measurement-time 3`
 
 use assay::agent::{AgentCatalog, AgentComponent, ChatRequest, DEMO_AGENTS};
-use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, MatcherPlugin, Registry};
+use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, FaultStreak, MatcherPlugin, Registry};
 use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -78,8 +78,11 @@ fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentCompo
 
 /// One `keywords` check on [`TEXT`]; true when it passed.
 fn one_check(plugin: &MatcherPlugin) -> bool {
-    let output =
-        plugin.evaluate(&[ActualValue::Text(TEXT)], &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }]);
+    let output = plugin.evaluate(
+        &[ActualValue::Text(TEXT)],
+        &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }],
+        &FaultStreak::default(),
+    );
     output.results[0].as_ref().expect("a verdict").pass
 }
 
@@ -222,8 +225,11 @@ fn fresh_instances(cached: &Runtime) {
     let plugin = load_stock(cached, ComponentOptions { limits, ..stock_options() });
     let too_big = "x".repeat(9 << 20);
     let fault = || {
-        let output = plugin
-            .evaluate(&[ActualValue::Text(&too_big)], &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }]);
+        let output = plugin.evaluate(
+            &[ActualValue::Text(&too_big)],
+            &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }],
+            &FaultStreak::default(),
+        );
         assert!(output.results[0].is_err(), "the oversized batch faults");
     };
     let mut fresh = Vec::with_capacity(RUNS);

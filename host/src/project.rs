@@ -476,32 +476,31 @@ impl Project {
         let mut found = Vec::with_capacity(paths.len());
         for (index, path) in paths.iter().enumerate() {
             let error = |message: String| ProjectError::ServedPath { index, path: path.clone(), message };
-            let outside = || {
-                error(format!(
-                    "it is outside the served root `{}`; name a path under it, relative to it",
-                    root.display()
-                ))
+            // One answer whether the path is outside the root, missing, or
+            // unreadable, and no server path in it: a client learns nothing
+            // of the server's files beyond the root.
+            let not_found = || {
+                error(
+                    "there is no case file or folder of that name under the served root; name one relative to \
+                     it (no `..` out of it, no link leading out of it)"
+                        .into(),
+                )
             };
             if path.is_empty() || Path::new(path).is_absolute() {
-                return Err(outside());
+                return Err(not_found());
             }
-            let resolved = std::fs::canonicalize(root.join(path))
-                .map_err(|e| error(format!("it cannot be read under the served root: {e}")))?;
+            let resolved = std::fs::canonicalize(root.join(path)).map_err(|_| not_found())?;
             if !resolved.starts_with(root) {
-                return Err(outside());
+                return Err(not_found());
             }
-            let files = CaseFiles::find_within(root, &resolved, RUN_EXTENSIONS).map_err(|e| error(e.to_string()))?;
+            let files = CaseFiles::find_within(root, &resolved, RUN_EXTENSIONS).map_err(|_| not_found())?;
             for file in files.clone() {
-                let file = file.map_err(|e| error(e.to_string()))?;
+                let file = file.map_err(|_| not_found())?;
                 // A link inside the root may point out of it.
-                let real = std::fs::canonicalize(&file.path)
-                    .map_err(|e| error(format!("`{}` cannot be read: {e}", file.path.display())))?;
+                let real = std::fs::canonicalize(&file.path).map_err(|_| not_found())?;
                 if !real.starts_with(root) {
-                    return Err(error(format!(
-                        "`{}` links outside the served root `{}`",
-                        file.path.display(),
-                        root.display()
-                    )));
+                    let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
+                    return Err(error(format!("`{}` links outside the served root", shown.display())));
                 }
             }
             if files.is_empty() {

@@ -587,6 +587,17 @@ pub struct ServeApiArgs {
     /// Run at most this many runs at once; another is refused (429).
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub max_runs: usize,
+    /// Let a run have at most this many samples in flight [default: CPUs ×
+    /// 4]; a run asking more is refused.
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Stop a run still running after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
+    pub run_timeout: f64,
+    /// Keep the results directories of this many finished runs; older ones
+    /// are removed.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub keep_runs: usize,
     /// Hold at most this many connections at once; the next ones wait.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_connections: usize,

@@ -5,9 +5,10 @@
 //!   (`check.rs`);
 //! - `POST /v1/promptfoo/webhook`: one check in promptfoo's `webhook`
 //!   assertion's shape (`check.rs`);
-//! - `POST /v1/runs`, `GET /v1/runs/{id}`, `GET /v1/runs/{id}/events`: runs
-//!   of cases, inline or under the served root, in the background, with
-//!   their event stream as server-sent events (`runs.rs`);
+//! - `POST /v1/runs`, `GET /v1/runs/{id}`, `GET /v1/runs/{id}/events`,
+//!   `DELETE /v1/runs/{id}`: runs of cases, inline or under the served
+//!   root, in the background, with their event stream as server-sent
+//!   events, bounded in time and in what they keep (`runs.rs`);
 //! - `GET /v1/plugins`: the loaded plugins and their keys;
 //! - `GET /v1/openapi.json`: the OpenAPI 3.1 document of all of them
 //!   (`openapi.json`, checked against the router by a test).
@@ -85,6 +86,14 @@ pub struct ServeOptions {
     /// The most runs at once (default 4); another is refused (429) until
     /// one ends.
     pub max_runs: usize,
+    /// The most samples one run may have in flight (default: as `assay
+    /// run`'s `--jobs`, CPUs × 4); a run asking more is refused.
+    pub max_jobs: usize,
+    /// How long a run may take (default 1 hour); it is then stopped.
+    pub run_timeout: Duration,
+    /// How many finished runs keep their results directory (default 100);
+    /// older ones are removed.
+    pub keep_runs: usize,
     /// The most connections held at once (default 1024).
     pub max_connections: usize,
     /// How long a request's head may take to arrive (default 10 s).
@@ -108,6 +117,9 @@ impl Default for ServeOptions {
             request_timeout: Duration::from_secs(30),
             max_requests: 256,
             max_runs: 4,
+            max_jobs: crate::run::RunOptions::default().jobs,
+            run_timeout: Duration::from_secs(3600),
+            keep_runs: 100,
             max_connections: 1024,
             read_timeout: Duration::from_secs(10),
             allowed_origins: Vec::new(),
@@ -149,6 +161,8 @@ impl Server {
         for (setting, value) in [
             ("--max-requests", options.max_requests),
             ("--max-runs", options.max_runs),
+            ("--jobs", options.max_jobs),
+            ("--keep-runs", options.keep_runs),
             ("--max-connections", options.max_connections),
             ("--max-body-mb", options.max_body_bytes),
         ] {
@@ -163,10 +177,20 @@ impl Server {
             return Err(ServeError::Root { path: options.root.clone(), message: "it is not a directory".into() });
         }
         let results = options.results.clone().unwrap_or_else(|| root.join(".assay").join("serve-runs"));
+        if options.run_timeout.is_zero() {
+            let message = "0 would stop every run at once: use a positive number of seconds".to_owned();
+            return Err(ServeError::Limit { setting: "--run-timeout", value: "0".into(), message });
+        }
         let registry = project.registry()?;
+        let limits = runs::RunLimits {
+            max_runs: options.max_runs,
+            max_jobs: options.max_jobs,
+            run_timeout: options.run_timeout,
+            keep_runs: options.keep_runs,
+        };
         let shared = Arc::new(Shared {
             redactor: project.redactor(),
-            runs: runs::Runs::new(root, results, options.max_runs),
+            runs: runs::Runs::new(root, results, limits),
             registry,
             project,
         });
@@ -214,6 +238,7 @@ fn routes() -> Routes {
         .add(Method::POST, "/v1/promptfoo/webhook", check::promptfoo_webhook)
         .add(Method::POST, "/v1/runs", runs::start)
         .add(Method::GET, "/v1/runs/{id}", runs::status)
+        .add(Method::DELETE, "/v1/runs/{id}", runs::stop)
         .add(Method::GET, "/v1/runs/{id}/events", runs::events)
         .add(Method::GET, "/v1/plugins", plugins)
         .add(Method::GET, "/v1/openapi.json", openapi)

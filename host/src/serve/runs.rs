@@ -4,7 +4,15 @@
 //! as `assay run` does; `GET /v1/runs/{id}` says whether it is running and,
 //! once finished, gives its summary; `GET /v1/runs/{id}/events` streams
 //! every event of the run as server-sent events, from the first, whenever
-//! the client connects, and ends when the run ends.
+//! the client connects, and ends when the run ends; `DELETE /v1/runs/{id}`
+//! stops it.
+//!
+//! What a run holds is bounded whatever it asks: its events go to
+//! `events.jsonl` in its results directory as they happen, and streams read
+//! them from there (memory holds a count, not the events); a run is
+//! stopped past the server's `--run-timeout`; the results directories of
+//! all but the last `--keep-runs` finished runs are removed, and so are
+//! their records.
 //!
 //! Paths reach cases through the project's one door
 //! ([`crate::Project::discover_within`]): resolved under the root, every
@@ -32,25 +40,39 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-/// How many finished runs are remembered (their events in memory); older
-/// ones are forgotten, their results directories kept.
-const FINISHED_RUNS_KEPT: usize = 64;
+/// The file of a run's results directory its events go to, one JSON
+/// object a line, each with its `event` name.
+const EVENTS_FILE: &str = "events.jsonl";
 
-/// The most samples a run may ask to have in flight at once.
-const MAX_JOBS: usize = 4096;
+/// The most events one read of a stream sends before it reads again.
+const EVENTS_PER_READ: usize = 256;
+
+/// How the runs of a server are bounded.
+#[derive(Clone, Copy, Debug)]
+pub struct RunLimits {
+    /// The most runs at once.
+    pub max_runs: usize,
+    /// The most samples one run may have in flight (its `jobs`).
+    pub max_jobs: usize,
+    /// How long a run may take before it is stopped.
+    pub run_timeout: Duration,
+    /// How many finished runs keep their results directory and record.
+    pub keep_runs: usize,
+}
 
 /// The runs of a server.
 pub struct Runs {
     root: PathBuf,
     results: PathBuf,
-    max_runs: usize,
+    limits: RunLimits,
     slots: Arc<Semaphore>,
     table: Mutex<RunTable>,
 }
@@ -61,19 +83,23 @@ struct RunTable {
     finished: VecDeque<String>,
 }
 
-/// One run: its events so far, and its summary once finished.
+/// One run: where its events are, and its summary once finished.
 struct RunRecord {
     id: String,
     results: PathBuf,
     log: Mutex<RunLog>,
     /// Bumped at each new event, and at the end.
     changed: watch::Sender<usize>,
+    /// Set, with the reason, to stop the run.
+    stop: watch::Sender<Option<String>>,
 }
 
 #[derive(Default)]
 struct RunLog {
-    /// Each event as JSON with its name, in order.
-    events: Vec<(&'static str, Arc<str>)>,
+    /// `events.jsonl`, open for appending while the run runs.
+    file: Option<std::fs::File>,
+    /// The bytes of whole event lines written to it so far.
+    written: u64,
     /// Set when the run ended: `summary.json` (or, if it could not be
     /// written, the run's summary).
     summary: Option<Value>,
@@ -81,8 +107,9 @@ struct RunLog {
 
 impl Runs {
     /// Runs of cases under `root` (canonical), writing under `results`.
-    pub fn new(root: PathBuf, results: PathBuf, max_runs: usize) -> Runs {
-        Runs { root, results, max_runs, slots: Arc::new(Semaphore::new(max_runs)), table: Mutex::default() }
+    pub fn new(root: PathBuf, results: PathBuf, limits: RunLimits) -> Runs {
+        let slots = Arc::new(Semaphore::new(limits.max_runs));
+        Runs { root, results, limits, slots, table: Mutex::default() }
     }
 
     fn get(&self, id: &str) -> Result<Arc<RunRecord>, ApiError> {
@@ -94,15 +121,49 @@ impl Runs {
             .ok_or_else(|| ApiError::not_found(format!("find run `{id}`: no such run (ids come from POST /v1/runs)")))
     }
 
+    /// Records that run `id` finished, and forgets the oldest finished
+    /// runs past `--keep-runs`, their results directories removed with
+    /// them; so are any left in the results folder by an earlier server
+    /// (directories named as run ids are, nothing else).
     fn finished(&self, id: &str) {
-        let mut table = self.table.lock().expect("the run table is never poisoned");
-        table.finished.push_back(id.to_owned());
-        while table.finished.len() > FINISHED_RUNS_KEPT {
-            if let Some(old) = table.finished.pop_front() {
-                table.by_id.remove(&old);
+        let running: Vec<String> = {
+            let mut table = self.table.lock().expect("the run table is never poisoned");
+            table.finished.push_back(id.to_owned());
+            while table.finished.len() > self.limits.keep_runs {
+                if let Some(old) = table.finished.pop_front() {
+                    table.by_id.remove(&old);
+                }
             }
-        }
+            let finished: HashSet<&String> = table.finished.iter().collect();
+            table.by_id.keys().filter(|id| !finished.contains(id)).cloned().collect()
+        };
+        prune(&self.results, self.limits.keep_runs, &running);
     }
+}
+
+/// Removes the run directories under `results` (named as run ids) but the
+/// `keep` most recently changed and those of `running` runs.
+fn prune(results: &Path, keep: usize, running: &[String]) {
+    let Ok(entries) = std::fs::read_dir(results) else { return };
+    let mut runs: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry.file_name().to_str().is_some_and(|name| is_run_id(name) && !running.iter().any(|r| r == name))
+        })
+        .filter_map(|entry| {
+            let metadata = entry.metadata().ok().filter(std::fs::Metadata::is_dir)?;
+            Some((metadata.modified().ok()?, entry.path()))
+        })
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse(run.0));
+    for (_, dir) in runs.into_iter().skip(keep) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Whether `name` is a run id ([`new_run_id`]'s form).
+fn is_run_id(name: &str) -> bool {
+    name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 /// `POST /v1/runs`'s body.
@@ -143,7 +204,7 @@ pub async fn start(
     let Ok(slot) = shared.runs.slots.clone().try_acquire_owned() else {
         let message = format!(
             "start a run: {} runs are running, as many as --max-runs allows; retry when one has finished",
-            shared.runs.max_runs
+            shared.runs.limits.max_runs
         );
         return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, message));
     };
@@ -168,10 +229,14 @@ fn prepare_and_start(
             "start a run: it names no case; give `cases` (inline case files) or `paths` (under the served root)",
         ));
     }
-    let mut options = RunOptions::default();
+    let limits = shared.runs.limits;
+    let mut options = RunOptions { jobs: limits.max_jobs, ..RunOptions::default() };
     if let Some(jobs) = request.jobs {
-        if !(1..=MAX_JOBS).contains(&jobs) {
-            return Err(ApiError::bad_request(format!("start a run: `jobs` {jobs} is not from 1 to {MAX_JOBS}")));
+        if !(1..=limits.max_jobs).contains(&jobs) {
+            return Err(ApiError::bad_request(format!(
+                "start a run: `jobs` {jobs} is not from 1 to {}, this server's --jobs",
+                limits.max_jobs
+            )));
         }
         options.jobs = jobs;
     }
@@ -214,8 +279,11 @@ fn prepare_and_start(
     let id = new_run_id();
     let dir = shared.runs.results.join(&id);
     let results = ResultsDir::create(&dir).map_err(|e| internal(&e))?;
+    let events = crate::private_files::create(&dir.join(EVENTS_FILE)).map_err(|e| internal(&e))?;
     let (changed, _) = watch::channel(0);
-    let record = Arc::new(RunRecord { id: id.clone(), results: dir, log: Mutex::default(), changed });
+    let (stop, mut stopped) = watch::channel(None);
+    let log = Mutex::new(RunLog { file: Some(events), ..RunLog::default() });
+    let record = Arc::new(RunRecord { id: id.clone(), results: dir, log, changed, stop });
     shared.runs.table.lock().expect("the run table is never poisoned").by_id.insert(id.clone(), record.clone());
 
     // Ends the record however the run ends (a panic, or no thread to run
@@ -223,10 +291,21 @@ fn prepare_and_start(
     let ending = Ending { run: Some((record.clone(), shared.clone())) };
     let redactor = shared.redactor.clone();
     let mut log = EventLog { record: record.clone(), redactor: redactor.clone() };
+    let run_timeout = limits.run_timeout;
     let run = move || {
         let _slot = slot;
         let mut reporters = ReporterSet::builder().results_dir(results).redactor(redactor).reporter(&mut log).build();
-        let summary = runner.run_blocking(cases, &mut reporters);
+        let stop = || async move {
+            let asked = async { stopped.wait_for(Option::is_some).await.ok().and_then(|reason| reason.clone()) };
+            tokio::select! {
+                Some(reason) = asked => reason,
+                () = tokio::time::sleep(run_timeout) => format!(
+                    "it ran past this server's --run-timeout of {}",
+                    crate::plural::count(run_timeout.as_secs() as usize, "second")
+                ),
+            }
+        };
+        let summary = runner.run_blocking_until(cases, &mut reporters, stop);
         drop(reporters);
         ending.finish(Some(&summary));
     };
@@ -291,7 +370,8 @@ impl CaseReader for InlineCase {
     }
 }
 
-/// Keeps every event of a run, redacted, for its event streams.
+/// Writes every event of a run, redacted, to its `events.jsonl`, for its
+/// event streams.
 struct EventLog {
     record: Arc<RunRecord>,
     redactor: Redactor,
@@ -316,9 +396,14 @@ impl Reporter for EventLog {
         let mut body = body;
         body["event"] = json!(name);
         body["elapsed_ms"] = json!(elapsed_ms);
-        let text = self.redactor.to_json(&body, false)?;
-        let text: Arc<str> = String::from_utf8(text).expect("serde_json writes UTF-8").into();
-        self.record.log.lock().expect("a run's log is never poisoned").events.push((name, text));
+        let mut line = self.redactor.to_json(&body, false)?;
+        line.push(b'\n');
+        {
+            let mut log = self.record.log.lock().expect("a run's log is never poisoned");
+            let file = log.file.as_mut().ok_or_else(|| std::io::Error::other("the run's event log is closed"))?;
+            file.write_all(&line).map_err(|e| std::io::Error::other(format!("write {EVENTS_FILE}: {e}")))?;
+            log.written += line.len() as u64;
+        }
         self.record.changed.send_modify(|n| *n += 1);
         Ok(())
     }
@@ -361,7 +446,11 @@ fn close(record: &RunRecord, shared: &Shared, summary: Option<&RunSummary>) {
         }
         (None, None) => json!({ "internal_errors": ["the run stopped before it finished (assay's own bug)"] }),
     };
-    record.log.lock().expect("a run's log is never poisoned").summary = Some(summary);
+    {
+        let mut log = record.log.lock().expect("a run's log is never poisoned");
+        log.summary = Some(summary);
+        log.file = None;
+    }
     record.changed.send_modify(|n| *n += 1);
     shared.runs.finished(&record.id);
 }
@@ -378,34 +467,97 @@ pub async fn status(State(shared): State<AppState>, UrlPath(id): UrlPath<String>
 
 /// `GET /v1/runs/{id}/events`: every event of the run as server-sent
 /// events (`event:` its name, `data:` its JSON), from the first, ending
-/// when the run has ended.
+/// when the run has ended. Read from the run's `events.jsonl`, up to the
+/// last whole line written, a few hundred at a time.
 pub async fn events(State(shared): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Response, ApiError> {
     let record = shared.runs.get(&id)?;
+    let file = tokio::fs::File::open(record.results.join(EVENTS_FILE))
+        .await
+        .map_err(|e| ApiError::internal(format!("read the events of run `{id}`: {e}")))?;
     let changes = record.changed.subscribe();
-    let stream = futures_util::stream::unfold((record, changes, 0usize), |(record, mut changes, next)| async move {
-        loop {
-            changes.borrow_and_update();
-            let (batch, ended) = {
-                let log = record.log.lock().expect("a run's log is never poisoned");
-                (log.events[next.min(log.events.len())..].to_vec(), log.summary.is_some())
-            };
-            if !batch.is_empty() {
-                let sent = next + batch.len();
-                let events: Vec<Result<Event, Infallible>> =
-                    batch.into_iter().map(|(name, data)| Ok(Event::default().event(name).data(&*data))).collect();
-                return Some((futures_util::stream::iter(events), (record, changes, sent)));
+    let reader = EventReader { file: tokio::io::BufReader::new(file), offset: 0 };
+    let stream =
+        futures_util::stream::unfold((record, changes, reader), |(record, mut changes, mut reader)| async move {
+            loop {
+                changes.borrow_and_update();
+                let (written, ended) = {
+                    let log = record.log.lock().expect("a run's log is never poisoned");
+                    (log.written, log.summary.is_some())
+                };
+                if reader.offset < written {
+                    let events = reader.read(written).await;
+                    if events.is_empty() {
+                        return None;
+                    }
+                    return Some((futures_util::stream::iter(events), (record, changes, reader)));
+                }
+                if ended {
+                    return None;
+                }
+                // The sender lives in the record, so this ends only by a change.
+                if changes.changed().await.is_err() {
+                    return None;
+                }
             }
-            if ended {
-                return None;
-            }
-            // The sender lives in the record, so this ends only by a change.
-            if changes.changed().await.is_err() {
-                return None;
-            }
-        }
-    });
+        });
     let stream = futures_util::StreamExt::flatten(stream);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+/// Reads a run's `events.jsonl` from where the last read stopped.
+struct EventReader {
+    file: tokio::io::BufReader<tokio::fs::File>,
+    offset: u64,
+}
+
+impl EventReader {
+    /// The next events, up to [`EVENTS_PER_READ`], of the lines before
+    /// `written`; none when the file cannot be read (the stream then ends).
+    async fn read(&mut self, written: u64) -> Vec<Result<Event, Infallible>> {
+        use tokio::io::AsyncBufReadExt;
+        let mut events = Vec::new();
+        let mut line = Vec::new();
+        while self.offset < written && events.len() < EVENTS_PER_READ {
+            line.clear();
+            match self.file.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => self.offset += read as u64,
+            }
+            let text = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line));
+            let name = serde_json::from_str::<Named>(&text).map(|named| named.event).unwrap_or_default();
+            events.push(Ok(Event::default().event(name).data(text)));
+        }
+        events
+    }
+}
+
+/// An event line's name.
+#[derive(Deserialize)]
+struct Named {
+    event: String,
+}
+
+/// `DELETE /v1/runs/{id}`: stops a running run (each case in flight is
+/// reported as `stopped`, the cases not started as not run) and answers
+/// 202 `{"id", "status": "stopping"}`; a finished run answers 200 as `GET`
+/// does.
+pub async fn stop(State(shared): State<AppState>, UrlPath(id): UrlPath<String>) -> Result<Response, ApiError> {
+    let record = shared.runs.get(&id)?;
+    let finished = record.log.lock().expect("a run's log is never poisoned").summary.is_some();
+    if finished {
+        return status(State(shared), UrlPath(id)).await;
+    }
+    record.stop.send_if_modified(|reason| {
+        let first = reason.is_none();
+        if first {
+            *reason = Some(format!("its client cancelled it (DELETE /v1/runs/{id})"));
+        }
+        first
+    });
+    let body = json!({ "id": record.id, "status": "stopping", "results": record.results });
+    let mut response = json_response(&shared.redactor, &body)?;
+    *response.status_mut() = StatusCode::ACCEPTED;
+    Ok(response)
 }
 
 #[cfg(test)]
@@ -416,7 +568,28 @@ mod tests {
     fn run_ids_are_random_hex() {
         let (a, b) = (new_run_id(), new_run_id());
         assert_eq!(a.len(), 16);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert!(is_run_id(&a) && is_run_id(&b));
         assert_ne!(a, b);
+        assert!(!is_run_id("0123456789ABCDEF") && !is_run_id("results") && !is_run_id("0123456789abcde"));
+    }
+
+    #[test]
+    fn pruning_keeps_the_newest_run_folders_and_the_running_ones_and_nothing_else_is_touched() {
+        let results = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = (0..5).map(|i| format!("{i:016x}")).collect();
+        for id in &ids {
+            std::fs::create_dir(results.path().join(id)).unwrap();
+            // Modification times a second apart, oldest first.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::fs::create_dir(results.path().join("mine")).unwrap();
+        std::fs::write(results.path().join("0000000000000009"), "a file, not a run").unwrap();
+        prune(results.path(), 2, &[ids[0].clone()]);
+        let mut left: Vec<String> =
+            std::fs::read_dir(results.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        let mut kept = vec![ids[0].as_str(), "0000000000000009", &ids[3], &ids[4], "mine"];
+        kept.sort();
+        assert_eq!(left, kept);
     }
 }

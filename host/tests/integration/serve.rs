@@ -14,7 +14,8 @@ use std::time::Duration;
 const TOKEN: &str = "3f9a1c0e5b7d2468ace13579bdf02468";
 
 /// Starts `assay serve --port 0 ARGS…` from the repository root, with
-/// `--no-token` unless ARGS give a token (the tests of the token ask for it).
+/// `--no-token` unless ARGS give a token (the tests of the token ask for
+/// it), and `--results` in the tests' folder unless ARGS give one.
 fn serve(args: &[&str]) -> Served {
     serve_with_env(args, &[])
 }
@@ -25,6 +26,10 @@ fn serve_with_env(args: &[&str], vars: &[(&str, &str)]) -> Served {
     command.args(["serve", "--port", "0"]).args(args).env_remove("ASSAY_SERVE_TOKEN");
     if !args.contains(&"--token-file") {
         command.arg("--no-token");
+    }
+    // Runs write under the tests' folder, not the repository's `.assay/`.
+    if !args.contains(&"--results") {
+        command.arg("--results").arg(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-runs"));
     }
     command.envs(vars.iter().copied());
     Served::spawn(command)
@@ -245,8 +250,23 @@ fn paths_outside_the_root_are_refused_links_included() {
         let answer = post(&served, "/v1/runs", &json!({"paths": [path]}));
         assert_eq!(answer.status, 400, "`{path}` was not refused: {answer:?}");
         let error = answer.json()["error"].as_str().unwrap().to_owned();
-        assert!(error.contains("outside the served root"), "`{path}`: {error}");
+        assert!(error.contains("under the served root") || error.contains("outside the served root"), "{error}");
+        // No server path in an answer.
+        let (root_text, outside_text) = (root.to_str().unwrap(), outside.to_str().unwrap());
+        assert!(!error.contains(root_text) && !error.contains(outside_text) || path.starts_with('/'), "{error}");
     }
+    // Whether a path outside the root exists is not told: one answer for
+    // an existing file out there and a missing one.
+    let answer_for = |path: &str| {
+        let error = post(&served, "/v1/runs", &json!({"paths": [path]})).json()["error"].as_str().unwrap().to_owned();
+        error.replace(path, "PATH")
+    };
+    let depth = root.components().count();
+    let up = "../".repeat(depth);
+    let existing_outside = format!("{up}{}", outside.join("ratio.hocon").to_str().unwrap().trim_start_matches('/'));
+    let missing_outside = format!("{up}{}", outside.join("nope.hocon").to_str().unwrap().trim_start_matches('/'));
+    assert_eq!(answer_for(&existing_outside), answer_for(&missing_outside));
+    assert_eq!(answer_for(&existing_outside), answer_for("cases/nope.hocon"));
     // Inside the root, a case runs (the link removed).
     #[cfg(unix)]
     std::fs::remove_file(root.join("cases/linked.hocon")).unwrap();
@@ -815,4 +835,110 @@ fn a_plugin_faulting_for_one_client_still_answers_the_next() {
     let hook = json!({"output": "x", "context": {"vars": {}}});
     let answer = post(&served, "/v1/promptfoo/webhook?key=count&expected=1", &hook);
     assert_eq!(answer.json()["pass"], true, "{answer:?}");
+}
+
+/// An agent server that takes connections and never answers (the kernel
+/// completes each handshake; nothing reads): it would hold a case until
+/// its timeouts.
+fn silent_agent() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    (listener, url)
+}
+
+/// A case over http to the `--agent-url`, and one in-process that passes.
+fn held_and_quick_cases() -> Value {
+    let held = r#"{ agent: echo, connections: [http], interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    let quick = r#"{ agent: echo, interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    json!({"cases": [{"name": "held", "text": held}, {"name": "quick", "text": quick}]})
+}
+
+/// The events of run `id` (waiting for its end), and its finished cases by
+/// id.
+fn wait_for_run(served: &Served, id: &str) -> (Vec<(String, Value)>, std::collections::BTreeMap<String, Value>) {
+    let events = events_of(&get(served, &format!("/v1/runs/{id}/events")).body);
+    let cases = events
+        .iter()
+        .filter(|(name, _)| name == "case_finished")
+        .map(|(_, data)| (data["case"]["id"].as_str().unwrap().to_owned(), data["case"].clone()))
+        .collect();
+    (events, cases)
+}
+
+#[test]
+fn delete_stops_a_run_held_by_a_silent_agent_and_each_case_is_reported_once() {
+    let (_agent, url) = silent_agent();
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--agent-url", &url, "--results", results.path().to_str().unwrap()]);
+    let started = post(&served, "/v1/runs", &held_and_quick_cases());
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(500));
+    let stopping = request(&served, "DELETE", &format!("/v1/runs/{id}"), &[], b"");
+    assert_eq!((stopping.status, &stopping.json()["status"]), (202, &json!("stopping")), "{stopping:?}");
+    let asked = std::time::Instant::now();
+    let (events, cases) = wait_for_run(&served, &id);
+    assert!(asked.elapsed() < Duration::from_secs(10), "the run went on for {:?}", asked.elapsed());
+    assert_eq!(cases.len(), 2, "{events:?}");
+    assert_eq!(cases["quick"]["status"], "passed");
+    assert_eq!((&cases["held"]["status"], &cases["held"]["error"]["kind"]), (&json!("error"), &json!("stopped")));
+    assert!(cases["held"]["error"]["message"].as_str().unwrap().contains("DELETE /v1/runs/"), "{cases:?}");
+    let summary = &events.last().unwrap().1["summary"];
+    assert!(summary["stopped"].as_str().unwrap().contains("cancelled"), "{summary}");
+    let lines = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    // Once finished, DELETE answers as GET does.
+    let again = request(&served, "DELETE", &format!("/v1/runs/{id}"), &[], b"");
+    assert_eq!((again.status, &again.json()["status"]), (200, &json!("finished")), "{again:?}");
+    assert_eq!(request(&served, "DELETE", "/v1/runs/0123456789abcdef", &[], b"").status, 404);
+}
+
+#[test]
+fn a_run_past_the_servers_run_timeout_is_stopped() {
+    let (_agent, url) = silent_agent();
+    let served = serve(&["--agent-url", &url, "--run-timeout", "1"]);
+    let started = post(&served, "/v1/runs", &held_and_quick_cases());
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    let posted = std::time::Instant::now();
+    let (events, cases) = wait_for_run(&served, &id);
+    assert!(posted.elapsed() < Duration::from_secs(8), "the run went on for {:?}", posted.elapsed());
+    assert_eq!(cases["held"]["error"]["kind"], "stopped", "{cases:?}");
+    let summary = &events.last().unwrap().1["summary"];
+    assert!(summary["stopped"].as_str().unwrap().contains("--run-timeout of 1 second"), "{summary}");
+    let status = get(&served, &format!("/v1/runs/{id}")).json();
+    assert_eq!(status["status"], "finished");
+}
+
+#[test]
+fn events_are_kept_in_the_results_and_only_the_last_runs_are_kept() {
+    let results = tempfile::tempdir().unwrap();
+    std::fs::write(results.path().join("notes.txt"), "not a run").unwrap();
+    let served = serve(&["--results", results.path().to_str().unwrap(), "--keep-runs", "2", "--jobs", "4"]);
+    // A case of many samples: every one an event, read back from the file.
+    let case = r#"{ agent: echo, success_ratio: "300/300", interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let started = post(&served, "/v1/runs", &json!({"cases": [{"name": "many", "text": case}]}));
+        let id = started.json()["id"].as_str().unwrap().to_owned();
+        let (events, cases) = wait_for_run(&served, &id);
+        assert_eq!(cases["many"]["status"], "passed");
+        assert_eq!(events.iter().filter(|(name, _)| name == "sample_finished").count(), 300);
+        let file = std::fs::read_to_string(results.path().join(&id).join("events.jsonl")).unwrap_or_default();
+        if ids.len() == 3 {
+            assert_eq!(file.lines().count(), events.len(), "the stream is the file");
+        }
+        ids.push(id);
+    }
+    let mut left: Vec<String> =
+        std::fs::read_dir(results.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    let mut kept = vec![ids[2].clone(), ids[3].clone(), "notes.txt".to_owned()];
+    kept.sort();
+    assert_eq!(left, kept);
+    assert_eq!(get(&served, &format!("/v1/runs/{}", ids[0])).status, 404);
+    assert_eq!(get(&served, &format!("/v1/runs/{}", ids[3])).status, 200);
+    // A run may not ask more samples in flight than the server's --jobs.
+    let greedy = post(&served, "/v1/runs", &json!({"cases": [{"name": "x", "text": case}], "jobs": 4096}));
+    assert_eq!(greedy.status, 400, "{greedy:?}");
+    assert!(greedy.json()["error"].as_str().unwrap().contains("--jobs"), "{greedy:?}");
 }
