@@ -7,13 +7,15 @@
 use crate::check::Verdict;
 use crate::plugin::evaluate_one;
 use crate::serve::body::JsonBody;
-use crate::serve::error::{ApiError, blocking, json_response};
+use crate::serve::error::{ApiError, blocking, blocking_while_wanted, json_response};
 use crate::serve::{AppState, Shared};
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// `POST /v1/check`'s body.
 #[derive(Debug, Deserialize)]
@@ -42,7 +44,7 @@ pub async fn check(
     JsonBody(batch): JsonBody<CheckBatch>,
 ) -> Result<Response, ApiError> {
     let work = shared.clone();
-    let verdicts = blocking(move || {
+    let verdicts = blocking_while_wanted(move |given_up| {
         // Each request counts its plugins' faults on its own: one client
         // cannot disable a plugin for the others.
         let registry = &work.registry.for_new_scope();
@@ -51,6 +53,10 @@ pub async fn check(
             .iter()
             .enumerate()
             .map(|(i, check)| {
+                // A request given up (504) stops between checks.
+                if given_up.load(Ordering::Relaxed) {
+                    return Err(ApiError::new(StatusCode::GATEWAY_TIMEOUT, "evaluate: the request was given up"));
+                }
                 evaluate_one(registry, &check.key, &check.actual, &check.expected)
                     .map_err(|e| ApiError::bad_request(format!("evaluate `checks[{i}]`: {e}")))
             })

@@ -5,6 +5,8 @@
 use crate::report::Redactor;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An error answer.
 #[derive(Debug)]
@@ -54,4 +56,23 @@ pub fn json_response(redactor: &Redactor, value: &impl serde::Serialize) -> Resu
 /// threads, so that it never holds up the runtime's.
 pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(format!("finish the request: {e}")))
+}
+
+/// [`blocking`] work that learns when its request is given up (answered
+/// 504, or its client gone): the flag it is handed is set then, and work
+/// of many steps checks it between steps and stops.
+pub async fn blocking_while_wanted<T: Send + 'static>(
+    work: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    /// Sets the flag when the request's future is dropped before the work
+    /// is done.
+    struct GivenUp(Arc<AtomicBool>);
+    impl Drop for GivenUp {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let given_up = Arc::new(AtomicBool::new(false));
+    let _guard = GivenUp(given_up.clone());
+    blocking(move || work(&given_up)).await
 }

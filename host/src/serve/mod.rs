@@ -96,7 +96,8 @@ pub struct ServeOptions {
     pub keep_runs: usize,
     /// The most connections held at once (default 1024).
     pub max_connections: usize,
-    /// How long a request's head may take to arrive (default 10 s).
+    /// How long a request's head may take to arrive, and then its body
+    /// (default 10 s each).
     pub read_timeout: Duration,
     /// Web page origins allowed to call the server from a browser besides
     /// its own (`--allow-origin`; see `origin.rs`).
@@ -247,7 +248,12 @@ fn routes() -> Routes {
 /// The router: the routes, an error for any other path, and the limits and
 /// the token check around every request (the outermost layer runs first).
 fn router(shared: AppState, options: &ServeOptions) -> Router {
-    let limits = limits::RequestLimits::new(options.request_timeout, options.max_requests, options.max_body_bytes);
+    let limits = limits::RequestLimits::new(
+        options.request_timeout,
+        options.read_timeout,
+        options.max_requests,
+        options.max_body_bytes,
+    );
     let token = options.token.clone().map(Arc::new);
     let origins = origin::OriginPolicy::new(options.bind.ip().is_loopback(), &options.allowed_origins);
     routes()

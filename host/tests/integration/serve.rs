@@ -506,13 +506,30 @@ fn the_openapi_document_lists_every_route_and_each_is_served() {
     assert!(keys.contains(&"keywords"), "{keys:?}");
 }
 
+/// An `assay.toml` loading the hostile plugin with a deadline of `ms`, in
+/// `dir`.
+fn hostile_config(dir: &std::path::Path, ms: u64) -> std::path::PathBuf {
+    let config = dir.join("assay.toml");
+    let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plugins/hostile/hostile.wasm");
+    let table = format!("[plugins.hostile]\npath = {:?}\ndeadline_ms = {ms}\n", plugin.to_str().unwrap());
+    std::fs::write(&config, table).unwrap();
+    config
+}
+
 #[test]
 fn a_request_gets_its_turn_and_its_answer_within_the_timeout() {
-    let served = serve(&["--request-timeout", "1", "--max-requests", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = hostile_config(dir.path(), 3000);
+    let served = serve(&["--config", config.to_str().unwrap(), "--request-timeout", "1", "--max-requests", "1"]);
     let host = served.url.trim_start_matches("http://").to_owned();
-    // A client that announces a body and sends a byte of it holds the one turn...
+    // A check that spins for its 3 s deadline holds the one turn...
+    let body = json!({"checks": [{"key": "spin", "actual": "x", "expected": 1}]}).to_string();
     let mut slow = TcpStream::connect(&host).unwrap();
-    slow.write_all(b"POST /v1/check HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{").unwrap();
+    let head = format!(
+        "POST /v1/check HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    slow.write_all(head.as_bytes()).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     // ... so the next request waits for a turn: until the slow one is cut off.
     let started = std::time::Instant::now();
@@ -941,4 +958,67 @@ fn events_are_kept_in_the_results_and_only_the_last_runs_are_kept() {
     let greedy = post(&served, "/v1/runs", &json!({"cases": [{"name": "x", "text": case}], "jobs": 4096}));
     assert_eq!(greedy.status, 400, "{greedy:?}");
     assert!(greedy.json()["error"].as_str().unwrap().contains("--jobs"), "{greedy:?}");
+}
+
+/// Connections that announce a body and send it a byte at a time (or not
+/// at all) hold no turn: with every turn's worth of them open, a good
+/// request is answered at once, and each slow one gets 408 at the read
+/// timeout.
+#[test]
+fn slow_request_bodies_hold_no_turn_of_a_good_request() {
+    let served = serve(&["--max-requests", "2", "--request-timeout", "5", "--read-timeout", "2"]);
+    let host = served.url.trim_start_matches("http://").to_owned();
+    let slow: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&host).unwrap();
+            let head = format!(
+                "POST /v1/check HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{"
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    let good = post(&served, "/v1/check", &json!({"checks": [{"key": "keywords", "actual": "a b", "expected": "a"}]}));
+    assert_eq!(good.status, 200, "{good:?}");
+    assert!(asked.elapsed() < Duration::from_secs(1), "a good request waited {:?}", asked.elapsed());
+    for mut stream in slow {
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("--read-timeout"), "{answer}");
+    }
+}
+
+/// The CPU time the process `pid` has used, user and system.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // After the name: state is field 3, utime 14 and stime 15 (1-based).
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// A batch of slow checks answered 504 at the request timeout stops being
+/// evaluated then (it used to run to its end on a blocking thread).
+#[test]
+fn the_checks_of_a_request_given_up_stop_being_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = hostile_config(dir.path(), 1000);
+    let served = serve(&["--config", config.to_str().unwrap(), "--request-timeout", "1"]);
+    // Alternating with a passing check, so that no five faults come in a
+    // row: each spin takes its whole 1 s deadline, 8 s in all.
+    let spin = json!({"key": "spin", "actual": "x", "expected": 1});
+    let count = json!({"key": "count", "actual": "x", "expected": 1});
+    let checks: Vec<Value> = (0..8).flat_map(|_| [spin.clone(), count.clone()]).collect();
+    let answer = post(&served, "/v1/check", &json!({ "checks": checks }));
+    assert_eq!(answer.status, 504, "{answer:?}");
+    // At most the check running then finishes (within its 1 s deadline).
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = cpu_time(served.pid());
+    std::thread::sleep(Duration::from_secs(2));
+    let spent = cpu_time(served.pid()) - before;
+    assert!(spent < Duration::from_millis(500), "the checks went on: {spent:?} of CPU in 2 s");
 }

@@ -193,6 +193,11 @@ impl Served {
         self.url.rsplit(':').next().unwrap().parse().unwrap()
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether it is still running.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
