@@ -603,14 +603,20 @@ impl Project {
     }
 
     /// A runner with the project's matchers and agents.
-    /// `[cases] max_samples` of assay.toml, when set, is the run's cap on
-    /// samples per case.
+    /// `[cases] max_samples` and `max_checks` of assay.toml, when set, are
+    /// the run's caps on samples and checks per case.
     pub fn runner(&self, mut options: RunOptions) -> Result<Runner, ProjectError> {
         if let Some(max) = self.config.cases.max_samples {
             if max == 0 {
                 return Err(self.setting_error("[cases] max_samples", "it is 0, so no case could run: use at least 1"));
             }
             options.max_samples = max;
+        }
+        if let Some(max) = self.config.cases.max_checks {
+            if max == 0 {
+                return Err(self.setting_error("[cases] max_checks", "it is 0, so no case could run: use at least 1"));
+            }
+            options.max_checks = max;
         }
         Ok(Runner::new(self.registry()?, self.agents()?, options))
     }

@@ -53,6 +53,7 @@
 //! [cases]                      # what `${VAR}` in case files may read
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
 //! max_samples = 1000           # the most samples a case may ask for
+//! max_checks = 1000            # the most checks a case may plan
 //!
 //! [trust]                      # files that may run programs and read secrets
 //! commands = ["evals/**/*.suite.toml", "promptfooconfig.yaml"]
@@ -225,6 +226,8 @@ pub struct CasesConfig {
     pub allow_env: Vec<String>,
     /// The most samples a case may ask for (default 1,000).
     pub max_samples: Option<u32>,
+    /// The most checks a case may plan (default 1,000).
+    pub max_checks: Option<usize>,
 }
 
 /// `[trust]`.

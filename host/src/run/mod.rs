@@ -97,11 +97,21 @@ pub struct RunOptions {
     /// (default [`DEFAULT_MAX_SAMPLES`]; `[cases] max_samples` in
     /// assay.toml raises it, a case file cannot).
     pub max_samples: u32,
+    /// The most checks one case may plan, over all its interactions (a list
+    /// `expected` is a check per element): a case planning more is an error
+    /// case, never run (default [`DEFAULT_MAX_CHECKS`]; `[cases]
+    /// max_checks` in assay.toml raises it).
+    pub max_checks: usize,
 }
 
 /// The most samples a case may ask for, unless assay.toml says otherwise: a
 /// 150-byte case asking for `"1/4000000000"` must not take the machine.
 pub const DEFAULT_MAX_SAMPLES: u32 = 1000;
+
+/// The most checks a case may plan, unless assay.toml says otherwise: 20 MB
+/// of case files listing a million expected values must not write a
+/// gigabyte of results.
+pub const DEFAULT_MAX_CHECKS: usize = 1000;
 
 /// How long a case runs before it is reported slow, by default (nextest's).
 pub const DEFAULT_SLOW_TIMEOUT: Duration = Duration::from_secs(60);
@@ -116,6 +126,7 @@ impl Default for RunOptions {
             slow_timeout: Some(DEFAULT_SLOW_TIMEOUT),
             replay: None,
             max_samples: DEFAULT_MAX_SAMPLES,
+            max_checks: DEFAULT_MAX_CHECKS,
         }
     }
 }
@@ -128,6 +139,18 @@ fn too_many_samples(job: &Job, max: u32) -> LoadedCase {
             "`{}` asks for {} samples, over the cap of {max} a run allows; ask for fewer, or raise the cap in \
              assay.toml: [cases] max_samples = {}",
             job.success_ratio, job.success_ratio.samples, job.success_ratio.samples
+        ),
+    };
+    LoadedCase::Broken { id: job.id.clone(), error: crate::errors::CaseError::new(&job.file, kind) }
+}
+
+/// The error case of a job planning more checks than `max` allows.
+fn too_many_checks(job: &Job, checks: usize, max: usize) -> LoadedCase {
+    let kind = CaseErrorKind::Invalid {
+        path: "interactions".into(),
+        message: format!(
+            "its interactions plan {checks} checks (a list `expected` is a check per element), over the cap of \
+             {max} a case may plan; check less, or raise the cap in assay.toml: [cases] max_checks = {checks}"
         ),
     };
     LoadedCase::Broken { id: job.id.clone(), error: crate::errors::CaseError::new(&job.file, kind) }
@@ -415,6 +438,12 @@ async fn admit(
             && job.success_ratio.samples > options.max_samples
         {
             case = too_many_samples(job, options.max_samples);
+        }
+        if let LoadedCase::Ready(job) = &case {
+            let checks = job.turns.iter().map(|turn| turn.checks.len()).sum::<usize>();
+            if checks > options.max_checks {
+                case = too_many_checks(job, checks, options.max_checks);
+            }
         }
         let judge_checks = match &case {
             LoadedCase::Ready(job) if judge_concurrency > 0 => job.judge_checks(&context.registry),

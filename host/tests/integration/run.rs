@@ -460,3 +460,44 @@ fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises
     let (output, ..) = run("[cases]\nmax_samples = 0\n");
     assert!(crate::util::stderr(&output).contains("max_samples"), "{}", crate::util::stderr(&output));
 }
+
+/// A list `expected` is a check per element: a case planning more checks
+/// than the cap is one error case naming it, run by nothing, and
+/// assay.toml raises the cap.
+#[test]
+fn a_case_planning_more_checks_than_the_cap_is_an_error_and_assay_toml_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let words: Vec<String> = (0..1500).map(|i| format!("\"w{i}\"")).collect();
+    let many = format!(
+        r#"{{ agent: echo, interactions: [ {{ text: hi, response: {{ text: {{ not_keywords: [{}] }} }} }} ] }}"#,
+        words.join(", ")
+    );
+    let good = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    std::fs::write(dir.path().join("cases/many.hocon"), many).unwrap();
+    std::fs::write(dir.path().join("cases/good.hocon"), good).unwrap();
+    let run = |toml: &str| {
+        std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
+        let results = dir.path().join("results");
+        let _ = std::fs::remove_dir_all(&results);
+        let output = crate::util::assay_command()
+            .current_dir(dir.path())
+            .args(["run", "cases", "--results", results.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let case = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
+        (output, case("many"), case("good"), text.len())
+    };
+    let (output, many, good, bytes) = run("");
+    assert_eq!(output.status.code(), Some(1), "{}", crate::util::stdout(&output));
+    let message = many["error"]["message"].as_str().unwrap_or_else(|| panic!("{many}"));
+    assert!(message.contains("1500 checks") && message.contains("max_checks = 1500"), "{message}");
+    assert_eq!(good["status"], "passed", "{good}");
+    assert!(bytes < 100_000, "the refused case wrote {bytes} bytes of results");
+    let (_, many, _, _) = run("[cases]\nmax_checks = 2000\n");
+    assert_eq!(many["status"], "passed", "{many}");
+    let (output, ..) = run("[cases]\nmax_checks = 0\n");
+    assert!(crate::util::stderr(&output).contains("max_checks"), "{}", crate::util::stderr(&output));
+}
