@@ -1348,6 +1348,9 @@ pub enum ManifestErrorKind {
         /// Why it cannot be a metric, with the fix.
         reason: String,
     },
+    /// Its `component` path leaves the plugin's folder.
+    #[error("{0}")]
+    ComponentOutside(String),
 }
 
 /// The plugins of a project could not be pinned in its configuration (see

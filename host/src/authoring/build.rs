@@ -3,7 +3,7 @@
 //! made a component with wit-component, written where the manifest says,
 //! and loaded as assay would load it, with nothing granted.
 
-use super::built::{BuildOptions, BuildStep, BuiltPlugin, load_built};
+use super::built::{BuildOptions, BuildStep, BuiltPlugin, component_outside, load_built};
 use super::python;
 use super::toolchain::wasm_cargo;
 use crate::errors::{AuthoringError, ManifestErrorKind};
@@ -71,6 +71,9 @@ fn read_manifest(manifest: &Path) -> Result<(String, String), AuthoringError> {
         .and_then(|a| a.get("component"))
         .and_then(toml::Value::as_str)
         .map_or_else(|| format!("{package}.wasm"), str::to_owned);
+    if let Some(why) = component_outside(&component) {
+        return Err(fail(ManifestErrorKind::ComponentOutside(why)));
+    }
     Ok((package, component))
 }
 
@@ -111,5 +114,19 @@ mod tests {
         std::fs::write(&manifest, "[package]\nname = \"x\"\n[package.metadata.assay]\ncomponent = \"out/y.wasm\"\n")
             .unwrap();
         assert_eq!(read_manifest(&manifest).unwrap(), ("x".into(), "out/y.wasm".into()));
+    }
+
+    #[test]
+    fn a_component_path_leaving_the_folder_is_refused_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("Cargo.toml");
+        for component in ["../x.wasm", "/tmp/x.wasm", "out/../../x.wasm", ""] {
+            let text = format!("[package]\nname = \"x\"\n[package.metadata.assay]\ncomponent = \"{component}\"\n");
+            std::fs::write(&manifest, text).unwrap();
+            let mut told = false;
+            let error = build(BuildOptions::new(dir.path()), |_| told = true).unwrap_err();
+            assert!(error.to_string().contains("leaves the plugin's folder"), "{component}: {error}");
+            assert!(!told, "{component}: the build started");
+        }
     }
 }

@@ -7,8 +7,25 @@ use crate::errors::AuthoringError;
 use crate::plugin::{MatcherKey, MatcherPlugin};
 use crate::sandbox::{ComponentOptions, ComponentSource, Runtime, sha256_hex};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
+
+/// Why a manifest's `component` path cannot be where the build writes: it
+/// must be a relative path that stays in the plugin's folder (a build
+/// writes there, and a manifest from elsewhere must not choose to write
+/// over the user's files).
+pub(super) fn component_outside(component: &str) -> Option<String> {
+    let path = Path::new(component);
+    let escapes = path.is_absolute()
+        || path
+            .components()
+            .any(|part| matches!(part, Component::ParentDir | Component::RootDir | Component::Prefix(_)));
+    (escapes || component.is_empty()).then(|| {
+        format!(
+            "`component = \"{component}\"` leaves the plugin's folder: name a file in it, such as \"NAME.wasm\" or \"out/NAME.wasm\""
+        )
+    })
+}
 
 /// What to build, and where cargo builds it and prints.
 #[derive(Debug)]

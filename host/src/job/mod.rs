@@ -23,7 +23,10 @@ mod prerequisite;
 mod recording;
 
 pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
-pub use outcome::{CaseResult, CaseStatus, ConnectionRun, InteractionResult, ResponseRecord, RunError, SampleResult};
+pub use outcome::{
+    CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_RESULT_LINE_BYTES, ResponseRecord, RunError,
+    SampleResult,
+};
 pub use pending::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
     load_cases, with_distinct_ids,

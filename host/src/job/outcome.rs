@@ -10,6 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
+/// The longest line of `results.jsonl` assay writes (64 MiB): a case whose
+/// line would be longer is written without its samples, saying so, and a
+/// replay refuses a longer line (a `results.jsonl` that is a link to
+/// `/dev/zero` has no end of line).
+pub const MAX_RESULT_LINE_BYTES: usize = 64 << 20;
+
 /// How a case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

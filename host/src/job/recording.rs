@@ -13,7 +13,7 @@
 use crate::agent::AgentResponse;
 use crate::case::Connection;
 use crate::errors::{ErrorKind, ReplayError};
-use crate::job::{ResponseRecord, RunError};
+use crate::job::{MAX_RESULT_LINE_BYTES, ResponseRecord, RunError};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -173,14 +173,23 @@ impl Replay {
         let path = if dir.is_file() { dir.to_owned() } else { dir.join("results.jsonl") };
         let read_error = |cause| ReplayError::Read { path: path.clone(), cause };
         let file = File::open(&path).map_err(read_error)?;
+        if !file.metadata().map_err(read_error)?.is_file() {
+            let cause = std::io::Error::other("it is not a regular file (a device, a pipe or a folder never ends)");
+            return Err(ReplayError::Read { path, cause });
+        }
         let mut reader = std::io::BufReader::new(file.try_clone().map_err(read_error)?);
         let mut lines: HashMap<String, (u64, usize, usize)> = HashMap::new();
         let (mut line, mut offset) = (Vec::new(), 0u64);
         for number in 1.. {
             line.clear();
-            let len = reader.read_until(b'\n', &mut line).map_err(read_error)?;
+            let limit = MAX_RESULT_LINE_BYTES as u64 + 1;
+            let len = (&mut reader).take(limit).read_until(b'\n', &mut line).map_err(read_error)?;
             if len == 0 {
                 break;
+            }
+            if len > MAX_RESULT_LINE_BYTES {
+                let cause = format!("it is longer than the {} MiB a results line may be", MAX_RESULT_LINE_BYTES >> 20);
+                return Err(ReplayError::Line { path: path.clone(), line: number, cause });
             }
             let start = offset;
             offset += len as u64;

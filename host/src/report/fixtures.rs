@@ -64,6 +64,11 @@ fn case(id: &str, agent: &str, ratio: (u32, u32), samples: Vec<SampleResult>, mi
 }
 
 /// The cases, in the order they finish.
+/// A passing case whose one sample answered `text`.
+pub(crate) fn answered(id: &str, text: &str) -> CaseResult {
+    case(id, "echo", (1, 1), vec![sample(0, Vec::new(), text, 1.0)], 1.0)
+}
+
 pub(crate) fn cases() -> Vec<CaseResult> {
     let keywords = |actual: &str| check("text", "keywords", json!("hello"), Some(actual), pass("found every keyword"));
     let passed =

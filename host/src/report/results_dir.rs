@@ -14,7 +14,7 @@
 //! from beyond its case files ([`Provenance`]: its shard, the run it
 //! reran, the directories merged into it).
 
-use crate::job::CaseResult;
+use crate::job::{CaseResult, MAX_RESULT_LINE_BYTES};
 use crate::private_files;
 use crate::report::merge::MergedDir;
 use crate::report::{CaseFlags, FlagCounts, Redactor, SuiteSummary, SuiteTally};
@@ -65,6 +65,16 @@ struct CaseLine<'a> {
     case: &'a CaseResult,
     #[serde(flatten)]
     flags: CaseFlags,
+}
+
+/// A case's line without its samples, which made it too long.
+#[derive(Serialize)]
+struct TrimmedLine<'a> {
+    #[serde(flatten)]
+    case: &'a CaseResult,
+    #[serde(flatten)]
+    flags: CaseFlags,
+    samples_left_out: String,
 }
 
 /// `summary.json`.
@@ -120,10 +130,34 @@ impl ResultsDir {
     /// Counts `case` and appends `line`, its line, redacted: one write of
     /// a whole line, so that a kill can only lose lines not yet written,
     /// never leave half of one.
+    ///
+    /// A line longer than [`MAX_RESULT_LINE_BYTES`] is written without the
+    /// case's samples, and says so (`samples_left_out`).
     fn add_case(&mut self, case: &CaseResult, line: &impl Serialize) -> io::Result<()> {
         self.flags.add(CaseFlags::of(case));
         self.suites.add(case);
         let mut line = self.redactor.to_json(line, false)?;
+        if line.len() >= MAX_RESULT_LINE_BYTES {
+            let without = CaseResult {
+                id: case.id.clone(),
+                file: case.file.clone(),
+                agent: case.agent.clone(),
+                connections: case.connections.clone(),
+                success_ratio: case.success_ratio,
+                status: case.status,
+                samples: Vec::new(),
+                error: case.error.clone(),
+                duration_ms: case.duration_ms,
+            };
+            let samples_left_out = format!(
+                "its {} samples made a line of {} bytes, over the {} MiB a results line may be; they are left out",
+                case.samples.len(),
+                line.len(),
+                MAX_RESULT_LINE_BYTES >> 20
+            );
+            let flags = CaseFlags::of(case);
+            line = self.redactor.to_json(&TrimmedLine { case: &without, flags, samples_left_out }, false)?;
+        }
         line.push(b'\n');
         self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
     }
@@ -203,6 +237,21 @@ mod tests {
         }
         let read = |name| std::fs::read_to_string(dir.path().join(name)).unwrap();
         (read("results.jsonl"), read("summary.json"))
+    }
+
+    #[test]
+    fn a_line_too_long_is_written_without_its_samples_and_says_so() {
+        let huge = fixtures::answered("huge", &"x".repeat(MAX_RESULT_LINE_BYTES));
+        let small = fixtures::answered("small", "hello");
+        let (lines, summary) = write_cases(vec![huge, small], |summary| summary);
+        let lines: Vec<serde_json::Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!((lines[0]["id"].as_str(), lines[0]["status"].as_str()), (Some("huge"), Some("passed")));
+        assert_eq!(lines[0]["samples"], serde_json::json!([]));
+        let why = lines[0]["samples_left_out"].as_str().unwrap();
+        assert!(why.contains("its 1 samples") && why.contains("64 MiB"), "{why}");
+        assert_eq!(lines[1]["samples"].as_array().unwrap().len(), 1);
+        assert!(lines[1].get("samples_left_out").is_none());
+        assert!(summary.contains("\"passed\": 2"), "{summary}");
     }
 
     #[test]

@@ -450,3 +450,33 @@ fn the_library_replays_a_results_directory_given_in_the_run_options() {
     assert_eq!(interaction.checks[0].verdict.outcome, Outcome::Pass);
     assert_eq!(interaction.response.as_ref().unwrap().sly_data.as_ref().unwrap()["equals"], 6.0);
 }
+
+/// A `results.jsonl` that is a link to a device, or a line with no end,
+/// is refused at once, never read without bound.
+#[cfg(unix)]
+#[test]
+fn a_recording_that_never_ends_is_refused() {
+    let cases = tempfile::tempdir().unwrap();
+    write_cases(cases.path(), &[("solo.hocon", SOLO)]);
+    let out = tempfile::tempdir().unwrap();
+    let zero = out.path().join("zero");
+    std::fs::create_dir(&zero).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", zero.join("results.jsonl")).unwrap();
+    let started = std::time::Instant::now();
+    let (output, _) = run(cases.path(), &out.path().join("a"), &["--replay", zero.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not a regular file"), "{}", stderr(&output));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    let long = out.path().join("long");
+    std::fs::create_dir(&long).unwrap();
+    let file = std::fs::File::create(long.join("results.jsonl")).unwrap();
+    file.set_len(assay::job::MAX_RESULT_LINE_BYTES as u64 + 10).unwrap();
+    let (output, _) = run(cases.path(), &out.path().join("b"), &["--replay", long.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("line 1 is not a case's result: it is longer than the 64 MiB"),
+        "{}",
+        stderr(&output)
+    );
+}

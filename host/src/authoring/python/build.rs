@@ -6,7 +6,7 @@
 //! assay would load it.
 
 use super::componentize_py_version;
-use crate::authoring::built::{BuildOptions, BuildStep, BuiltPlugin, load_built};
+use crate::authoring::built::{BuildOptions, BuildStep, BuiltPlugin, component_outside, load_built};
 use crate::errors::{AuthoringError, ManifestErrorKind};
 use crate::sandbox::CompileCache;
 use std::path::{Path, PathBuf};
@@ -136,6 +136,9 @@ fn read_project(dir: &Path) -> Result<PythonProject, AuthoringError> {
         .and_then(|a| a.get("component"))
         .and_then(toml::Value::as_str)
         .map_or_else(|| format!("{name}.wasm"), str::to_owned);
+    if let Some(why) = component_outside(&component) {
+        return Err(fail(ManifestErrorKind::ComponentOutside(why)));
+    }
     Ok(PythonProject { name, version, keys, component })
 }
 
@@ -269,6 +272,13 @@ mod tests {
         let text = "[project]\nname = \"s\"\nversion = \"2.0.0\"\n[tool.assay]\nmetrics = [\"m.py\"]\ncomponent = \"out.wasm\"\n";
         let read = project(text, &["m.py"]).1.unwrap();
         assert_eq!((read.version.as_str(), read.component.as_str()), ("2.0.0", "out.wasm"));
+    }
+
+    #[test]
+    fn a_component_path_leaving_the_folder_is_refused() {
+        let text = "[project]\nname = \"s\"\n[tool.assay]\nmetrics = [\"m.py\"]\ncomponent = \"../../x.wasm\"\n";
+        let error = project(text, &["m.py"]).1.unwrap_err();
+        assert!(error.to_string().contains("leaves the plugin's folder"), "{error}");
     }
 
     #[test]
