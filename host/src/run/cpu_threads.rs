@@ -1,5 +1,6 @@
-//! The run's CPU threads: up to one per CPU, started as work comes and
-//! finds no thread idle, each taking the next piece from one queue. An
+//! The run's CPU threads: up to one per CPU computing (a thread whose
+//! guest sleeps in WASI is not counted, see below), started as work comes
+//! and finds no thread idle, each taking the next piece from one queue. An
 //! in-process case runs on one from start to end (its agents and checks
 //! are components, see `CaseTask::run_in_process`); a case that waits on
 //! the network has its checks evaluated on one (`CpuThreads::compute`)
@@ -17,10 +18,12 @@
 //! in WASI (a sleep, a poll; see `sandbox/hand_off.rs`) is not counted
 //! while it waits: when work is queued, another thread is woken or started
 //! in its place, as Go hands a processor on when a goroutine enters a
-//! system call. The sleeper's deadline still ends its wait (the sandbox's
-//! watchdog wakes it). Woken, it finishes its piece, the pool one thread
-//! over its count for that while; then the first thread to look for work
-//! while the pool is over its count ends instead.
+//! system call, so there are at most as many threads as the count plus the
+//! pieces waiting (which the run's sample slots, `-j`, bound). The
+//! sleeper's deadline still ends its wait (the sandbox's watchdog wakes
+//! it). Woken, it finishes its piece, the pool over its count for that
+//! while; then the first thread to look for work while the pool is over
+//! its count ends instead.
 
 use crate::sandbox::hand_off::{self, HandOff};
 use std::collections::VecDeque;
@@ -75,7 +78,8 @@ impl Queue {
 }
 
 impl CpuThreads {
-    /// Up to one thread per CPU; none is started before work comes.
+    /// Up to one computing thread per CPU; none is started before work
+    /// comes.
     pub(super) fn per_cpu() -> CpuThreads {
         CpuThreads::new(thread::available_parallelism().map_or(1, |n| n.get()))
     }
