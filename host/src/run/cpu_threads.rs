@@ -1,5 +1,6 @@
-//! The run's CPU threads: up to one per CPU, started as work comes and
-//! finds no thread idle, each taking the next piece from one queue. An
+//! The run's CPU threads: up to one per CPU computing (a thread whose
+//! guest sleeps in WASI is not counted, see below), started as work comes
+//! and finds no thread idle, each taking the next piece from one queue. An
 //! in-process case runs on one from start to end (its agents and checks
 //! are components, see `CaseTask::run_in_process`); a case that waits on
 //! the network has its checks evaluated on one (`CpuThreads::compute`)
@@ -12,7 +13,19 @@
 //! piece. Here a thread that finishes a piece takes the next from the queue
 //! without sleeping while the scheduler keeps it filled, and only an idle
 //! thread is woken.
+//!
+//! Only guests that compute hold a CPU thread. A thread whose guest parks
+//! in WASI (a sleep, a poll; see `sandbox/hand_off.rs`) is not counted
+//! while it waits: when work is queued, another thread is woken or started
+//! in its place, as Go hands a processor on when a goroutine enters a
+//! system call, so there are at most as many threads as the count plus the
+//! pieces waiting (which the run's sample slots, `-j`, bound). The
+//! sleeper's deadline still ends its wait (the sandbox's watchdog wakes
+//! it). Woken, it finishes its piece, the pool over its count for that
+//! while; then the first thread to look for work while the pool is over
+//! its count ends instead.
 
+use crate::sandbox::hand_off::{self, HandOff};
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -26,58 +39,61 @@ type Work = Box<dyn FnOnce() + Send>;
 /// work queued and end; it does not wait for them.
 pub(super) struct CpuThreads {
     shared: Arc<Shared>,
-    /// How many threads it may start.
-    count: usize,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
-    /// Signalled when work is queued while a thread is idle, or when the
-    /// queue closes.
+    /// Signalled when work is queued while a thread is idle, when a thread
+    /// over the count may end, or when the queue closes.
     ready: Condvar,
+    /// How many threads may compute at once.
+    count: usize,
 }
 
 #[derive(Default)]
 struct Queue {
     work: VecDeque<Work>,
-    /// Threads started.
+    /// Threads started and not ended.
     started: usize,
     /// Threads waiting for work.
     idle: usize,
+    /// Threads whose guest waits in WASI: they compute nothing.
+    parked: usize,
     /// No further work will come: the threads end once the queue is empty.
     closed: bool,
 }
 
+impl Queue {
+    /// Whether fewer threads than `count` may be computing: started, and
+    /// not parked.
+    fn below(&self, count: usize) -> bool {
+        self.started - self.parked < count
+    }
+
+    /// Whether more threads than `count` may be computing (a parked one
+    /// was woken while another ran in its place).
+    fn over(&self, count: usize) -> bool {
+        self.started - self.parked > count
+    }
+}
+
 impl CpuThreads {
-    /// Up to one thread per CPU; none is started before work comes.
+    /// Up to one computing thread per CPU; none is started before work
+    /// comes.
     pub(super) fn per_cpu() -> CpuThreads {
         CpuThreads::new(thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
     fn new(count: usize) -> CpuThreads {
-        CpuThreads { shared: Arc::new(Shared { queue: Mutex::default(), ready: Condvar::new() }), count }
+        CpuThreads { shared: Arc::new(Shared { queue: Mutex::default(), ready: Condvar::new(), count }) }
     }
 
     /// Queues `work`, to run on the first thread free: an idle one, or one
-    /// started for it while there are fewer than one per CPU.
+    /// started for it while fewer than one per CPU compute.
     pub(super) fn run(&self, work: impl FnOnce() + Send + 'static) {
         let mut queue = self.shared.lock();
         queue.work.push_back(Box::new(work));
-        let idle = queue.idle > 0;
-        let start = !idle && queue.started < self.count;
-        if start {
-            queue.started += 1;
-        }
-        drop(queue);
-        if idle {
-            self.shared.ready.notify_one();
-        } else if start {
-            let shared = self.shared.clone();
-            thread::Builder::new()
-                .name("assay-cpu".into())
-                .spawn(move || shared.work())
-                .expect("failed to spawn a CPU thread");
-        }
+        self.shared.take_up(queue);
     }
 
     /// What `compute` returns, computed on one of the threads. A panic in
@@ -95,6 +111,27 @@ impl CpuThreads {
     }
 }
 
+/// The hand-off of one of the threads: it tells the pool when its guest
+/// parks in WASI and when it is woken.
+struct OnThread(Arc<Shared>);
+
+impl HandOff for OnThread {
+    fn parked(&self) {
+        let mut queue = self.0.lock();
+        queue.parked += 1;
+        self.0.take_up(queue);
+    }
+
+    fn resumed(&self) {
+        let mut queue = self.0.lock();
+        queue.parked -= 1;
+        // An idle thread over the count ends.
+        if queue.over(self.0.count) && queue.idle > 0 {
+            self.0.ready.notify_one();
+        }
+    }
+}
+
 impl Drop for CpuThreads {
     fn drop(&mut self) {
         self.shared.lock().closed = true;
@@ -108,16 +145,51 @@ impl Shared {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Has the work queued taken up: wakes an idle thread, or starts one
+    /// while fewer than the count compute.
+    fn take_up(self: &Arc<Self>, mut queue: MutexGuard<'_, Queue>) {
+        if queue.work.is_empty() {
+            return;
+        }
+        let idle = queue.idle > 0;
+        let start = !idle && queue.below(self.count);
+        if start {
+            queue.started += 1;
+        }
+        drop(queue);
+        if idle {
+            self.ready.notify_one();
+        } else if start {
+            let shared = self.clone();
+            thread::Builder::new()
+                .name("assay-cpu".into())
+                .spawn(move || {
+                    hand_off::register(Arc::new(OnThread(shared.clone())));
+                    shared.work();
+                })
+                .expect("failed to spawn a CPU thread");
+        }
+    }
+
     /// One thread's life: the next piece of work, until the queue is closed
-    /// and empty.
+    /// and empty, or until it finds more threads computing than the count
+    /// (then it ends, and hands a wake-up on to the next idle thread).
     fn work(&self) {
         loop {
             let mut queue = self.lock();
             let work = loop {
+                if queue.over(self.count) {
+                    queue.started -= 1;
+                    if queue.idle > 0 {
+                        self.ready.notify_one();
+                    }
+                    return;
+                }
                 if let Some(work) = queue.work.pop_front() {
                     break work;
                 }
                 if queue.closed {
+                    queue.started -= 1;
                     return;
                 }
                 queue.idle += 1;
@@ -155,7 +227,8 @@ mod tests {
         let mut ids: Vec<thread::ThreadId> = seen.iter().map(|(_, id)| *id).collect();
         ids.sort_unstable_by_key(|id| format!("{id:?}"));
         ids.dedup();
-        assert!(ids.len() <= threads.count, "{} threads for {} CPUs", ids.len(), threads.count);
+        let count = threads.shared.count;
+        assert!(ids.len() <= count, "{} threads for {count} CPUs", ids.len());
     }
 
     #[test]
@@ -192,6 +265,43 @@ mod tests {
             assert!(idle, "the thread did not wait for the next case");
         }
         assert_eq!(threads.shared.lock().started, 1);
+    }
+
+    #[test]
+    fn a_thread_whose_guest_waits_hands_its_cpu_on_and_the_pool_shrinks_back_after() {
+        let threads = CpuThreads::new(1);
+        let (sender, receiver) = mpsc::channel();
+        let (release, hold) = mpsc::channel::<()>();
+        let waiting = sender.clone();
+        threads.run(move || {
+            waiting.send("waiting").unwrap();
+            // What the sandbox does while a guest sleeps in WASI.
+            hand_off::parked(|| hold.recv().unwrap());
+            waiting.send("woken").unwrap();
+        });
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "waiting");
+        let counted = |want: fn(&Queue) -> bool| {
+            (0..1000).any(|_| {
+                thread::sleep(Duration::from_millis(1));
+                want(&threads.shared.lock())
+            })
+        };
+        assert!(counted(|queue| queue.parked == 1), "the wait was not counted");
+        // With nothing queued, no thread is started for the waiting one.
+        assert_eq!(threads.shared.lock().started, 1);
+
+        // Work queued meanwhile runs at once, on another thread.
+        threads.run(move || sender.send("computed").unwrap());
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "computed");
+        assert_eq!(threads.shared.lock().started, 2);
+
+        // Woken, the first finishes its piece; the pool is back to one.
+        release.send(()).unwrap();
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "woken");
+        assert!(
+            counted(|queue| (queue.started, queue.idle, queue.parked) == (1, 1, 0)),
+            "the thread over the count did not end"
+        );
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //! - a watchdog here cancels a guest parked in an async host call when its
 //!   time is spent, by dropping the call (wasmtime then unwinds the guest).
 //!
+//! While the guest waits, its thread parks, computing nothing, and tells
+//! its owner so (`hand_off.rs`): the runner's CPU threads then put another
+//! thread on the CPU, so that a sleeping guest holds no CPU thread.
+//!
 //! WASI's timers and tasks need a tokio runtime; a process-wide one with a
 //! single thread (`assay-sandbox`) provides it, entered for the length of
 //! each call. Nothing here uses `Handle::block_on`, so a call can run inside
@@ -16,6 +20,7 @@
 
 use crate::errors::Fault;
 use crate::sandbox::call_clock::CallClock;
+use crate::sandbox::hand_off;
 use crate::sandbox::limits::CallBudget;
 use crate::sandbox::state::{SandboxState, arm};
 use std::future::Future;
@@ -111,7 +116,8 @@ impl Wake for Unpark {
     }
 }
 
-/// Polls `future` on this thread, parking between wake-ups.
+/// Polls `future` on this thread, parking between wake-ups (and telling
+/// the thread's owner, see `hand_off.rs`).
 fn block_on<F: Future>(future: F) -> F::Output {
     thread_local! {
         static WAKER: Waker = Waker::from(Arc::new(Unpark(thread::current())));
@@ -123,7 +129,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
             return output;
         }
-        thread::park();
+        hand_off::parked(thread::park);
     }
 }
 

@@ -18,7 +18,9 @@
 //! `host/` (the host side of every imported interface: log, judge,
 //! embeddings, WASI's standard streams and clocks, each with its own
 //! state), `state.rs` (the store's data, composed of those states),
-//! `guest.rs` (how one call runs to its deadline), `component_host.rs` and
+//! `guest.rs` (how one call runs to its deadline), `hand_off.rs` (what a
+//! guest's thread tells its owner while the guest waits in WASI, so that a
+//! sleeping guest holds no CPU), `component_host.rs` and
 //! `worlds.rs` (the host, and the worlds it hosts: matchers of either
 //! contract version, and agents).
 //!
@@ -35,6 +37,7 @@ mod component_file;
 mod component_host;
 mod engine;
 mod guest;
+pub(crate) mod hand_off;
 pub mod host;
 mod limiter;
 mod limits;
