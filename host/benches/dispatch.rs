@@ -37,7 +37,7 @@
 //!
 //! Run: `cargo bench -p assay --bench dispatch -- --warm-up-time 1 --measurement-time 3`
 
-use assay::plugin::{ActualValue, BUILTIN_MATCHERS, CheckInput, FaultStreak, MatcherPlugin};
+use assay::plugin::{ActualValue, BUILTIN_MATCHERS, CheckInput, MatcherPlugin, PluginScope};
 use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
 use assay_plugin_bleu::BleuMatcher;
 use assay_plugin_meteor::MeteorMatcher;
@@ -120,7 +120,7 @@ impl Case {
         let actual = if self.is_text { ActualValue::Text(&self.actual) } else { ActualValue::Json(&self.actual) };
         let inputs: Vec<CheckInput<'_>> =
             self.expected.iter().map(|e| CheckInput { key: self.key, actual: 0, expected: e }).collect();
-        let output = plugin.evaluate(&[actual], &inputs, &FaultStreak::default());
+        let output = plugin.evaluate(&[actual], &inputs, &PluginScope::default());
         output.results.into_iter().map(|r| r.expect("a verdict").pass).collect()
     }
 }
@@ -210,7 +210,7 @@ fn metric<M: Matcher>(c: &mut Criterion, key: &'static str, file: &str) {
         let wasm = || {
             let inputs = [CheckInput { key, actual: 0, expected: &expected }];
             plugin
-                .evaluate(&[ActualValue::Text(&text)], &inputs, &FaultStreak::default())
+                .evaluate(&[ActualValue::Text(&text)], &inputs, &PluginScope::default())
                 .results
                 .remove(0)
                 .expect("a verdict")

@@ -41,7 +41,7 @@
 //! Run: `cargo bench -p assay --bench startup -- --warm-up-time 1 --measurement-time 3`
 
 use assay::agent::{AgentCatalog, AgentComponent, ChatRequest, DEMO_AGENTS};
-use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, FaultStreak, MatcherPlugin, Registry};
+use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, MatcherPlugin, PluginScope, Registry};
 use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -81,7 +81,7 @@ fn one_check(plugin: &MatcherPlugin) -> bool {
     let output = plugin.evaluate(
         &[ActualValue::Text(TEXT)],
         &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }],
-        &FaultStreak::default(),
+        &PluginScope::default(),
     );
     output.results[0].as_ref().expect("a verdict").pass
 }
@@ -228,7 +228,7 @@ fn fresh_instances(cached: &Runtime) {
         let output = plugin.evaluate(
             &[ActualValue::Text(&too_big)],
             &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }],
-            &FaultStreak::default(),
+            &PluginScope::default(),
         );
         assert!(output.results[0].is_err(), "the oversized batch faults");
     };

@@ -17,8 +17,8 @@ use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::credentials::{debug_key, redact_urls};
-use crate::sandbox::host::Answered;
 use crate::sandbox::host::embeddings::Embeddings;
+use crate::sandbox::host::{Answered, CapabilitySpend};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -119,8 +119,13 @@ impl RemoteEmbeddings {
     }
 
     /// One request for `batch`; the time it waits is added to `waited`.
-    fn request(&self, batch: Vec<String>, waited: &mut Duration) -> Result<Vec<Vec<f32>>, String> {
-        self.budget.take()?;
+    fn request(
+        &self,
+        batch: Vec<String>,
+        spend: &CapabilitySpend,
+        waited: &mut Duration,
+    ) -> Result<Vec<Vec<f32>>, String> {
+        self.budget.take(&spend.embeddings)?;
         let (endpoint, client) = (self.endpoint.clone(), self.client.clone());
         let (retry, timeout) = (self.settings.retry.clone(), self.settings.timeout);
         let asked = Instant::now();
@@ -143,7 +148,12 @@ impl RemoteEmbeddings {
 
     /// One sentence vector per text, from the cache or the backend; time
     /// spent waiting on the backend is added to `waited`.
-    fn sentence_vectors(&self, texts: &[String], waited: &mut Duration) -> Result<Vec<Vec<f32>>, String> {
+    fn sentence_vectors(
+        &self,
+        texts: &[String],
+        spend: &CapabilitySpend,
+        waited: &mut Duration,
+    ) -> Result<Vec<Vec<f32>>, String> {
         let mut found: HashMap<&str, Vec<f32>> = HashMap::new();
         let mut missing: Vec<String> = Vec::new();
         for text in texts {
@@ -162,7 +172,7 @@ impl RemoteEmbeddings {
         }
         let mut fetched: HashMap<String, Vec<f32>> = HashMap::new();
         for batch in missing.chunks(self.settings.batch_size.max(1)) {
-            let vectors = self.request(batch.to_vec(), waited)?;
+            let vectors = self.request(batch.to_vec(), spend, waited)?;
             for (text, vector) in batch.iter().zip(vectors) {
                 if let Some(cache) = &self.cache {
                     cache.put(&self.cache_key(text), &serde_json::to_string(&vector).unwrap_or_default());
@@ -187,7 +197,12 @@ impl RemoteEmbeddings {
 
     /// One vector per word of each text; time spent waiting on the backend
     /// is added to `waited`.
-    fn word_vectors(&self, texts: &[String], waited: &mut Duration) -> Result<Vec<Vec<Vec<f32>>>, String> {
+    fn word_vectors(
+        &self,
+        texts: &[String],
+        spend: &CapabilitySpend,
+        waited: &mut Duration,
+    ) -> Result<Vec<Vec<Vec<f32>>>, String> {
         if !self.settings.word_vectors {
             return Err(format!(
                 "the embeddings backend at {} gives sentence vectors only ([embeddings] word_vectors = false)",
@@ -198,22 +213,22 @@ impl RemoteEmbeddings {
         let mut distinct: Vec<String> = words.iter().flatten().cloned().collect();
         distinct.sort();
         distinct.dedup();
-        let vectors = self.sentence_vectors(&distinct, waited)?;
+        let vectors = self.sentence_vectors(&distinct, spend, waited)?;
         let by_word: HashMap<&str, &Vec<f32>> = distinct.iter().map(String::as_str).zip(&vectors).collect();
         Ok(words.iter().map(|ws| ws.iter().map(|w| by_word[w.as_str()].clone()).collect()).collect())
     }
 }
 
 impl Embeddings for RemoteEmbeddings {
-    fn embed(&self, texts: &[String]) -> Answered<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[String], spend: &CapabilitySpend) -> Answered<Vec<Vec<f32>>> {
         let mut waited = Duration::ZERO;
-        let answer = self.sentence_vectors(texts, &mut waited);
+        let answer = self.sentence_vectors(texts, spend, &mut waited);
         Answered { answer, waited }
     }
 
-    fn embed_tokens(&self, texts: &[String]) -> Answered<Vec<Vec<Vec<f32>>>> {
+    fn embed_tokens(&self, texts: &[String], spend: &CapabilitySpend) -> Answered<Vec<Vec<Vec<f32>>>> {
         let mut waited = Duration::ZERO;
-        let answer = self.word_vectors(texts, &mut waited);
+        let answer = self.word_vectors(texts, spend, &mut waited);
         Answered { answer, waited }
     }
 }

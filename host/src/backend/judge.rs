@@ -14,8 +14,8 @@ use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::credentials::{debug_key, redact_urls};
-use crate::sandbox::host::Answered;
 use crate::sandbox::host::judge::Judge;
+use crate::sandbox::host::{Answered, CapabilitySpend};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,13 +192,13 @@ fn no_turn(shown_url: &str, timeout: Duration, concurrency: usize) -> String {
 }
 
 impl Judge for RemoteJudge {
-    fn complete(&self, prompt: &str) -> Answered<String> {
+    fn complete(&self, prompt: &str, spend: &CapabilitySpend) -> Answered<String> {
         let (url, model) = self.settings.backend.cache_key();
         let key = [url, model, prompt];
         if let Some(answer) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             return Answered::at_once(Ok(answer));
         }
-        if let Err(spent) = self.budget.take() {
+        if let Err(spent) = self.budget.take(&spend.judge) {
             return Answered::at_once(Err(spent));
         }
         let (client, turns) = (self.client.clone(), self.turns.clone());

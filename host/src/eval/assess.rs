@@ -341,9 +341,11 @@ pub fn shape(message: &str) -> String {
 pub fn classify_with_judge(assessment: &mut Assessment, judge: &dyn Judge) {
     let mut known: Vec<String> = Vec::new();
     let mut labels: Vec<Option<String>> = Vec::with_capacity(assessment.failures.len());
+    // One assessment is one scope of the judge's budget.
+    let spend = crate::sandbox::host::CapabilitySpend::default();
     for failure in &mut assessment.failures {
         let prompt = classification_prompt(failure, &known);
-        match judge.complete(&prompt).answer.and_then(|answer| read_mode(&answer, &known)) {
+        match judge.complete(&prompt, &spend).answer.and_then(|answer| read_mode(&answer, &known)) {
             Ok(mode) => {
                 if !known.contains(&mode) {
                     known.push(mode.clone());

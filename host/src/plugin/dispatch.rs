@@ -137,7 +137,7 @@ pub fn evaluate(
                 });
                 inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
             }
-            plugin.evaluate(&call_actuals, &inputs, registry.fault_streak(plugin_index))
+            plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index))
         };
         let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
         let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
@@ -233,7 +233,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
     };
     let expected_json = expected.to_string();
     let check = CheckInput { key: base, actual: 0, expected: &expected_json };
-    let mut output = plugin.evaluate(&[actual_value], &[check], registry.fault_streak(index));
+    let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index));
     Ok(verdict_of(output.results.remove(0), negated))
 }
 

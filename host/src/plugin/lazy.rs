@@ -10,8 +10,8 @@
 //! any other answer; the load is tried once per process.
 
 use crate::plugin::builtin::BuiltinPlugin;
-use crate::plugin::faults::FaultStreak;
 use crate::plugin::matcher::{ActualValue, BatchOutput, CheckInput, EvaluationError, MatcherKey, MatcherPlugin};
+use crate::plugin::scope::PluginScope;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::{CacheStatus, Capabilities, ComponentOptions, ComponentSource, Runtime, sha256_hex};
 use std::fmt;
@@ -171,14 +171,9 @@ impl LazyPlugin {
     /// Evaluates one batch ([`MatcherPlugin::evaluate`]), compiling the
     /// plugin first if this is its first use. A plugin that cannot be
     /// loaded gives every check the load error.
-    pub fn evaluate(
-        &self,
-        actuals: &[ActualValue<'_>],
-        checks: &[CheckInput<'_>],
-        streak: &FaultStreak,
-    ) -> BatchOutput {
+    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], scope: &PluginScope) -> BatchOutput {
         match self.get() {
-            Ok(plugin) => plugin.evaluate(actuals, checks, streak),
+            Ok(plugin) => plugin.evaluate(actuals, checks, scope),
             Err(cause) => {
                 let error = EvaluationError::Unavailable { plugin: self.name.clone(), cause: cause.to_owned() };
                 BatchOutput { results: vec![Err(error); checks.len()], log: Vec::new(), log_dropped: 0 }

@@ -7,7 +7,7 @@
 //! version it exports.
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
-use crate::plugin::faults::FaultStreak;
+use crate::plugin::scope::{FaultStreak, PluginScope};
 use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
 use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
@@ -181,16 +181,14 @@ impl MatcherPlugin {
 
     /// Evaluates one batch. Never fails as a whole: a fault becomes an error
     /// for every check of the batch, naming the plugin and the cause, and
-    /// the faulted instance is discarded. `streak` is the plugin's within
-    /// the caller's scope (a run, a request): it is told the outcome, and
-    /// once it has counted too many faults in a row the plugin is not called.
-    pub fn evaluate(
-        &self,
-        actuals: &[ActualValue<'_>],
-        checks: &[CheckInput<'_>],
-        streak: &FaultStreak,
-    ) -> BatchOutput {
+    /// the faulted instance is discarded. `scope` is the plugin's part of
+    /// the caller's scope (a run, a request): its fault streak is told the
+    /// outcome (once it has counted too many faults in a row the plugin is
+    /// not called), and the judge and embeddings requests the call makes
+    /// count against its spend.
+    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], scope: &PluginScope) -> BatchOutput {
         let limits = self.host.limits();
+        let streak: &FaultStreak = &scope.streak;
         if let Some(faults) = streak.disabled(limits.max_consecutive_faults) {
             return self.all_faulted(checks.len(), Fault::Disabled(faults), Vec::new(), 0);
         }
@@ -209,7 +207,7 @@ impl MatcherPlugin {
             checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
         let Logged { answer, log, log_dropped } =
-            self.host.call_logged(limits.deadline, calls, async |bindings, store| {
+            self.host.call_logged(limits.deadline, calls, &scope.spend, async |bindings, store| {
                 let verdicts = bindings.evaluate(store, &wit_actuals, &wit_checks).await?;
                 if verdicts.len() != checks.len() {
                     let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());

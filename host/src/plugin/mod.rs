@@ -9,24 +9,24 @@
 //! module keeps what is particular to matchers: `matcher.rs` (describe,
 //! batched evaluation, output caps, score validation), `dispatch.rs` (the
 //! planned checks on one response, one batch per plugin), `registry.rs`
-//! (keys, labels, `[keys]` preferences, and the fault streaks of its scope,
-//! `faults.rs`), `lazy.rs` (a plugin compiled on
+//! (keys, labels, `[keys]` preferences, and what its plugins count in its
+//! scope, `scope.rs`), `lazy.rs` (a plugin compiled on
 //! first use), `builtin.rs` (the plugins embedded in the binary, with their
 //! descriptions) and `first_party.rs` (the metric plugins that ship beside
 //! it).
 
 mod builtin;
 mod dispatch;
-mod faults;
 mod first_party;
 mod lazy;
 mod matcher;
 mod registry;
+mod scope;
 
 pub use builtin::{BUILTIN_MATCHERS, BuiltinPlugin, PROMPTFOO_PLUGIN};
 pub use dispatch::{PluginLog, ResponseView, UnknownKey, evaluate, evaluate_one, verdict_of};
-pub use faults::{FaultStreak, FaultStreaks, SMALL_INPUT_BYTES};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use lazy::LazyPlugin;
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};
 pub use registry::Registry;
+pub use scope::{FaultStreak, PluginScope, PluginScopes, SMALL_INPUT_BYTES};

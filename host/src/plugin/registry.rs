@@ -5,10 +5,10 @@
 //! compiles only the plugins it uses; a plugin from a file is loaded (and so
 //! described) when added.
 //!
-//! A registry counts its plugins' faults in a row for one scope
-//! ([`FaultStreaks`]): [`Registry::for_new_scope`] gives a run, or a request
-//! of `assay serve`, streaks of its own, so that a plugin disabled by one
-//! is still enabled for the others.
+//! A registry counts its plugins' faults in a row and judge and embeddings
+//! requests for one scope ([`PluginScopes`]): [`Registry::for_new_scope`]
+//! gives a run, or a request of `assay serve`, counts of its own, so that a
+//! plugin disabled, or a budget spent, by one is not by the others.
 //!
 //! Every plugin has a label (its `[plugins.NAME]`, its file's stem, or a
 //! built-in's name), unique in the registry: `[keys]` names the winner of a
@@ -17,8 +17,8 @@
 
 use crate::errors::{ComponentLoadError, RegistryError};
 use crate::plugin::builtin::{BUILTIN_MATCHERS, BuiltinPlugin};
-use crate::plugin::faults::{FaultStreak, FaultStreaks};
 use crate::plugin::lazy::LazyPlugin;
+use crate::plugin::scope::{PluginScope, PluginScopes};
 use crate::sandbox::{Capabilities, Runtime};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,8 +33,8 @@ pub struct Registry {
     keys: BTreeMap<String, usize>,
     /// `[keys]`: key → the label or name of the plugin that wins it.
     preferences: BTreeMap<String, String>,
-    /// Each plugin's faults in a row, in this registry's scope.
-    faults: Arc<FaultStreaks>,
+    /// What each plugin counts in this registry's scope.
+    scopes: Arc<PluginScopes>,
 }
 
 impl Registry {
@@ -129,7 +129,7 @@ impl Registry {
         let plugin = Arc::new(plugin);
         self.plugins.push(plugin.clone());
         self.labels.push(label.to_owned());
-        self.faults = Arc::new(FaultStreaks::new(self.plugins.len()));
+        self.scopes = Arc::new(PluginScopes::new(self.plugins.len()));
         Ok(plugin)
     }
 
@@ -191,17 +191,17 @@ impl Registry {
         &self.plugins
     }
 
-    /// The same plugins, with fault streaks of a new scope (a run, or one
-    /// request of `assay serve`): a plugin disabled in this one is enabled
+    /// The same plugins in a new scope (a run, or one request of `assay
+    /// serve`): a plugin disabled, or a budget spent, in this one is not
     /// there.
     pub fn for_new_scope(&self) -> Registry {
-        Registry { faults: Arc::new(FaultStreaks::new(self.plugins.len())), ..self.clone() }
+        Registry { scopes: Arc::new(PluginScopes::new(self.plugins.len())), ..self.clone() }
     }
 
-    /// The fault streak, in this registry's scope, of its plugin at `index`
-    /// (in [`Registry::plugins`]).
-    pub fn fault_streak(&self, index: usize) -> &FaultStreak {
-        self.faults.of(index)
+    /// What its plugin at `index` (in [`Registry::plugins`]) counts in this
+    /// registry's scope.
+    pub fn scope_of(&self, index: usize) -> &PluginScope {
+        self.scopes.of(index)
     }
 
     /// How many requests the judge its plugins ask answers at once (the

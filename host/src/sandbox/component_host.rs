@@ -15,9 +15,9 @@ use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::component_file::{ComponentSource, as_component, sha256_hex};
 use crate::sandbox::engine::Runtime;
 use crate::sandbox::guest;
-use crate::sandbox::host::Capabilities;
 use crate::sandbox::host::clocks::link_virtual_timers;
 use crate::sandbox::host::log::LogLine;
+use crate::sandbox::host::{Capabilities, CapabilitySpend};
 use crate::sandbox::limits::{CallBudget, Limits};
 use crate::sandbox::policy::{Grants, check_imports};
 use crate::sandbox::state::{SandboxState, new_store};
@@ -180,11 +180,12 @@ impl<W: World> ComponentHost<W> {
         deadline: Duration,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
-        self.call_logged(deadline, 0, call).answer
+        self.call_logged(deadline, 0, &Arc::default(), call).answer
     }
 
     /// Makes one call on an idle or fresh instance within `deadline`,
-    /// allowing it `capability_calls` judge or embeddings calls. `call` may
+    /// allowing it `capability_calls` judge or embeddings calls, whose
+    /// requests count in `spend` (its scope's). `call` may
     /// reject what the guest answered by failing with a [`Fault`] (a
     /// malformed answer). The instance goes back to the pool unless the
     /// call faulted.
@@ -192,12 +193,14 @@ impl<W: World> ComponentHost<W> {
         &self,
         deadline: Duration,
         capability_calls: u32,
+        spend: &Arc<CapabilitySpend>,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Logged<T> {
         let mut guest = match self.take() {
             Ok(guest) => guest,
             Err(fault) => return Logged { answer: Err(fault), log: Vec::new(), log_dropped: 0 },
         };
+        guest.store.data_mut().spend_in(spend.clone());
         let budget = CallBudget { deadline, fuel: self.options.limits.fuel, capability_calls };
         let bindings = &guest.bindings;
         let answer = guest::call(&mut guest.store, budget, async |store| call(bindings, store).await);

@@ -64,6 +64,11 @@ impl SandboxState {
         CapabilityView::new(self.grants.embeddings, self.capabilities.embeddings.as_deref(), &mut self.budget)
     }
 
+    /// The next calls' judge and embeddings requests count in `spend`.
+    pub(crate) fn spend_in(&mut self, spend: std::sync::Arc<crate::sandbox::host::CapabilitySpend>) {
+        self.budget.spend_in(spend);
+    }
+
     /// Names the cause of `error`, from a call or an instantiation under
     /// `budget`.
     pub(crate) fn fault(&self, error: &wasmtime::Error, budget: &CallBudget) -> Fault {

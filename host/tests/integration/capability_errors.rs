@@ -7,9 +7,9 @@
 
 use crate::fake_server::{FakeServer, Reply};
 use crate::judge_server::{self, completion};
-use crate::util::{assay_with_judge, eval_one, load, stdout};
+use crate::util::{assay_with_judge, eval_in, load, stdout};
 use assay::backend::{EmbeddingsSettings, JudgeSettings, RemoteEmbeddings, RemoteJudge};
-use assay::plugin::{EvaluationError, MatcherPlugin};
+use assay::plugin::{EvaluationError, MatcherPlugin, PluginScope};
 use assay::sandbox::host::embeddings::NO_EMBEDDINGS;
 use assay::sandbox::host::judge::{Judge, NO_JUDGE};
 use assay::sandbox::{ComponentOptions, Grants};
@@ -39,7 +39,12 @@ fn remote_judge(url: &str) -> RemoteJudge {
 /// What one check with `key` and `expected` (JSON text) got: the verdict's
 /// message, or the error verdict's.
 fn probe(plugin: &MatcherPlugin, key: &str, expected: &str) -> Result<String, String> {
-    match eval_one(plugin, key, "some text", expected).results.remove(0) {
+    probe_in(plugin, &PluginScope::default(), key, expected)
+}
+
+/// [`probe`], counted in `scope` (a run's).
+fn probe_in(plugin: &MatcherPlugin, scope: &PluginScope, key: &str, expected: &str) -> Result<String, String> {
+    match eval_in(plugin, scope, key, "some text", expected).results.remove(0) {
         Ok(evaluation) => Ok(evaluation.message),
         Err(EvaluationError::Rejected(message)) => Err(message),
         Err(fault) => panic!("the probe faulted: {fault}"),
@@ -81,11 +86,15 @@ fn a_0_2_plugin_hears_failed_when_the_runs_judge_budget_is_spent() {
     let mut settings = JudgeSettings::openai(format!("{}/v1", server.url()), "judge-model");
     settings.max_calls = 1;
     let plugin = with_judge(PROBE, Some(RemoteJudge::new(settings).unwrap()));
-    assert_eq!(probe(&plugin, "probe_judge", "\"say pass\""), Ok("the judge answered \"pass\"".into()));
-    let spent = probe(&plugin, "probe_judge", "\"say pass again\"").unwrap_err();
+    let run = PluginScope::default();
+    assert_eq!(probe_in(&plugin, &run, "probe_judge", "\"say pass\""), Ok("the judge answered \"pass\"".into()));
+    let spent = probe_in(&plugin, &run, "probe_judge", "\"say pass again\"").unwrap_err();
     assert!(spent.starts_with("failed: "), "{spent}");
     assert!(spent.contains("the judge budget of 1 request for this run is spent"), "{spent}");
     assert_eq!(server.requests.lock().unwrap().len(), 1);
+    // The next run has a budget of its own.
+    let next_run = PluginScope::default();
+    assert_eq!(probe_in(&plugin, &next_run, "probe_judge", "\"say pass 3\""), Ok("the judge answered \"pass\"".into()));
 }
 
 #[test]

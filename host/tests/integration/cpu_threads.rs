@@ -6,6 +6,7 @@ use crate::util::{load, run_dir};
 use assay::agent::HttpSettings;
 use assay::plugin::Registry;
 use assay::run::RunOptions;
+use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::embeddings::Embeddings;
 use assay::sandbox::{Answered, Capabilities, ComponentOptions, Grants};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +26,7 @@ struct Rendezvous {
 }
 
 impl Embeddings for Rendezvous {
-    fn embed(&self, texts: &[String]) -> Answered<Vec<Vec<f32>>> {
+    fn embed(&self, texts: &[String], _: &CapabilitySpend) -> Answered<Vec<Vec<f32>>> {
         let started = Instant::now();
         let mut inside = self.inside.lock().unwrap();
         *inside += 1;
@@ -39,7 +40,7 @@ impl Embeddings for Rendezvous {
         Answered { answer: Ok(vec![vec![1.0, 0.0]; texts.len()]), waited: started.elapsed() }
     }
 
-    fn embed_tokens(&self, _texts: &[String]) -> Answered<Vec<Vec<Vec<f32>>>> {
+    fn embed_tokens(&self, _texts: &[String], _: &CapabilitySpend) -> Answered<Vec<Vec<Vec<f32>>>> {
         Answered::at_once(Err("sentence vectors only".into()))
     }
 }

@@ -8,6 +8,7 @@ use assay::agent::{AgentCatalog, Agents, HttpAgents, HttpSettings};
 use assay::job::CaseResult;
 use assay::plugin::Registry;
 use assay::run::RunOptions;
+use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, Capabilities, Limits};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 struct PanickingJudge;
 
 impl Judge for PanickingJudge {
-    fn complete(&self, _prompt: &str) -> Answered<String> {
+    fn complete(&self, _prompt: &str, _: &CapabilitySpend) -> Answered<String> {
         panic!("the embedder's judge has a bug");
     }
 }

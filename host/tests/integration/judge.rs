@@ -7,6 +7,7 @@ use crate::fake_server::{FakeServer, Recorded, Reply};
 use crate::judge_server::{self, completion};
 use crate::util::{assay, assay_with_judge, fixture, stderr, stdout};
 use assay::backend::{AnswerCache, JudgeBackend, JudgeSettings, RemoteJudge};
+use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::judge::Judge;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,8 +34,8 @@ fn the_judge_answers_with_the_completion_content() {
         api_key: Some("sk-test".into()),
     };
     let judge = RemoteJudge::new(settings).unwrap();
-    assert_eq!(judge.complete("please say pass").answer.unwrap(), "pass");
-    assert_eq!(judge.complete("anything else").answer.unwrap(), "fail");
+    assert_eq!(judge.complete("please say pass", &CapabilitySpend::default()).answer.unwrap(), "pass");
+    assert_eq!(judge.complete("anything else", &CapabilitySpend::default()).answer.unwrap(), "fail");
     let request = server.requests.lock().unwrap()[0].clone();
     assert_eq!(request.request_line, "POST /v1/chat/completions HTTP/1.1");
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
@@ -56,7 +57,7 @@ fn a_429_is_retried_and_then_succeeds() {
         }
     });
     let judge = RemoteJudge::new(settings(&server)).unwrap();
-    assert_eq!(judge.complete("say pass").answer.unwrap(), "pass");
+    assert_eq!(judge.complete("say pass", &CapabilitySpend::default()).answer.unwrap(), "pass");
     assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
 
@@ -65,7 +66,7 @@ fn a_server_that_keeps_failing_is_an_error_after_the_retries() {
     let server = FakeServer::start(|_| Reply::status(503, "overloaded"));
     let mut settings = settings(&server);
     settings.retry.retries = 2;
-    let error = RemoteJudge::new(settings).unwrap().complete("x").answer.unwrap_err();
+    let error = RemoteJudge::new(settings).unwrap().complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(
         error.ends_with("/v1/chat/completions answered HTTP 503: overloaded (gave up after 3 attempts)"),
         "{error}"
@@ -76,7 +77,8 @@ fn a_server_that_keeps_failing_is_an_error_after_the_retries() {
 #[test]
 fn a_garbage_answer_is_an_error_quoting_it() {
     let server = FakeServer::start(|_| Reply::status(200, "{\"not\": \"a completion\"}"));
-    let error = RemoteJudge::new(settings(&server)).unwrap().complete("x").answer.unwrap_err();
+    let error =
+        RemoteJudge::new(settings(&server)).unwrap().complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(error.contains("answered something that is not a chat completion: {\"not\": \"a completion\"}"), "{error}");
 }
 
@@ -86,7 +88,7 @@ fn a_slow_judge_is_cut_off_by_the_timeout() {
     let mut settings = settings(&server);
     settings.timeout = Duration::from_millis(300);
     let started = std::time::Instant::now();
-    let error = RemoteJudge::new(settings).unwrap().complete("x").answer.unwrap_err();
+    let error = RemoteJudge::new(settings).unwrap().complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(error.contains("did not answer within 0.3 s"), "{error}");
 }
@@ -95,7 +97,7 @@ fn a_slow_judge_is_cut_off_by_the_timeout() {
 fn a_dead_judge_is_an_error_naming_the_url() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let judge = RemoteJudge::new(JudgeSettings::openai(format!("http://127.0.0.1:{port}/v1"), "m")).unwrap();
-    let error = judge.complete("x").answer.unwrap_err();
+    let error = judge.complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(
         error.starts_with(&format!("cannot reach the judge at http://127.0.0.1:{port}/v1/chat/completions")),
         "{error}"
@@ -103,16 +105,20 @@ fn a_dead_judge_is_an_error_naming_the_url() {
 }
 
 #[test]
-fn the_budget_bounds_the_calls_of_a_run() {
+fn the_budget_bounds_the_calls_of_a_run_and_each_run_has_its_own() {
     let server = FakeServer::start(rule);
     let mut settings = settings(&server);
     settings.max_calls = 1;
     let judge = RemoteJudge::new(settings).unwrap();
-    judge.complete("one").answer.unwrap();
-    let error = judge.complete("two").answer.unwrap_err();
+    let run = CapabilitySpend::default();
+    judge.complete("one", &run).answer.unwrap();
+    let error = judge.complete("two", &run).answer.unwrap_err();
     assert!(error.contains("the judge budget of 1 request for this run is spent"), "{error}");
     assert_eq!(judge.requests(), 1, "the refused request is not sent");
     assert_eq!(server.requests.lock().unwrap().len(), 1);
+    // The next run (or client of `assay serve`) has a budget of its own.
+    judge.complete("three", &CapabilitySpend::default()).answer.unwrap();
+    assert_eq!(judge.requests(), 2);
 }
 
 #[test]
@@ -124,8 +130,8 @@ fn the_cache_makes_a_second_run_send_no_requests() {
     for _ in 0..2 {
         // A new judge per "run", sharing the cache directory.
         let judge = RemoteJudge::new(settings.clone()).unwrap();
-        assert_eq!(judge.complete("say pass").answer.unwrap(), "pass");
-        assert_eq!(judge.complete("say no").answer.unwrap(), "fail");
+        assert_eq!(judge.complete("say pass", &CapabilitySpend::default()).answer.unwrap(), "pass");
+        assert_eq!(judge.complete("say no", &CapabilitySpend::default()).answer.unwrap(), "fail");
     }
     assert_eq!(server.requests.lock().unwrap().len(), 2);
 }
@@ -280,7 +286,7 @@ fn a_busy_neuro_san_judge_is_retried() {
     let mut settings = JudgeSettings::neuro_san(format!("{}/gist", server.url()));
     settings.retry.backoff = Duration::from_millis(10);
     let judge = RemoteJudge::new(settings).unwrap();
-    assert_eq!(judge.complete("please say pass").answer.unwrap(), "pass");
+    assert_eq!(judge.complete("please say pass", &CapabilitySpend::default()).answer.unwrap(), "pass");
     assert_eq!(server.requests.lock().unwrap().len(), 2);
 }
 
@@ -288,7 +294,7 @@ fn a_busy_neuro_san_judge_is_retried() {
 fn a_dead_neuro_san_judge_is_an_error_naming_the_agent_url() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let judge = RemoteJudge::new(JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"))).unwrap();
-    let error = judge.complete("x").answer.unwrap_err();
+    let error = judge.complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(
         error.starts_with(&format!("the judge agent at http://127.0.0.1:{port}/api/v1/gist/streaming_chat: ")),
         "{error}"

@@ -275,7 +275,9 @@ fn a_request_that_never_gets_its_turn_fails_within_the_timeout() {
     let askers: Vec<_> = (0..5)
         .map(|i| {
             let judge = judge.clone();
-            std::thread::spawn(move || judge.complete(&format!("prompt {i}")))
+            std::thread::spawn(move || {
+                judge.complete(&format!("prompt {i}"), &assay::sandbox::host::CapabilitySpend::default())
+            })
         })
         .collect();
     let answers: Vec<_> = askers.into_iter().map(|asker| asker.join().unwrap()).collect();

@@ -6,7 +6,8 @@
 use crate::util::{eval_in, eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
 use assay::errors::Fault;
-use assay::plugin::{ActualValue, CheckInput, EvaluationError, FaultStreak, Registry, SMALL_INPUT_BYTES};
+use assay::plugin::{ActualValue, CheckInput, EvaluationError, PluginScope, Registry, SMALL_INPUT_BYTES};
+use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, ComponentOptions, ComponentSource, Grants, Limits};
 use std::sync::Arc;
@@ -42,7 +43,7 @@ fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
         CheckInput { key: "greater", actual: 1, expected: "20000" },
         CheckInput { key: "less", actual: 0, expected: "5" },
     ];
-    let output = stock.evaluate(&actuals, &checks, &FaultStreak::default());
+    let output = stock.evaluate(&actuals, &checks, &PluginScope::default());
     let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| assay::plugin::verdict_of(r, false)).collect();
     let outcomes: Vec<Outcome> = verdicts.iter().map(|v| v.outcome).collect();
     assert_eq!(outcomes, [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Fail, Outcome::Error]);
@@ -166,7 +167,7 @@ fn a_log_flood_is_capped() {
 fn a_plugin_that_faults_repeatedly_is_disabled_in_that_scope_only() {
     let limits = Limits { deadline: Duration::from_millis(50), max_consecutive_faults: 3, ..Limits::default() };
     let plugin = hostile(limits);
-    let run = FaultStreak::default();
+    let run = PluginScope::default();
     for _ in 0..3 {
         assert!(matches!(fault_of(&eval_in(&plugin, &run, "panic", "x", "1")).1, Fault::Panic(_)));
     }
@@ -175,7 +176,7 @@ fn a_plugin_that_faults_repeatedly_is_disabled_in_that_scope_only() {
     assert_eq!(fault, Fault::Disabled(3));
     assert!(started.elapsed() < Duration::from_millis(50), "a disabled plugin is not run");
     // Another run (or another client of `assay serve`) still has it.
-    let other = FaultStreak::default();
+    let other = PluginScope::default();
     assert!(eval_in(&plugin, &other, "count", "x", "1").results[0].is_ok());
 }
 
@@ -183,7 +184,7 @@ fn a_plugin_that_faults_repeatedly_is_disabled_in_that_scope_only() {
 fn faults_on_inputs_larger_than_any_the_plugin_answered_never_disable_it() {
     let limits = Limits { deadline: Duration::from_millis(50), max_consecutive_faults: 3, ..Limits::default() };
     let plugin = hostile(limits);
-    let run = FaultStreak::default();
+    let run = PluginScope::default();
     let big = "x".repeat(SMALL_INPUT_BYTES + 1);
     for _ in 0..10 {
         assert!(matches!(fault_of(&eval_in(&plugin, &run, "panic", &big, "1")).1, Fault::Panic(_)));
@@ -196,7 +197,7 @@ fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
     let plugin = hostile(quick_limits());
     let checks =
         [CheckInput { key: "count", actual: 0, expected: "1" }, CheckInput { key: "panic", actual: 0, expected: "1" }];
-    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &FaultStreak::default());
+    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &PluginScope::default());
     assert_eq!(output.results.len(), 2);
     assert!(output.results.iter().all(|r| matches!(r, Err(EvaluationError::Fault { .. }))));
 }
@@ -216,7 +217,7 @@ fn an_import_without_its_grant_is_refused_naming_import_and_grant() {
 struct EchoJudge;
 
 impl Judge for EchoJudge {
-    fn complete(&self, prompt: &str) -> Answered<String> {
+    fn complete(&self, prompt: &str, _: &CapabilitySpend) -> Answered<String> {
         Answered::at_once(Ok(if prompt.starts_with("\"say pass\"") { "pass".into() } else { "fail".into() }))
     }
 }
@@ -246,7 +247,7 @@ fn a_granted_judge_is_reachable_and_an_absent_one_explains_itself() {
 struct SlowJudge;
 
 impl Judge for SlowJudge {
-    fn complete(&self, prompt: &str) -> Answered<String> {
+    fn complete(&self, prompt: &str, _: &CapabilitySpend) -> Answered<String> {
         let wait = Duration::from_millis(500);
         std::thread::sleep(wait);
         let answer = if prompt.starts_with("\"say spin\"") { "spin".into() } else { "pass".into() };
@@ -334,7 +335,7 @@ struct CachedAgain {
 }
 
 impl Judge for CachedAgain {
-    fn complete(&self, _prompt: &str) -> Answered<String> {
+    fn complete(&self, _prompt: &str, _: &CapabilitySpend) -> Answered<String> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // A cache read takes a little time; none of it is a network wait.
         std::thread::sleep(Duration::from_millis(1));
@@ -367,7 +368,7 @@ struct RemoteAgain {
 }
 
 impl Judge for RemoteAgain {
-    fn complete(&self, _prompt: &str) -> Answered<String> {
+    fn complete(&self, _prompt: &str, _: &CapabilitySpend) -> Answered<String> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let wait = Duration::from_millis(5);
         std::thread::sleep(wait);
@@ -386,7 +387,7 @@ fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
         CheckInput { key: "ask_judge", actual: 0, expected: "\"a\"" },
         CheckInput { key: "ask_judge", actual: 0, expected: "\"b\"" },
     ];
-    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &FaultStreak::default());
+    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &PluginScope::default());
     // Four calls per check of the batch, eight in all; then refusals.
     assert_eq!(judge.calls.load(std::sync::atomic::Ordering::Relaxed), 8);
     let refused = "this evaluate call has used every judge call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused";

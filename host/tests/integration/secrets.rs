@@ -6,6 +6,7 @@ use crate::fake_server::{FakeServer, Reply};
 use crate::util::{assay, stderr, stdout};
 use assay::agent::{HttpAgents, HttpSettings};
 use assay::backend::{EmbeddingsSettings, JudgeBackend, JudgeSettings, RemoteEmbeddings, RemoteJudge};
+use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::embeddings::Embeddings;
 use assay::sandbox::host::judge::Judge;
 
@@ -51,15 +52,26 @@ fn debug_output_shows_no_api_key_and_no_url_password() {
 #[test]
 fn judge_and_embeddings_errors_show_no_url_password() {
     let url = format!("http://user:{PASSWORD}@127.0.0.1:{}/v1", dead_port());
-    let error = RemoteJudge::new(JudgeSettings::openai(url.clone(), "m")).unwrap().complete("x").answer.unwrap_err();
+    let error = RemoteJudge::new(JudgeSettings::openai(url.clone(), "m"))
+        .unwrap()
+        .complete("x", &CapabilitySpend::default())
+        .answer
+        .unwrap_err();
     assert!(error.starts_with("cannot reach the judge at http://[redacted]@127.0.0.1:"), "{error}");
     assert_hidden(&error);
-    let error =
-        RemoteEmbeddings::new(EmbeddingsSettings::new(url, "e")).unwrap().embed(&["x".into()]).answer.unwrap_err();
+    let error = RemoteEmbeddings::new(EmbeddingsSettings::new(url, "e"))
+        .unwrap()
+        .embed(&["x".into()], &CapabilitySpend::default())
+        .answer
+        .unwrap_err();
     assert!(error.starts_with("cannot reach the embeddings backend at http://[redacted]@127.0.0.1:"), "{error}");
     assert_hidden(&error);
     let neuro_san = format!("http://user:{PASSWORD}@127.0.0.1:{}/gist", dead_port());
-    let error = RemoteJudge::new(JudgeSettings::neuro_san(neuro_san)).unwrap().complete("x").answer.unwrap_err();
+    let error = RemoteJudge::new(JudgeSettings::neuro_san(neuro_san))
+        .unwrap()
+        .complete("x", &CapabilitySpend::default())
+        .answer
+        .unwrap_err();
     assert!(error.starts_with("the judge agent at http://[redacted]@127.0.0.1:"), "{error}");
     assert_hidden(&error);
     // A URL that does not parse is quoted without its userinfo too.

@@ -1022,3 +1022,21 @@ fn the_checks_of_a_request_given_up_stop_being_evaluated() {
     let spent = cpu_time(served.pid()) - before;
     assert!(spent < Duration::from_millis(500), "the checks went on: {spent:?} of CPU in 2 s");
 }
+
+/// The judge's `max_calls` budget counts per request: one client spending
+/// it leaves the next a budget of its own.
+#[test]
+fn each_request_has_a_judge_budget_of_its_own() {
+    let judge = crate::judge_server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("assay.toml");
+    std::fs::write(&config, format!("[judge]\nurl = \"{}/v1\"\nmodel = \"m\"\nmax_calls = 1\n", judge.url())).unwrap();
+    let served = serve(&["--config", config.to_str().unwrap(), "--no-judge-cache"]);
+    let gist = |text: &str| json!({"key": "gist", "actual": text, "expected": "say pass"});
+    let spent = post(&served, "/v1/check", &json!({"checks": [gist("first text"), gist("second text")]}));
+    let verdicts = spent.json()["verdicts"].clone();
+    assert_eq!(verdicts[0]["outcome"], "pass", "{verdicts}");
+    assert!(verdicts[1]["message"].as_str().unwrap().contains("budget of 1 request"), "{verdicts}");
+    let next = post(&served, "/v1/check", &json!({"checks": [gist("third text")]}));
+    assert_eq!(next.json()["verdicts"][0]["outcome"], "pass", "{next:?}");
+}

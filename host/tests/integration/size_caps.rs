@@ -101,16 +101,22 @@ fn judge_and_embeddings_answers_are_read_up_to_16_mib() {
     const CAPPED: &str = "answered with more than 16 MiB, the cap on an answer; the rest was not read";
     for head in [OK_HEAD, OK_HEAD_WITH_LENGTH] {
         let port = endless(head);
-        let error = within_30_s(move || judge_at(port).complete("x").answer.unwrap_err());
+        let error = within_30_s(move || {
+            judge_at(port).complete("x", &assay::sandbox::host::CapabilitySpend::default()).answer.unwrap_err()
+        });
         assert!(error.starts_with("the judge at http://127.0.0.1:") && error.ends_with(CAPPED), "{error}");
         let url = format!("http://127.0.0.1:{port}/v1");
         let embeddings = RemoteEmbeddings::new(EmbeddingsSettings::new(url, "e")).unwrap();
-        let error = within_30_s(move || embeddings.embed(&["x".into()]).answer.unwrap_err());
+        let error = within_30_s(move || {
+            embeddings.embed(&["x".into()], &assay::sandbox::host::CapabilitySpend::default()).answer.unwrap_err()
+        });
         assert!(error.starts_with("the embeddings backend at") && error.ends_with(CAPPED), "{error}");
     }
     // An error answer is read for its preview only.
     let port = endless(ERROR_HEAD);
-    let error = within_30_s(move || judge_at(port).complete("x").answer.unwrap_err());
+    let error = within_30_s(move || {
+        judge_at(port).complete("x", &assay::sandbox::host::CapabilitySpend::default()).answer.unwrap_err()
+    });
     assert!(error.contains("/v1/chat/completions answered HTTP 500:"), "{error}");
 }
 
@@ -135,9 +141,9 @@ fn an_agent_error_answer_is_read_for_its_preview_only() {
     let error = within_30_s(move || {
         let mut settings = assay::backend::JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"));
         settings.retry.retries = 0;
-        assay::sandbox::host::judge::Judge::complete(&assay::backend::RemoteJudge::new(settings).unwrap(), "x")
-            .answer
-            .unwrap_err()
+        let judge = assay::backend::RemoteJudge::new(settings).unwrap();
+        let spend = assay::sandbox::host::CapabilitySpend::default();
+        assay::sandbox::host::judge::Judge::complete(&judge, "x", &spend).answer.unwrap_err()
     });
     assert!(error.contains("answered HTTP 500"), "{error}");
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: fixture paths, loading fixture
 //! plugins, running the `assay` binary.
 
-use assay::plugin::{ActualValue, BatchOutput, CheckInput, FaultStreak, MatcherPlugin};
+use assay::plugin::{ActualValue, BatchOutput, CheckInput, MatcherPlugin, PluginScope};
 use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -71,11 +71,11 @@ pub fn quick_limits() -> Limits {
 /// Evaluates one check with a text actual, in a scope of its own (no
 /// earlier fault counts against the plugin).
 pub fn eval_one(plugin: &MatcherPlugin, key: &str, actual: &str, expected: &str) -> BatchOutput {
-    eval_in(plugin, &FaultStreak::default(), key, actual, expected)
+    eval_in(plugin, &PluginScope::default(), key, actual, expected)
 }
 
 /// Evaluates one check with a text actual, its faults counted in `streak`.
-pub fn eval_in(plugin: &MatcherPlugin, streak: &FaultStreak, key: &str, actual: &str, expected: &str) -> BatchOutput {
+pub fn eval_in(plugin: &MatcherPlugin, streak: &PluginScope, key: &str, actual: &str, expected: &str) -> BatchOutput {
     plugin.evaluate(&[ActualValue::Text(actual)], &[CheckInput { key, actual: 0, expected }], streak)
 }
 

@@ -1,26 +1,48 @@
 //! [`CapabilityBudget`]: the judge and embeddings calls the current guest
-//! call may still make (they share one count), and the call's clock, which
-//! hears how long each waited on the network; and [`CapabilityView`], what
-//! each of those two interfaces sees of a store: its backend (or why it has
-//! none) and the budget.
+//! call may still make (they share one count), the call's clock, which
+//! hears how long each waited on the network, and the [`CapabilitySpend`]
+//! of the scope the call belongs to (a run, one request of `assay serve`),
+//! which each backend's budget of requests counts against; and
+//! [`CapabilityView`], what each of those two interfaces sees of a store:
+//! its backend (or why it has none) and the budget.
 
 use crate::sandbox::call_clock::CallClock;
 use crate::sandbox::host::answered::Answered;
 use crate::sandbox::host::capability_error::CapabilityError;
 use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use wasmtime::component::HasData;
 
-/// The capability calls left to the current guest call, and its clock.
+/// The judge and embeddings requests one scope has sent (a run, or one
+/// request of `assay serve`): each backend counts its `max_calls` budget
+/// here, so that one run, or one client, cannot spend another's.
+#[derive(Debug, Default)]
+pub struct CapabilitySpend {
+    /// Requests sent to the judge.
+    pub judge: AtomicUsize,
+    /// Requests sent to the embeddings backend.
+    pub embeddings: AtomicUsize,
+}
+
+/// The capability calls left to the current guest call, its clock, and
+/// the spend of its scope.
 #[derive(Debug)]
 pub(crate) struct CapabilityBudget {
     calls_left: u32,
     clock: CallClock,
+    spend: Arc<CapabilitySpend>,
 }
 
 impl CapabilityBudget {
     /// A budget allowing no call, for a store between calls.
     pub(crate) fn new(clock: CallClock) -> Self {
-        CapabilityBudget { calls_left: 0, clock }
+        CapabilityBudget { calls_left: 0, clock, spend: Arc::default() }
+    }
+
+    /// The next calls belong to the scope whose spend is `spend`.
+    pub(crate) fn spend_in(&mut self, spend: Arc<CapabilitySpend>) {
+        self.spend = spend;
     }
 
     /// Starts a call that may make `calls` capability calls, timed by `clock`.
@@ -69,17 +91,17 @@ impl<'a, B: ?Sized> CapabilityView<'a, B> {
         CapabilityView { backend, budget }
     }
 
-    /// Asks the backend with `ask`, taking one call of `capability` from the
-    /// budget. Only the time the backend says it waited on the network is
-    /// kept off the call's deadline.
+    /// Asks the backend with `ask` (given the scope's spend), taking one
+    /// call of `capability` from the budget. Only the time the backend says
+    /// it waited on the network is kept off the call's deadline.
     pub(crate) fn ask<T>(
         &mut self,
         capability: &str,
-        ask: impl FnOnce(&B) -> Answered<T>,
+        ask: impl FnOnce(&B, &CapabilitySpend) -> Answered<T>,
     ) -> Result<T, CapabilityError> {
         let backend = self.backend.clone()?;
         self.budget.take(capability)?;
-        let answered = ask(backend);
+        let answered = ask(backend, &self.budget.spend);
         self.budget.clock.waited(answered.waited);
         answered.answer.map_err(CapabilityError::Failed)
     }
@@ -127,16 +149,16 @@ mod tests {
         let mut view = CapabilityView::new(true, Some(backend), &mut budget);
         // The backend takes longer than the whole deadline, all of it (and
         // more, so that a slow machine cannot fail this) on the network.
-        let answer = view.ask("judge", |backend: &str| {
+        let answer = view.ask("judge", |backend: &str, _| {
             std::thread::sleep(Duration::from_millis(80));
             Answered { answer: Ok(backend.len()), waited: Duration::from_secs(10) }
         });
         assert_eq!(answer, Ok(9));
         assert!(clock.remaining().is_some(), "the wait on the network was taken from the deadline");
         // A cached answer, or a refusal, costs the guest's own time.
-        let refused = view.ask("judge", |_| Answered::<()>::at_once(Err("refused".into())));
+        let refused = view.ask("judge", |_, _| Answered::<()>::at_once(Err("refused".into())));
         assert_eq!(refused, Err(CapabilityError::Failed("refused".into())));
-        let spent = view.ask("judge", |_| Answered::at_once(Ok(())));
+        let spent = view.ask("judge", |_, _| Answered::at_once(Ok(())));
         assert!(reason(spent.unwrap_err()).contains("has used every judge call it may make"));
     }
 
@@ -145,7 +167,7 @@ mod tests {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
         budget.arm(3, clock);
-        let asked = |view: &mut CapabilityView<'_, str>| view.ask("judge", |b| Answered::at_once(Ok(b.len())));
+        let asked = |view: &mut CapabilityView<'_, str>| view.ask("judge", |b, _| Answered::at_once(Ok(b.len())));
         let ungranted = asked(&mut CapabilityView::new(false, Some("a backend"), &mut budget));
         assert_eq!(ungranted, Err(CapabilityError::NotGranted));
         let unconfigured = asked(&mut CapabilityView::new(true, None, &mut budget));

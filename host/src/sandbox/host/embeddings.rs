@@ -6,7 +6,7 @@
 
 use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
 use crate::sandbox::host::answered::Answered;
-use crate::sandbox::host::budget::CapabilityView;
+use crate::sandbox::host::budget::{CapabilitySpend, CapabilityView};
 use crate::sandbox::host::capability_error::CapabilityError;
 
 /// An embeddings backend. Calls block the calling thread and are bounded by
@@ -15,11 +15,13 @@ use crate::sandbox::host::capability_error::CapabilityError;
 /// asking plugin's deadline.
 pub trait Embeddings: Send + Sync {
     /// One sentence vector per text.
-    fn embed(&self, texts: &[String]) -> Answered<Vec<Vec<f32>>>;
+    /// `spend` is the asking scope's (a run, a served request): a budget
+    /// of requests counts there.
+    fn embed(&self, texts: &[String], spend: &CapabilitySpend) -> Answered<Vec<Vec<f32>>>;
 
     /// One vector per token of each text; an error when the backend only
     /// produces sentence vectors.
-    fn embed_tokens(&self, texts: &[String]) -> Answered<Vec<Vec<Vec<f32>>>>;
+    fn embed_tokens(&self, texts: &[String], spend: &CapabilitySpend) -> Answered<Vec<Vec<Vec<f32>>>>;
 }
 
 /// What a 0.1.0 plugin hears when no embeddings backend is configured (a
@@ -28,23 +30,23 @@ pub const NO_EMBEDDINGS: &str = "no embeddings backend is configured: set [embed
 
 impl matcher_0_2::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Embeddings> {
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, matcher_types::CapabilityError> {
-        self.ask("embeddings", |backend| backend.embed(&texts)).map_err(Into::into)
+        self.ask("embeddings", |backend, spend| backend.embed(&texts, spend)).map_err(Into::into)
     }
 
     fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, matcher_types::CapabilityError> {
-        self.ask("embeddings", |backend| backend.embed_tokens(&texts)).map_err(Into::into)
+        self.ask("embeddings", |backend, spend| backend.embed_tokens(&texts, spend)).map_err(Into::into)
     }
 }
 
 impl matcher_0_1::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Embeddings> {
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
         let sentence = |e: CapabilityError| e.into_sentence("embeddings", NO_EMBEDDINGS);
-        self.ask("embeddings", |backend| backend.embed(&texts)).map_err(sentence)
+        self.ask("embeddings", |backend, spend| backend.embed(&texts, spend)).map_err(sentence)
     }
 
     fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, String> {
         let sentence = |e: CapabilityError| e.into_sentence("embeddings", NO_EMBEDDINGS);
-        self.ask("embeddings", |backend| backend.embed_tokens(&texts)).map_err(sentence)
+        self.ask("embeddings", |backend, spend| backend.embed_tokens(&texts, spend)).map_err(sentence)
     }
 }
 
@@ -59,11 +61,11 @@ mod tests {
     struct Lengths;
 
     impl Embeddings for Lengths {
-        fn embed(&self, texts: &[String]) -> Answered<Vec<Vec<f32>>> {
+        fn embed(&self, texts: &[String], _: &CapabilitySpend) -> Answered<Vec<Vec<f32>>> {
             Answered::at_once(Ok(texts.iter().map(|t| vec![t.len() as f32]).collect()))
         }
 
-        fn embed_tokens(&self, _: &[String]) -> Answered<Vec<Vec<Vec<f32>>>> {
+        fn embed_tokens(&self, _: &[String], _: &CapabilitySpend) -> Answered<Vec<Vec<Vec<f32>>>> {
             Answered::at_once(Err("sentence vectors only".into()))
         }
     }

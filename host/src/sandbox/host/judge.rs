@@ -6,7 +6,7 @@
 
 use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
 use crate::sandbox::host::answered::Answered;
-use crate::sandbox::host::budget::CapabilityView;
+use crate::sandbox::host::budget::{CapabilitySpend, CapabilityView};
 
 /// A language-model judge backend. Calls block the calling thread (plugins
 /// run on blocking threads), so implementations bound them with their own
@@ -15,7 +15,9 @@ pub trait Judge: Send + Sync {
     /// Answers one prompt, saying how long it waited on the network for
     /// the answer (zero for a cached answer or a refusal): only that wait
     /// is kept off the asking plugin's deadline.
-    fn complete(&self, prompt: &str) -> Answered<String>;
+    /// `spend` is the asking scope's (a run, a served request): a budget
+    /// of requests counts there.
+    fn complete(&self, prompt: &str, spend: &CapabilitySpend) -> Answered<String>;
 
     /// How many prompts it answers at once: the host asks it up to this
     /// many at a time (the checks of one response overlap, and the runner
@@ -31,13 +33,13 @@ pub const NO_JUDGE: &str = "no judge is configured: set [judge] in assay.toml or
 
 impl matcher_0_2::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
     fn complete(&mut self, prompt: String) -> Result<String, matcher_types::CapabilityError> {
-        self.ask("judge", |judge| judge.complete(&prompt)).map_err(Into::into)
+        self.ask("judge", |judge, spend| judge.complete(&prompt, spend)).map_err(Into::into)
     }
 }
 
 impl matcher_0_1::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
     fn complete(&mut self, prompt: String) -> Result<String, String> {
-        self.ask("judge", |judge| judge.complete(&prompt)).map_err(|e| e.into_sentence("judge", NO_JUDGE))
+        self.ask("judge", |judge, spend| judge.complete(&prompt, spend)).map_err(|e| e.into_sentence("judge", NO_JUDGE))
     }
 }
 
@@ -52,7 +54,7 @@ mod tests {
     struct Passes;
 
     impl Judge for Passes {
-        fn complete(&self, prompt: &str) -> Answered<String> {
+        fn complete(&self, prompt: &str, _: &CapabilitySpend) -> Answered<String> {
             Answered::at_once(Ok(format!("pass: {prompt}")))
         }
     }

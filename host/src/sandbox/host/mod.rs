@@ -29,4 +29,5 @@ pub(crate) mod types;
 pub(crate) mod wasi;
 
 pub use answered::Answered;
+pub use budget::CapabilitySpend;
 pub use capabilities::Capabilities;

@@ -1,7 +1,9 @@
-//! Fault streaks: how many times in a row each plugin faulted within one
-//! scope (one run, or one request of `assay serve`), so that a plugin that
-//! keeps faulting is disabled for that scope only, never for the runs and
-//! clients beside it.
+//! What a plugin's calls count within one scope (one run, or one request
+//! of `assay serve`), so that nothing one scope does reaches the runs and
+//! clients beside it: how many times in a row each plugin faulted (a plugin
+//! that keeps faulting is disabled for that scope only), and the judge and
+//! embeddings requests the scope has sent (their `max_calls` budgets count
+//! per scope).
 //!
 //! A fault counts against the plugin only when its input was no larger
 //! than the larger of [`SMALL_INPUT_BYTES`] and the largest input it has
@@ -10,6 +12,8 @@
 //! it handled may have been given too much, which is that check's error
 //! alone (five hostile cases cannot disable a plugin for the good ones).
 
+use crate::sandbox::host::CapabilitySpend;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// An input this small is one any plugin should handle: a fault on it
@@ -49,18 +53,31 @@ impl FaultStreak {
     }
 }
 
-/// The streaks of every plugin of a registry, by the plugin's index.
+/// One plugin's part of a scope: its fault streak, and the scope's
+/// capability spend, which every plugin of the scope shares.
 #[derive(Debug, Default)]
-pub struct FaultStreaks(Box<[FaultStreak]>);
+pub struct PluginScope {
+    /// The plugin's faults in a row.
+    pub streak: FaultStreak,
+    /// The scope's judge and embeddings requests.
+    pub spend: Arc<CapabilitySpend>,
+}
 
-impl FaultStreaks {
-    /// Fresh streaks for `plugins` plugins.
-    pub fn new(plugins: usize) -> FaultStreaks {
-        FaultStreaks((0..plugins).map(|_| FaultStreak::default()).collect())
+/// The scope of every plugin of a registry, by the plugin's index.
+#[derive(Debug, Default)]
+pub struct PluginScopes(Box<[PluginScope]>);
+
+impl PluginScopes {
+    /// A fresh scope for `plugins` plugins.
+    pub fn new(plugins: usize) -> PluginScopes {
+        let spend = Arc::new(CapabilitySpend::default());
+        PluginScopes(
+            (0..plugins).map(|_| PluginScope { streak: FaultStreak::default(), spend: spend.clone() }).collect(),
+        )
     }
 
-    /// The streak of the plugin at `index`.
-    pub fn of(&self, index: usize) -> &FaultStreak {
+    /// The part of the plugin at `index`.
+    pub fn of(&self, index: usize) -> &PluginScope {
         &self.0[index]
     }
 }
@@ -96,11 +113,13 @@ mod tests {
     }
 
     #[test]
-    fn each_scope_has_streaks_of_its_own() {
-        let (a, b) = (FaultStreaks::new(2), FaultStreaks::new(2));
-        a.of(1).faulted(1);
-        assert_eq!(a.of(1).disabled(1), Some(1));
-        assert_eq!(b.of(1).disabled(1), None);
-        assert_eq!(a.of(0).disabled(1), None);
+    fn each_scope_has_streaks_and_a_spend_of_its_own() {
+        let (a, b) = (PluginScopes::new(2), PluginScopes::new(2));
+        a.of(1).streak.faulted(1);
+        assert_eq!(a.of(1).streak.disabled(1), Some(1));
+        assert_eq!(b.of(1).streak.disabled(1), None);
+        assert_eq!(a.of(0).streak.disabled(1), None);
+        assert!(Arc::ptr_eq(&a.of(0).spend, &a.of(1).spend), "a scope's plugins share its spend");
+        assert!(!Arc::ptr_eq(&a.of(0).spend, &b.of(0).spend));
     }
 }
