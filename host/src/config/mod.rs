@@ -53,6 +53,7 @@
 //! [cases]                      # what `${VAR}` in case files may read
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
 //! max_samples = 1000           # the most samples a case may ask for
+//! timeout_in_seconds = 300     # a sample's whole time, unless its case says
 //!
 //! [trust]                      # files that may run programs and read secrets
 //! commands = ["evals/**/*.suite.toml", "promptfooconfig.yaml"]
@@ -225,6 +226,9 @@ pub struct CasesConfig {
     pub allow_env: Vec<String>,
     /// The most samples a case may ask for (default 1,000).
     pub max_samples: Option<u32>,
+    /// The bound on a sample's whole time, streaming included, for cases
+    /// that set no `timeout_in_seconds` (default 300).
+    pub timeout_in_seconds: Option<f64>,
 }
 
 /// `[trust]`.

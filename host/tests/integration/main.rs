@@ -55,6 +55,7 @@ mod serve;
 mod serve_limits;
 mod shard;
 mod size_caps;
+mod slow_agents;
 mod suite_opensearch;
 mod suite_report;
 mod suites;
