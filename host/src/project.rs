@@ -604,7 +604,8 @@ impl Project {
 
     /// A runner with the project's matchers and agents.
     /// `[cases] max_samples` and `max_checks` of assay.toml, when set, are
-    /// the run's caps on samples and checks per case.
+    /// the run's caps on samples and checks per case; `[cases]
+    /// timeout_in_seconds`, the bound on a sample whose case sets none.
     pub fn runner(&self, mut options: RunOptions) -> Result<Runner, ProjectError> {
         if let Some(max) = self.config.cases.max_samples {
             if max == 0 {
@@ -617,6 +618,15 @@ impl Project {
                 return Err(self.setting_error("[cases] max_checks", "it is 0, so no case could run: use at least 1"));
             }
             options.max_checks = max;
+        }
+        if let Some(seconds) = self.config.cases.timeout_in_seconds {
+            options.default_timeout =
+                Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
+                    self.setting_error(
+                        "[cases] timeout_in_seconds",
+                        format!("{seconds} is not a positive number of seconds: use, e.g., 300 (the default)"),
+                    )
+                })?;
         }
         Ok(Runner::new(self.registry()?, self.agents()?, options))
     }

@@ -257,8 +257,9 @@ pub struct RunArgs {
     /// How many samples run at once [default: CPUs × 4].
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Bound every sample by this many seconds, overriding the cases'
-    /// timeout_in_seconds.
+    /// Bound every sample's whole time by this many seconds, overriding
+    /// the cases' timeout_in_seconds [default: assay.toml's `[cases]
+    /// timeout_in_seconds`, 300].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Show a case as SLOW once it has run this many seconds, and again at
@@ -383,8 +384,9 @@ pub struct AssessArgs {
     /// How many samples run at once [default: CPUs × 4].
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Bound every sample by this many seconds, overriding the cases'
-    /// timeout_in_seconds.
+    /// Bound every sample's whole time by this many seconds, overriding
+    /// the cases' timeout_in_seconds [default: assay.toml's `[cases]
+    /// timeout_in_seconds`, 300].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Run every case over these connections instead of its own

@@ -10,7 +10,7 @@ use assay::case::SuccessRatio;
 use assay::eval::{FailureModes, classify_with_judge};
 use assay::job::{CaseAdjustment, CaseFilter, CaseStatus, Job};
 use assay::report::{Provenance, ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::RunOptions;
+use assay::run::{RunOptions, RunTimeout};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -48,7 +48,10 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
-    options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
+    options.sample_timeout = args
+        .timeout
+        .map(|t| seconds(t, "--timeout").map(|length| RunTimeout { length, set_by: "--timeout" }))
+        .transpose()?;
     let results_dir = args.results.unwrap_or_else(default_results_dir);
     let results =
         ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_provenance(provenance);

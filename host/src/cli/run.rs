@@ -13,7 +13,7 @@ use assay::job::{
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
 };
-use assay::run::RunOptions;
+use assay::run::{RunOptions, RunTimeout};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -65,7 +65,10 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
-    options.sample_timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
+    options.sample_timeout = args
+        .timeout
+        .map(|t| seconds(t, "--timeout").map(|length| RunTimeout { length, set_by: "--timeout" }))
+        .transpose()?;
     if let Some(slow) = args.slow_timeout {
         options.slow_timeout = Some(seconds(slow, "--slow-timeout")?);
     }

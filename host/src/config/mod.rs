@@ -54,6 +54,7 @@
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
 //! max_samples = 1000           # the most samples a case may ask for
 //! max_checks = 1000            # the most checks a case may plan
+//! timeout_in_seconds = 300     # a sample's whole time, unless its case says
 //!
 //! [trust]                      # files that may run programs and read secrets
 //! commands = ["evals/**/*.suite.toml", "promptfooconfig.yaml"]
@@ -228,6 +229,9 @@ pub struct CasesConfig {
     pub max_samples: Option<u32>,
     /// The most checks a case may plan (default 1,000).
     pub max_checks: Option<usize>,
+    /// The bound on a sample's whole time, streaming included, for cases
+    /// that set no `timeout_in_seconds` (default 300).
+    pub timeout_in_seconds: Option<f64>,
 }
 
 /// `[trust]`.

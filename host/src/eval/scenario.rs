@@ -25,7 +25,7 @@ use crate::eval::score::{CategoryTallies, Tally, add_to_categories, merge_catego
 use crate::formats::Scenario;
 use crate::job::{CaseResult, CaseSource, Job, LoadedCase, RunError, Turn};
 use crate::plugin::Registry;
-use crate::run::{EventKind, Reporter, RunEvent, RunOptions, Runner};
+use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunTimeout, Runner};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -43,7 +43,8 @@ pub struct EvalOptions {
     pub samples: u32,
     /// How many requests run at once.
     pub jobs: usize,
-    /// The bound on one request.
+    /// The bound on each sample's whole time (`--timeout`; a scenario is
+    /// one request), instead of the run's default.
     pub timeout: Option<Duration>,
     /// A matcher key that judges every expectation instead of its own.
     pub key: Option<String>,
@@ -184,7 +185,8 @@ impl Evaluator {
     /// every expectation's checks).
     pub async fn run(&self, scenarios: Vec<Result<Scenario, CaseError>>, reporter: &mut dyn Reporter) -> EvalReport {
         let (jobs, mut scores) = scenario_jobs(scenarios, &self.options, self.registry.as_ref());
-        let options = RunOptions { jobs: self.options.jobs, exhaustive: true, ..RunOptions::default() };
+        let sample_timeout = self.options.timeout.map(|length| RunTimeout { length, set_by: "--timeout" });
+        let options = RunOptions { jobs: self.options.jobs, exhaustive: true, sample_timeout, ..RunOptions::default() };
         let runner = Runner::new(self.registry.clone(), self.agents.clone(), options);
         runner.run(CaseSource::loaded(jobs), &mut (&mut scores, reporter)).await;
         scores.into_report()
@@ -219,11 +221,7 @@ pub fn scenario_jobs(
             Ok((scenario, plan, agent)) => {
                 let id = scores.claim(&scenario.id, &scenario.file);
                 let checks = plan.iter().flatten().cloned().collect();
-                let turn = Turn {
-                    timeout: options.timeout,
-                    sly_data: scenario.sly_data.clone(),
-                    ..Turn::new(scenario.problem.clone(), checks)
-                };
+                let turn = Turn { sly_data: scenario.sly_data.clone(), ..Turn::new(scenario.problem.clone(), checks) };
                 let samples = options.samples.max(1);
                 jobs.push(LoadedCase::Ready(Box::new(Job {
                     id: id.clone(),

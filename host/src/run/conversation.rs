@@ -6,11 +6,12 @@
 use crate::agent::{AgentResponse, Agents, ChatRequest, SAMPLE_METADATA};
 use crate::case::Connection;
 use crate::errors::Fault;
-use crate::errors::{AgentError, AgentErrorKind, ErrorKind};
+use crate::errors::{AgentError, AgentErrorKind};
 use crate::job::Job;
 use crate::job::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
 use crate::plugin::{self, Registry, ResponseView};
 use crate::run::cpu_threads::CpuThreads;
+use crate::run::timeout::Deadline;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,15 +45,15 @@ pub enum Work {
 }
 
 /// Runs every turn of `job` over `connection` for sample `sample`.
-/// `sample_deadline` is when the job's per-sample timeout fires, if it has
-/// one. With `slots`, each turn takes a slot for its agent call and gives it
+/// `sample_deadline` is when the sample's bound fires; every request ends
+/// by then (or by its turn's own `timeout_in_seconds`, if earlier). With `slots`, each turn takes a slot for its agent call and gives it
 /// back before its checks (which wait on the judge) run.
 pub async fn converse(
     context: &Context,
     job: &Arc<Job>,
     connection: &Connection,
     sample: u32,
-    sample_deadline: Option<(Instant, Duration)>,
+    sample_deadline: Deadline,
     work: Work,
     slots: Option<&tokio::sync::Semaphore>,
 ) -> ConnectionRun {
@@ -85,34 +86,24 @@ pub async fn converse(
             metadata: metadata.clone(),
         };
 
-        // The earlier of the interaction's and the sample's deadline.
-        let interaction_deadline = interaction.timeout.map(|t| (started + t, t));
-        let deadline = match (interaction_deadline, sample_deadline) {
-            (Some(i), Some(s)) => Some(if i.0 <= s.0 { (i, Limit::Interaction) } else { (s, Limit::Sample) }),
-            (Some(i), None) => Some((i, Limit::Interaction)),
-            (None, Some(s)) => Some((s, Limit::Sample)),
-            (None, None) => None,
-        };
-        let direct_deadline = deadline.map(|((at, _), _)| at.saturating_duration_since(started));
+        let (deadline, sandbox) = sample_deadline.turn(started, interaction.timeout);
+        let sandbox_deadline = sandbox.map(|d| d.left(started));
         let asked = Instant::now();
         let answer = if let Some(recording) = &job.recording {
             recording.answer(&job.id, sample, connection, index)
         } else if work == Work::Inline && connection == &Connection::Direct {
             // The sandbox's deadline stops the call; say which limit it was.
-            match (context.agents.chat_direct_blocking(&request, direct_deadline), deadline) {
-                (Err(e), Some(((_, length), limit))) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
-                    Err(limit.error(length, index))
+            match (context.agents.chat_direct_blocking(&request, sandbox_deadline), sandbox) {
+                (Err(e), Some(sandbox)) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
+                    Err(sandbox.error(index))
                 }
                 (answer, _) => answer.map_err(agent_failed),
             }
         } else {
-            let call = context.agents.chat(connection, request, direct_deadline);
-            match deadline {
-                None => call.await.map_err(agent_failed),
-                Some(((at, limit_length), limit)) => match tokio::time::timeout_at(at, call).await {
-                    Ok(answer) => answer.map_err(agent_failed),
-                    Err(_) => Err(limit.error(limit_length, index)),
-                },
+            let call = context.agents.chat(connection, request, sandbox_deadline);
+            match tokio::time::timeout_at(deadline.at(), call).await {
+                Ok(answer) => answer.map_err(agent_failed),
+                Err(_) => Err(deadline.error(index)),
             }
         };
         let agent_ms = millis(asked.elapsed());
@@ -189,35 +180,6 @@ fn continues(job: &Job, index: usize) -> bool {
 /// The error verdict of a request that failed.
 fn agent_failed(error: AgentError) -> RunError {
     RunError { kind: error.kind.kind(), message: error.to_string() }
-}
-
-/// Which timeout fired.
-#[derive(Clone, Copy)]
-enum Limit {
-    Interaction,
-    Sample,
-}
-
-impl Limit {
-    fn error(self, length: Duration, index: usize) -> RunError {
-        let seconds = length.as_secs_f64();
-        match self {
-            Limit::Interaction => RunError {
-                kind: ErrorKind::InteractionTimeout,
-                message: format!(
-                    "interaction {} exceeded its timeout_in_seconds of {seconds} s; the request was cancelled",
-                    index + 1
-                ),
-            },
-            Limit::Sample => RunError {
-                kind: ErrorKind::CaseTimeout,
-                message: format!(
-                    "the case's timeout_in_seconds of {seconds} s fired during interaction {}; the request was cancelled",
-                    index + 1
-                ),
-            },
-        }
-    }
 }
 
 fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult {

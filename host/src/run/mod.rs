@@ -51,10 +51,12 @@ mod event;
 mod rerun;
 mod shard;
 mod slow;
+mod timeout;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
 pub use rerun::{Rerun, RerunSelection};
 pub use shard::{Shard, stable_hash};
+pub use timeout::{DEFAULT_CASE_TIMEOUT, RunTimeout};
 
 use crate::agent::Agents;
 use crate::case::Connection;
@@ -69,6 +71,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use timeout::Deadline;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -79,8 +82,13 @@ pub struct RunOptions {
     /// How many samples may be in flight at once (default: CPUs × 4, since
     /// agents are I/O-bound).
     pub jobs: usize,
-    /// Overrides every case's `timeout_in_seconds` (the bound on a sample).
-    pub sample_timeout: Option<Duration>,
+    /// Overrides every case's `timeout_in_seconds` (the bound on a
+    /// sample's whole time, streaming included).
+    pub sample_timeout: Option<RunTimeout>,
+    /// The bound on a sample whose case sets no `timeout_in_seconds` and
+    /// the run none either (default [`DEFAULT_CASE_TIMEOUT`]; `[cases]
+    /// timeout_in_seconds` of assay.toml sets it).
+    pub default_timeout: Duration,
     /// Runs every one of a case's `n` samples, with no early stopping (the
     /// Assessor's mode); the status is decided the same way.
     pub exhaustive: bool,
@@ -122,6 +130,7 @@ impl Default for RunOptions {
         RunOptions {
             jobs: cpus * 4,
             sample_timeout: None,
+            default_timeout: DEFAULT_CASE_TIMEOUT,
             exhaustive: false,
             slow_timeout: Some(DEFAULT_SLOW_TIMEOUT),
             replay: None,
@@ -528,6 +537,7 @@ async fn admit(
             waits_on_judge,
             checks_wait,
             sample_timeout: options.sample_timeout,
+            default_timeout: options.default_timeout,
             exhaustive: options.exhaustive,
             max_in_flight: options.jobs.max(1),
             events: results.clone(),
@@ -665,7 +675,8 @@ struct CaseTask {
     /// embeddings backend): then they run on blocking threads, not on the
     /// run's CPU threads.
     checks_wait: bool,
-    sample_timeout: Option<Duration>,
+    sample_timeout: Option<RunTimeout>,
+    default_timeout: Duration,
     exhaustive: bool,
     /// The most of its samples started and not yet decided (the run's
     /// `jobs`): a case asking for a million samples holds no more tasks
@@ -769,7 +780,7 @@ impl CaseTask {
     }
 
     /// One sample: every connection in turn, each from a fresh conversation,
-    /// all under the case's per-sample timeout.
+    /// all under the sample's bound (the run's, the case's or the default).
     /// A sample whose checks wait on the judge takes a slot for each agent
     /// call instead, and none while its checks wait.
     async fn sample(self: Arc<Self>, index: u32) -> SampleResult {
@@ -785,7 +796,7 @@ impl CaseTask {
     /// call takes its slot.
     async fn conversations(&self, index: u32, work: Work, slots: Option<&Semaphore>) -> SampleResult {
         let started = Instant::now();
-        let deadline = self.sample_timeout.or(self.job.timeout).map(|t| (started + t, t));
+        let deadline = Deadline::sample(started, self.sample_timeout, self.job.timeout, self.default_timeout);
         let mut runs = Vec::new();
         for connection in &self.job.connections {
             runs.push(converse(&self.context, &self.job, connection, index, deadline, work, slots).await);

@@ -30,7 +30,7 @@ use crate::errors::ProjectError;
 use crate::formats::parse_case;
 use crate::job::{CaseFilter, CaseReader, DistinctIds, Job, LoadedCase, PendingCase, PendingCases};
 use crate::report::{Redactor, ReporterSet, ResultsDir};
-use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary};
+use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary, RunTimeout};
 use crate::serve::body::JsonBody;
 use crate::serve::error::{ApiError, blocking, json_response};
 use crate::serve::{AppState, Shared};
@@ -242,9 +242,10 @@ fn prepare_and_start(
     }
     if let Some(seconds) = request.timeout_secs {
         let timeout = Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero());
-        options.sample_timeout = Some(timeout.ok_or_else(|| {
+        let length = timeout.ok_or_else(|| {
             ApiError::bad_request(format!("start a run: `timeout_secs` {seconds} is not a positive number of seconds"))
-        })?);
+        })?;
+        options.sample_timeout = Some(RunTimeout { length, set_by: "`timeout_secs`" });
     }
     // Inline cases see no environment: a client is not the server's user.
     let mut inline: Vec<PendingCase> = Vec::new();

@@ -1,6 +1,7 @@
 //! A scriptable HTTP server on 127.0.0.1 for fault injection: it records
 //! each request (headers and body) and answers with whatever raw bytes the
-//! test scripts, with pauses or a cut connection where asked.
+//! test scripts, with pauses or a cut connection where asked, or drips a
+//! keep-alive forever.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,6 +34,10 @@ pub enum Reply {
     /// Send a 200 json-lines head, then each chunk after its pause, then
     /// close (a chunk without its newline makes a truncated stream).
     Chunks(Vec<(Duration, String)>),
+    /// Send a 200 head with this content type, then `unit` after each
+    /// `every`, for as long as the client listens: a server that is never
+    /// silent for long and never done.
+    Drip { content_type: &'static str, unit: &'static str, every: Duration },
 }
 
 impl Reply {
@@ -91,6 +96,14 @@ impl FakeServer {
                                     return;
                                 }
                                 let _ = stream.flush().await;
+                            }
+                        }
+                        Reply::Drip { content_type, unit, every } => {
+                            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\r\n");
+                            let mut sent = stream.write_all(head.as_bytes()).await;
+                            while sent.is_ok() {
+                                tokio::time::sleep(every).await;
+                                sent = stream.write_all(unit.as_bytes()).await;
                             }
                         }
                     }

@@ -56,6 +56,7 @@ mod serve_limits;
 mod shard;
 mod size_caps;
 mod sleeping_guests;
+mod slow_agents;
 mod suite_opensearch;
 mod suite_report;
 mod suites;
