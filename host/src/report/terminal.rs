@@ -313,7 +313,12 @@ impl Terminal {
         if summary.not_run > 0 {
             let cancel = self.paint("CANCEL", CaseStatus::Failed);
             let count = plural::count(summary.not_run, "test case");
-            writeln!(self.out, "  {cancel} {count} not run: a report could not be written")?;
+            match &summary.stopped {
+                Some(why) => {
+                    writeln!(self.out, "  {cancel} {count} not run: the run was stopped: {}", escape::one_line(why))?
+                }
+                None => writeln!(self.out, "  {cancel} {count} not run: a report could not be written")?,
+            }
         }
         for error in &summary.internal_errors {
             let error = self.redactor.redact(error);
@@ -488,6 +493,22 @@ mod tests {
     fn cancelled() {
         let (out, _) = render(|out, err| Terminal::new(Verbosity::Quiet, out, err), fixtures::cancelled);
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn a_stopped_run_says_why_its_cases_did_not_run() {
+        let stopped = |mut summary: RunSummary| {
+            summary.not_run = 2;
+            summary.stopped = Some("its client cancelled it (DELETE /v1/runs/ab)".into());
+            summary
+        };
+        let (out, _) = render(|out, err| Terminal::new(Verbosity::Quiet, out, err), stopped);
+        assert!(
+            out.contains(
+                "CANCEL 2 test cases not run: the run was stopped: its client cancelled it (DELETE /v1/runs/ab)"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

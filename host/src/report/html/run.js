@@ -53,7 +53,7 @@ function draw(DATA) {
     });
     if (s.usage) card("summary-tokens", "tokens (prompt + answer)", s.usage.prompt_tokens + " + " + s.usage.completion_tokens);
     section.appendChild(cards);
-    if (s.not_run) section.appendChild(el("p", { className: "failed", text: s.not_run + " cases never ran: a reporter failed." }));
+    if (s.not_run) section.appendChild(el("p", { className: "failed", text: s.not_run + " cases never ran: " + (s.stopped ? "the run was stopped: " + s.stopped + "." : "a reporter failed.") }));
     (s.reporter_errors || []).forEach(function (e) { section.appendChild(el("p", { className: "failed", text: "failed to " + e })); });
     if (s.suites && s.suites.length) {
       var table = el("table", null, el("thead", null, el("tr", null,
