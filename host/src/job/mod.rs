@@ -24,8 +24,8 @@ mod recording;
 
 pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
 pub use outcome::{
-    CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_RESULT_LINE_BYTES, ResponseRecord, RunError,
-    SampleResult,
+    CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_KEPT_ANSWER_BYTES, MAX_RESULT_LINE_BYTES,
+    ResponseRecord, RunError, SampleResult,
 };
 pub use pending::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,

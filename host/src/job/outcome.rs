@@ -111,9 +111,39 @@ pub struct SampleResult {
     pub runs: Vec<ConnectionRun>,
     /// Wall-clock time, in milliseconds.
     pub duration_ms: f64,
+    /// Whether its answers (the responses, and the actual values its
+    /// checks saw) were left out: its case had kept
+    /// [`MAX_KEPT_ANSWER_BYTES`] of earlier samples' already. Its verdicts
+    /// are kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answers_left_out: bool,
 }
 
+/// The most bytes of samples one case keeps whole, answers included (half
+/// of what its results line may hold, the rest left for the verdicts of
+/// the samples after): later samples keep their verdicts and leave their
+/// answers out, so that a case of a thousand samples of large answers
+/// cannot fill the memory.
+pub const MAX_KEPT_ANSWER_BYTES: usize = MAX_RESULT_LINE_BYTES / 2;
+
 impl SampleResult {
+    /// How many bytes it takes in a results line.
+    pub fn line_bytes(&self) -> usize {
+        serde_json::to_vec(self).map_or(0, |line| line.len())
+    }
+
+    /// Leaves its answers out: each interaction's response and each
+    /// check's actual value; the verdicts stay.
+    pub fn leave_answers_out(&mut self) {
+        for interaction in self.runs.iter_mut().flat_map(|run| &mut run.interactions) {
+            interaction.response = None;
+            for check in &mut interaction.checks {
+                check.actual = None;
+            }
+        }
+        self.answers_left_out = true;
+    }
+
     /// Whether some check failed (rather than only errors), or an answered
     /// interaction whose checks all ran missed its pass rule (promptfoo's
     /// test `threshold`).

@@ -45,7 +45,7 @@ fn sample(index: u32, checks: Vec<CheckResult>, text: &str, millis: f64) -> Samp
         duration_ms: millis,
     };
     let run = ConnectionRun { connection: Connection::Direct, passed, interactions: vec![interaction] };
-    SampleResult { index, passed, runs: vec![run], duration_ms: millis }
+    SampleResult { index, passed, runs: vec![run], duration_ms: millis, answers_left_out: false }
 }
 
 fn case(id: &str, agent: &str, ratio: (u32, u32), samples: Vec<SampleResult>, millis: f64) -> CaseResult {

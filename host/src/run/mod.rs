@@ -61,7 +61,9 @@ pub use timeout::{DEFAULT_CASE_TIMEOUT, RunTimeout};
 use crate::agent::Agents;
 use crate::case::Connection;
 use crate::errors::{CaseErrorKind, ErrorKind};
-use crate::job::{CaseResult, CaseSource, CaseStatus, Job, LoadedCase, Replay, RunError, SampleResult};
+use crate::job::{
+    CaseResult, CaseSource, CaseStatus, Job, LoadedCase, MAX_KEPT_ANSWER_BYTES, Replay, RunError, SampleResult,
+};
 use crate::plugin::Registry;
 use batched_permits::BatchedPermits;
 use conversation::{Context, Work, converse, millis};
@@ -578,6 +580,22 @@ async fn admit(
     }
 }
 
+/// How many bytes of answers a case has kept of its samples so far: past
+/// [`MAX_KEPT_ANSWER_BYTES`], a sample's answers are left out.
+#[derive(Default)]
+struct KeptAnswers(usize);
+
+impl KeptAnswers {
+    /// Keeps `sample` whole while the case has room, else its verdicts.
+    fn keep(&mut self, sample: &mut SampleResult) {
+        if self.0 >= MAX_KEPT_ANSWER_BYTES {
+            sample.leave_answers_out();
+            return;
+        }
+        self.0 += sample.line_bytes();
+    }
+}
+
 /// Why the run was stopped, once it is; never, if it ends first.
 async fn stop_reason(stopped: &mut watch::Receiver<Option<Arc<str>>>) -> Arc<str> {
     let reason = stopped.wait_for(Option::is_some).await.map(|reason| reason.clone());
@@ -706,6 +724,7 @@ impl CaseTask {
         let mut next = 0;
         let mut passes = 0u32;
         let mut samples: Vec<SampleResult> = Vec::new();
+        let mut kept = KeptAnswers::default();
         loop {
             let wanted = if exhaustive { ratio.samples } else { ratio.required.saturating_sub(passes) };
             let in_flight = (wanted as usize).min(task.max_in_flight);
@@ -716,9 +735,10 @@ impl CaseTask {
             let Some(joined) = running.join_next().await else { break };
             // A sample that panicked takes its case down with it: the case
             // is then reported as an internal error (see `admit`).
-            let sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
+            let mut sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
             task.announce(&sample);
             passes += u32::from(sample.passed);
+            kept.keep(&mut sample);
             samples.push(sample);
             if !exhaustive && ratio.is_decided(passes, running.len() as u32 + (ratio.samples - next)) {
                 break;
@@ -739,8 +759,11 @@ impl CaseTask {
         let started = Instant::now();
         let ratio = self.job.success_ratio;
         let mut samples: Vec<SampleResult> = Vec::new();
+        let mut kept = KeptAnswers::default();
         for index in 0..ratio.samples {
-            samples.push(runtime.block_on(self.conversations(index, Work::Inline, None)));
+            let mut sample = runtime.block_on(self.conversations(index, Work::Inline, None));
+            kept.keep(&mut sample);
+            samples.push(sample);
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
             let left = ratio.samples - index - 1;
             if left == 0 || (!self.exhaustive && ratio.is_decided(passes, left)) {
@@ -802,7 +825,7 @@ impl CaseTask {
             runs.push(converse(&self.context, &self.job, connection, index, deadline, work, slots).await);
         }
         let passed = runs.iter().all(|r| r.passed);
-        SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()) }
+        SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()), answers_left_out: false }
     }
 }
 

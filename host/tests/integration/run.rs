@@ -501,3 +501,39 @@ fn a_case_planning_more_checks_than_the_cap_is_an_error_and_assay_toml_raises_it
     let (output, ..) = run("[cases]\nmax_checks = 0\n");
     assert!(crate::util::stderr(&output).contains("max_checks"), "{}", crate::util::stderr(&output));
 }
+
+/// A case of many samples of large answers keeps the answers of its first
+/// samples (up to half a results line) and the verdicts of all: its memory
+/// and its results line stay bounded.
+#[test]
+fn a_case_of_many_large_answers_keeps_its_verdicts_and_leaves_later_answers_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    let text = "w ".repeat(512 << 10);
+    let case = serde_json::json!({
+        "agent": "echo",
+        "success_ratio": "150/150",
+        "interactions": [{ "text": text, "response": { "text": { "keywords": "w" } } }]
+    });
+    std::fs::write(dir.path().join("cases/big.hocon"), case.to_string()).unwrap();
+    let (cases, results) = (dir.path().join("cases"), dir.path().join("results"));
+    let finished = crate::hostile_support::assay_bounded(&[
+        "run",
+        cases.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(finished.code, Some(0), "{}", finished.describe());
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(results.join("results.jsonl")).unwrap().trim()).unwrap();
+    let samples = line["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 150);
+    assert!(samples.iter().all(|s| s["passed"] == true));
+    let left_out = samples.iter().filter(|s| s["answers_left_out"] == true).count();
+    assert!(left_out > 100 && left_out < 150, "{left_out} of 150 samples left their answers out");
+    assert!(samples[0]["runs"][0]["interactions"][0]["response"]["text"].as_str().unwrap().len() >= 1 << 20);
+    assert!(samples[149]["runs"][0]["interactions"][0].get("response").is_none_or(|r| r.is_null()));
+    // 150 answers of 1 MiB, each also the check's actual, kept whole would
+    // be 300 MiB.
+    assert!(finished.peak_rss_mb < 200, "{}", finished.describe());
+}
