@@ -19,6 +19,7 @@ use crate::backend::{
 use crate::case::{CaseEnv, CaseFiles, Trust, discover_with};
 use crate::config::{CONFIG_FILE, Config, PluginConfig};
 use crate::errors::{CaseError, ProjectError, RegistryError};
+use crate::eval::{EvalOptions, Evaluator};
 use crate::formats::promptfoo;
 use crate::formats::{
     Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
@@ -619,16 +620,27 @@ impl Project {
             }
             options.max_checks = max;
         }
-        if let Some(seconds) = self.config.cases.timeout_in_seconds {
-            options.default_timeout =
-                Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
-                    self.setting_error(
-                        "[cases] timeout_in_seconds",
-                        format!("{seconds} is not a positive number of seconds: use, e.g., 300 (the default)"),
-                    )
-                })?;
-        }
+        options.default_timeout = self.default_timeout()?;
         Ok(Runner::new(self.registry()?, self.agents()?, options))
+    }
+
+    /// An evaluator of scenarios with the project's matchers and agents;
+    /// `[cases] timeout_in_seconds` of assay.toml, when set, bounds a
+    /// sample that `--timeout` does not.
+    pub fn evaluator(&self, mut options: EvalOptions) -> Result<Evaluator, ProjectError> {
+        options.default_timeout = self.default_timeout()?;
+        Ok(Evaluator::new(self.registry()?, self.agents()?, options))
+    }
+
+    /// `[cases] timeout_in_seconds` of assay.toml, else the default.
+    fn default_timeout(&self) -> Result<Duration, ProjectError> {
+        let Some(seconds) = self.config.cases.timeout_in_seconds else { return Ok(crate::run::DEFAULT_CASE_TIMEOUT) };
+        Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
+            self.setting_error(
+                "[cases] timeout_in_seconds",
+                format!("{seconds} is not a positive number of seconds: use, e.g., 300 (the default)"),
+            )
+        })
     }
 
     /// A variable of the project's environment, if set and not empty.

@@ -7,7 +7,7 @@ use super::options::{
     announce_selection, default_results_dir, fraction, parse_connection, results_error, seconds, write_html,
 };
 use anyhow::{Context, Result};
-use assay::eval::{EvalOptions, Evaluator};
+use assay::eval::EvalOptions;
 use assay::report::{Provenance, ResultsDir, write_eval, write_json_report};
 use std::io::Write;
 
@@ -38,7 +38,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         .map_err(|e| results_error(&results_dir, e))?
         .with_redactor(redactor.clone())
         .with_provenance(provenance);
-    let evaluator = Evaluator::new(project.registry()?, project.agents()?, options);
+    let evaluator = project.evaluator(options)?;
     let report = evaluator.run_blocking(scenarios, &mut results);
 
     let mut out = std::io::stdout().lock();

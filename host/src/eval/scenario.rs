@@ -48,6 +48,11 @@ pub struct EvalOptions {
     pub timeout: Option<Duration>,
     /// A matcher key that judges every expectation instead of its own.
     pub key: Option<String>,
+    /// The bound on each sample's whole time when `timeout` sets none
+    /// (default [`crate::run::DEFAULT_CASE_TIMEOUT`]; `[cases]
+    /// timeout_in_seconds` of assay.toml, through
+    /// [`crate::Project::evaluator`]).
+    pub default_timeout: Duration,
 }
 
 impl Default for EvalOptions {
@@ -59,6 +64,7 @@ impl Default for EvalOptions {
             jobs: crate::run::RunOptions::default().jobs,
             timeout: None,
             key: None,
+            default_timeout: crate::run::DEFAULT_CASE_TIMEOUT,
         }
     }
 }
@@ -186,7 +192,13 @@ impl Evaluator {
     pub async fn run(&self, scenarios: Vec<Result<Scenario, CaseError>>, reporter: &mut dyn Reporter) -> EvalReport {
         let (jobs, mut scores) = scenario_jobs(scenarios, &self.options, self.registry.as_ref());
         let sample_timeout = self.options.timeout.map(|length| RunTimeout { length, set_by: "--timeout" });
-        let options = RunOptions { jobs: self.options.jobs, exhaustive: true, sample_timeout, ..RunOptions::default() };
+        let options = RunOptions {
+            jobs: self.options.jobs,
+            exhaustive: true,
+            sample_timeout,
+            default_timeout: self.options.default_timeout,
+            ..RunOptions::default()
+        };
         let runner = Runner::new(self.registry.clone(), self.agents.clone(), options);
         runner.run(CaseSource::loaded(jobs), &mut (&mut scores, reporter)).await;
         scores.into_report()

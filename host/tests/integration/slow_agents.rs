@@ -135,3 +135,28 @@ fn a_default_timeout_that_is_not_positive_is_refused_naming_the_key() {
         assert!(error.contains(&expected), "{error}\n(expected it to contain: {expected})");
     }
 }
+
+/// `assay eval` is bounded the same way: assay.toml's default ends a
+/// scenario whose agent drips.
+#[test]
+fn an_eval_scenario_of_a_dripping_agent_ends_at_assay_tomls_default() {
+    let server = dripping("application/json-lines", " ");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("assay.toml"), "[cases]\ntimeout_in_seconds = 1\n").unwrap();
+    let scenario = "scenario_id: slow\nproblem: hi\nagent: a\nexpectations:\n  - expectation_id: hi\n    statement: says hi\n    key: keywords\n    expected: hi\n";
+    std::fs::write(dir.path().join("slow.yaml"), scenario).unwrap();
+    let (config, results) = (dir.path().join("assay.toml"), dir.path().join("results"));
+    let started = Instant::now();
+    let output = crate::util::assay_command()
+        .args(["eval", "--config", config.to_str().unwrap(), "--connection", "http", "--agent-url", &server.url()])
+        .args(["--results", results.to_str().unwrap(), dir.path().join("slow.yaml").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10), "eval took {:?}", started.elapsed());
+    let lines = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(lines.trim()).unwrap();
+    let (error, took) = timed_out(&line);
+    assert_eq!(error["kind"], "case-timeout", "{error:#}\n{}{}", stdout(&output), stderr(&output));
+    assert!(error["message"].as_str().unwrap().contains("[cases] timeout_in_seconds"), "{error:#}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}
