@@ -19,13 +19,16 @@
 //! while it waits: when work is queued, another thread is woken or started
 //! in its place, as Go hands a processor on when a goroutine enters a
 //! system call, so there are at most as many threads as the count plus the
-//! pieces waiting (which the run's sample slots, `-j`, bound). The
+//! pieces waiting (which the cases the run admits at once bound). The
+//! piece's sample slot goes back at its guest's first wait too
+//! ([`hold_slot`]), so that a sleeping sample holds no slot of `-j`. The
 //! sleeper's deadline still ends its wait (the sandbox's watchdog wakes
 //! it). Woken, it finishes its piece, the pool over its count for that
 //! while; then the first thread to look for work while the pool is over
 //! its count ends instead.
 
 use crate::sandbox::hand_off::{self, HandOff};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -111,12 +114,41 @@ impl CpuThreads {
     }
 }
 
+thread_local! {
+    /// The sample slot the piece of work on this thread holds, while its
+    /// guest computes (see [`hold_slot`]).
+    static SLOT: RefCell<Option<Box<dyn Send>>> = const { RefCell::new(None) };
+}
+
+/// The sample slot a piece of work on a CPU thread holds: given back when
+/// the piece ends, or earlier, when its guest first parks in WASI (a
+/// sleeping sample holds no slot, so that the next case can start; the
+/// sleepers are still bounded by the cases the run admits at once).
+pub(super) struct HeldSlot(());
+
+/// Holds `slot` for the piece of work running on the calling thread (see
+/// [`HeldSlot`]).
+pub(super) fn hold_slot(slot: impl Send + 'static) -> HeldSlot {
+    SLOT.with(|held| *held.borrow_mut() = Some(Box::new(slot)));
+    HeldSlot(())
+}
+
+impl Drop for HeldSlot {
+    fn drop(&mut self) {
+        let slot = SLOT.with(|held| held.borrow_mut().take());
+        drop(slot);
+    }
+}
+
 /// The hand-off of one of the threads: it tells the pool when its guest
-/// parks in WASI and when it is woken.
+/// parks in WASI and when it is woken, and gives the piece's sample slot
+/// back at the first park.
 struct OnThread(Arc<Shared>);
 
 impl HandOff for OnThread {
     fn parked(&self) {
+        let slot = SLOT.with(|held| held.borrow_mut().take());
+        drop(slot);
         let mut queue = self.0.lock();
         queue.parked += 1;
         self.0.take_up(queue);
@@ -302,6 +334,44 @@ mod tests {
             counted(|queue| (queue.started, queue.idle, queue.parked) == (1, 1, 0)),
             "the thread over the count did not end"
         );
+    }
+
+    #[test]
+    fn a_piece_gives_its_slot_back_when_its_guest_first_waits_or_when_it_ends() {
+        /// Says on a channel when it is dropped.
+        struct Slot(mpsc::Sender<&'static str>);
+        impl Drop for Slot {
+            fn drop(&mut self) {
+                let _ = self.0.send("slot given back");
+            }
+        }
+        let threads = CpuThreads::new(1);
+        let (sender, receiver) = mpsc::channel();
+        let (release, hold) = mpsc::channel::<()>();
+        let slot = Slot(sender.clone());
+        threads.run(move || {
+            let held = hold_slot(slot);
+            hand_off::parked(|| hold.recv().unwrap());
+            hand_off::parked(|| ());
+            sender.send("woken").unwrap();
+            drop(held);
+        });
+        // Given back while the guest waits, not when the piece ends.
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "slot given back");
+        release.send(()).unwrap();
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "woken");
+        assert!(receiver.recv_timeout(Duration::from_millis(200)).is_err(), "given back twice");
+
+        // A piece whose guest never waits gives it back at its end.
+        let (sender, receiver) = mpsc::channel();
+        let slot = Slot(sender.clone());
+        threads.run(move || {
+            let held = hold_slot(slot);
+            sender.send("computed").unwrap();
+            drop(held);
+        });
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "computed");
+        assert_eq!(receiver.recv_timeout(Duration::from_secs(10)).unwrap(), "slot given back");
     }
 
     #[test]

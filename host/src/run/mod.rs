@@ -553,8 +553,9 @@ async fn admit(
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
                 context.cpu.run(move || {
+                    let held = cpu_threads::hold_slot(slot);
                     let result = decide_here(|| task.run_in_process(&runtime), identity);
-                    drop(slot);
+                    drop(held);
                     let unannounced = result.samples.last().map(|sample| sample.index);
                     let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced });
                 });
