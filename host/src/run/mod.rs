@@ -582,13 +582,21 @@ async fn admit(
 }
 
 /// How many bytes of answers a case has kept of its samples so far: past
-/// [`MAX_KEPT_ANSWER_BYTES`], a sample's answers are left out.
+/// [`MAX_KEPT_ANSWER_BYTES`], a sample's answers are left out. A case's
+/// first sample is always kept whole, and measured only when a second
+/// comes, so that a case of one sample (most) costs nothing here.
 #[derive(Default)]
 struct KeptAnswers(usize);
 
 impl KeptAnswers {
-    /// Keeps `sample` whole while the case has room, else its verdicts.
-    fn keep(&mut self, sample: &mut SampleResult) {
+    /// Keeps `sample`, which follows `earlier`, whole while the case has
+    /// room, else its verdicts.
+    fn keep(&mut self, earlier: &[SampleResult], sample: &mut SampleResult) {
+        match earlier {
+            [] => return,
+            [first] => self.0 += first.line_bytes(),
+            _ => {}
+        }
         if self.0 >= MAX_KEPT_ANSWER_BYTES {
             sample.leave_answers_out();
             return;
@@ -739,7 +747,7 @@ impl CaseTask {
             let mut sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
             task.announce(&sample);
             passes += u32::from(sample.passed);
-            kept.keep(&mut sample);
+            kept.keep(&samples, &mut sample);
             samples.push(sample);
             if !exhaustive && ratio.is_decided(passes, running.len() as u32 + (ratio.samples - next)) {
                 break;
@@ -763,7 +771,7 @@ impl CaseTask {
         let mut kept = KeptAnswers::default();
         for index in 0..ratio.samples {
             let mut sample = runtime.block_on(self.conversations(index, Work::Inline, None));
-            kept.keep(&mut sample);
+            kept.keep(&samples, &mut sample);
             samples.push(sample);
             let passes = samples.iter().filter(|s| s.passed).count() as u32;
             let left = ratio.samples - index - 1;
