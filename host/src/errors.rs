@@ -980,7 +980,8 @@ pub enum CaseErrorKind {
         col: usize,
         /// Whether it holds a configured API key.
         protected: bool,
-        /// The prefix of the variables case files may read unasked.
+        /// The prefix of the variables case files may read unasked (empty
+        /// when none may be).
         prefix: &'static str,
     },
     /// The file is larger than the reader accepts.
@@ -1093,6 +1094,8 @@ impl CaseErrorKind {
 fn not_allowed_reason(protected: bool, prefix: &str) -> String {
     if protected {
         " (it holds a configured API key, so only allowing it by name makes it visible)".into()
+    } else if prefix.is_empty() {
+        " (only those the server allows by name are: a server's clients are not its user)".into()
     } else {
         format!(" (only {prefix}* variables and those allowed by name are)")
     }

@@ -135,6 +135,12 @@ impl CaseEnv {
         self
     }
 
+    /// The prefix of the variables case files may read without naming them
+    /// ([`CASE_ENV_PREFIX`]), or `""` when only named ones are visible.
+    pub fn unasked_prefix(&self) -> &'static str {
+        if self.named_only { "" } else { CASE_ENV_PREFIX }
+    }
+
     /// Whether case files may read the variable `name`.
     pub fn is_visible(&self, name: &str) -> bool {
         self.allowed.contains(name)

@@ -141,7 +141,9 @@ pub struct ProjectArgs {
 #[derive(Debug, Args)]
 pub struct CaseEnvArgs {
     /// Let `${NAME}` in case files read the environment variable NAME
-    /// (repeatable), besides ASSAY_CASE_* and `[cases] allow_env`.
+    /// (repeatable), besides `[cases] allow_env` and (except for `assay
+    /// serve`, whose case files read only variables allowed by name)
+    /// ASSAY_CASE_*.
     #[arg(long = "allow-env", value_name = "NAME")]
     pub allow_env: Vec<String>,
     /// Trust every case file, suite and promptfoo config of this run: let

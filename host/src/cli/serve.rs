@@ -31,10 +31,15 @@ enum TokenSource {
 
 impl TokenSource {
     fn of(args: &ServeApiArgs, bind: SocketAddr) -> Result<TokenSource, CliError> {
-        let given = match (&args.token_file, std::env::var(TOKEN_VAR)) {
+        let from_var = std::env::var(TOKEN_VAR).ok().filter(|text| !text.is_empty());
+        if args.no_token && from_var.is_some() {
+            let message = format!("{TOKEN_VAR} is set too: unset it, or leave out --no-token to serve with it");
+            return Err(CliError::Flag { flag: "--no-token", message });
+        }
+        let given = match (&args.token_file, from_var) {
             (Some(file), _) => Some(Token::read(file)),
-            (None, Ok(text)) if !text.is_empty() && !args.no_token => Some(Token::new(&text, TOKEN_VAR)),
-            (None, _) => None,
+            (None, Some(text)) => Some(Token::new(&text, TOKEN_VAR)),
+            (None, None) => None,
         };
         if let Some(token) = given {
             return Ok(TokenSource::Given(token?));

@@ -220,8 +220,16 @@ impl Runner {
         let mut ledger = Ledger::default();
         let mut slow = SlowWatch::new(self.options.slow_timeout);
         loop {
+            // The stop first: a run whose cases report without pause must
+            // still hear it.
             let message = tokio::select! {
                 biased;
+                reason = &mut stop, if summary.stopped.is_none() => {
+                    cancelled.store(true, Ordering::Release);
+                    let _ = stopping.send(Some(reason.as_str().into()));
+                    summary.stopped = Some(reason);
+                    continue;
+                }
                 message = receiver.recv() => match message {
                     Some(message) => message,
                     None => break,
@@ -230,12 +238,6 @@ impl Runner {
                     for (id, running) in slow.due() {
                         emitter.emit(EventKind::CaseSlow { id: &id, running });
                     }
-                    continue;
-                }
-                reason = &mut stop, if summary.stopped.is_none() => {
-                    cancelled.store(true, Ordering::Release);
-                    let _ = stopping.send(Some(reason.as_str().into()));
-                    summary.stopped = Some(reason);
                     continue;
                 }
             };
@@ -542,6 +544,7 @@ async fn admit(
             default_timeout: options.default_timeout,
             exhaustive: options.exhaustive,
             max_in_flight: options.jobs.max(1),
+            stopped: stopped.clone(),
             events: results.clone(),
         };
         let results = results.clone();
@@ -705,6 +708,9 @@ struct CaseTask {
     sample_timeout: Option<RunTimeout>,
     default_timeout: Duration,
     exhaustive: bool,
+    /// Set, with the reason, when the run is stopped: a case running
+    /// in-process stops between its samples.
+    stopped: watch::Receiver<Option<Arc<str>>>,
     /// The most of its samples started and not yet decided (the run's
     /// `jobs`): a case asking for a million samples holds no more tasks
     /// than it can run at once.
@@ -770,6 +776,10 @@ impl CaseTask {
         let mut samples: Vec<SampleResult> = Vec::new();
         let mut kept = KeptAnswers::default();
         for index in 0..ratio.samples {
+            if let Some(reason) = self.stopped.borrow().clone() {
+                let message = format!("the run was stopped while the case ran: {reason}");
+                return Identity::of(&self.job).failed(RunError { kind: ErrorKind::Stopped, message });
+            }
             let mut sample = runtime.block_on(self.conversations(index, Work::Inline, None));
             kept.keep(&samples, &mut sample);
             samples.push(sample);

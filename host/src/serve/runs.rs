@@ -11,8 +11,8 @@
 //! `events.jsonl` in its results directory as they happen, and streams read
 //! them from there (memory holds a count, not the events); a run is
 //! stopped past the server's `--run-timeout`; the results directories of
-//! all but the last `--keep-runs` finished runs are removed, and so are
-//! their records.
+//! all but the last `--keep-runs` finished runs this server made are
+//! removed, and so are their records.
 //!
 //! Paths reach cases through the project's one door
 //! ([`crate::Project::discover_within`]): resolved under the root, every
@@ -32,7 +32,7 @@ use crate::job::{CaseFilter, CaseReader, DistinctIds, Job, LoadedCase, PendingCa
 use crate::report::{Redactor, ReporterSet, ResultsDir};
 use crate::run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary, RunTimeout};
 use crate::serve::body::JsonBody;
-use crate::serve::error::{ApiError, blocking, json_response};
+use crate::serve::error::{ApiError, blocking_while_wanted, json_response};
 use crate::serve::{AppState, Shared};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
@@ -40,10 +40,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -54,6 +55,14 @@ const EVENTS_FILE: &str = "events.jsonl";
 
 /// The most events one read of a stream sends before it reads again.
 const EVENTS_PER_READ: usize = 256;
+
+/// The most bytes one read of a stream gathers before it sends them (one
+/// event more, at most).
+const BYTES_PER_READ: usize = 1 << 20;
+
+/// The longest event line: a `case_finished` longer than this gives the
+/// case's id, status and error, not its whole line.
+const MAX_EVENT_LINE_BYTES: usize = 256 << 10;
 
 /// How the runs of a server are bounded.
 #[derive(Clone, Copy, Debug)]
@@ -122,48 +131,26 @@ impl Runs {
     }
 
     /// Records that run `id` finished, and forgets the oldest finished
-    /// runs past `--keep-runs`, their results directories removed with
-    /// them; so are any left in the results folder by an earlier server
-    /// (directories named as run ids are, nothing else).
+    /// runs past `--keep-runs`, removing the results directories this
+    /// server made for them (and nothing else: another server's runs in
+    /// the same folder are its own).
     fn finished(&self, id: &str) {
-        let running: Vec<String> = {
+        let forgotten: Vec<String> = {
             let mut table = self.table.lock().expect("the run table is never poisoned");
             table.finished.push_back(id.to_owned());
+            let mut forgotten = Vec::new();
             while table.finished.len() > self.limits.keep_runs {
                 if let Some(old) = table.finished.pop_front() {
                     table.by_id.remove(&old);
+                    forgotten.push(old);
                 }
             }
-            let finished: HashSet<&String> = table.finished.iter().collect();
-            table.by_id.keys().filter(|id| !finished.contains(id)).cloned().collect()
+            forgotten
         };
-        prune(&self.results, self.limits.keep_runs, &running);
+        for old in forgotten {
+            let _ = std::fs::remove_dir_all(self.results.join(old));
+        }
     }
-}
-
-/// Removes the run directories under `results` (named as run ids) but the
-/// `keep` most recently changed and those of `running` runs.
-fn prune(results: &Path, keep: usize, running: &[String]) {
-    let Ok(entries) = std::fs::read_dir(results) else { return };
-    let mut runs: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry.file_name().to_str().is_some_and(|name| is_run_id(name) && !running.iter().any(|r| r == name))
-        })
-        .filter_map(|entry| {
-            let metadata = entry.metadata().ok().filter(std::fs::Metadata::is_dir)?;
-            Some((metadata.modified().ok()?, entry.path()))
-        })
-        .collect();
-    runs.sort_by_key(|run| std::cmp::Reverse(run.0));
-    for (_, dir) in runs.into_iter().skip(keep) {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
-/// Whether `name` is a run id ([`new_run_id`]'s form).
-fn is_run_id(name: &str) -> bool {
-    name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 /// `POST /v1/runs`'s body.
@@ -209,7 +196,7 @@ pub async fn start(
         return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, message));
     };
     let work = shared.clone();
-    let record = blocking(move || prepare_and_start(&work, request, slot)).await??;
+    let record = blocking_while_wanted(move |given_up| prepare_and_start(&work, request, slot, given_up)).await??;
     let body = json!({ "id": record.id, "status": "running", "results": record.results });
     let mut response = json_response(&shared.redactor, &body)?;
     *response.status_mut() = StatusCode::ACCEPTED;
@@ -222,6 +209,7 @@ fn prepare_and_start(
     shared: &Arc<Shared>,
     request: RunRequest,
     slot: OwnedSemaphorePermit,
+    given_up: &AtomicBool,
 ) -> Result<Arc<RunRecord>, ApiError> {
     let project = &shared.project;
     if request.cases.is_empty() && request.paths.is_empty() {
@@ -277,6 +265,11 @@ fn prepare_and_start(
     let cases = project.cases(PendingCases::new(count, stream), None).map_err(|e| internal(&e))?;
     let runner = project.runner(options).map_err(|e| internal(&e))?;
 
+    // A request answered 504 while its cases were read starts no run: its
+    // client would never learn the run's id, to follow or stop it.
+    if given_up.load(Ordering::Relaxed) {
+        return Err(ApiError::new(StatusCode::GATEWAY_TIMEOUT, "start a run: the request was given up"));
+    }
     let id = new_run_id();
     let dir = shared.runs.results.join(&id);
     let results = ResultsDir::create(&dir).map_err(|e| internal(&e))?;
@@ -398,6 +391,22 @@ impl Reporter for EventLog {
         body["event"] = json!(name);
         body["elapsed_ms"] = json!(elapsed_ms);
         let mut line = self.redactor.to_json(&body, false)?;
+        // A case's whole line can be tens of MiB, which every client
+        // streaming the events would hold at once: the event then says how
+        // the case ended, and `results.jsonl` has the rest.
+        if let EventKind::CaseFinished(case) = event.kind
+            && line.len() > MAX_EVENT_LINE_BYTES
+        {
+            let brief =
+                json!({ "id": case.id, "status": case.status, "error": case.error, "duration_ms": case.duration_ms });
+            let why = format!(
+                "its line is {} bytes, over the {} KiB an event may be: read it from results.jsonl",
+                line.len(),
+                MAX_EVENT_LINE_BYTES >> 10
+            );
+            let body = json!({ "case": brief, "case_left_out": why, "event": name, "elapsed_ms": elapsed_ms });
+            line = self.redactor.to_json(&body, false)?;
+        }
         line.push(b'\n');
         {
             let mut log = self.record.log.lock().expect("a run's log is never poisoned");
@@ -518,11 +527,15 @@ impl EventReader {
         use tokio::io::AsyncBufReadExt;
         let mut events = Vec::new();
         let mut line = Vec::new();
-        while self.offset < written && events.len() < EVENTS_PER_READ {
+        let mut bytes = 0;
+        while self.offset < written && events.len() < EVENTS_PER_READ && bytes < BYTES_PER_READ {
             line.clear();
             match self.file.read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => break,
-                Ok(read) => self.offset += read as u64,
+                Ok(read) => {
+                    self.offset += read as u64;
+                    bytes += read;
+                }
             }
             let text = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line));
             let name = serde_json::from_str::<Named>(&text).map(|named| named.event).unwrap_or_default();
@@ -569,28 +582,7 @@ mod tests {
     fn run_ids_are_random_hex() {
         let (a, b) = (new_run_id(), new_run_id());
         assert_eq!(a.len(), 16);
-        assert!(is_run_id(&a) && is_run_id(&b));
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
-        assert!(!is_run_id("0123456789ABCDEF") && !is_run_id("results") && !is_run_id("0123456789abcde"));
-    }
-
-    #[test]
-    fn pruning_keeps_the_newest_run_folders_and_the_running_ones_and_nothing_else_is_touched() {
-        let results = tempfile::tempdir().unwrap();
-        let ids: Vec<String> = (0..5).map(|i| format!("{i:016x}")).collect();
-        for id in &ids {
-            std::fs::create_dir(results.path().join(id)).unwrap();
-            // Modification times a second apart, oldest first.
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        std::fs::create_dir(results.path().join("mine")).unwrap();
-        std::fs::write(results.path().join("0000000000000009"), "a file, not a run").unwrap();
-        prune(results.path(), 2, &[ids[0].clone()]);
-        let mut left: Vec<String> =
-            std::fs::read_dir(results.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        left.sort();
-        let mut kept = vec![ids[0].as_str(), "0000000000000009", &ids[3], &ids[4], "mine"];
-        kept.sort();
-        assert_eq!(left, kept);
     }
 }

@@ -371,6 +371,14 @@ fn beyond_loopback_without_a_token_it_refuses_to_start() {
     let error = stderr(&output);
     assert!(error.contains("--no-token") && error.contains("loopback only"), "{error}");
     assert!(error.contains("--token-file"), "{error}");
+    // A token in the environment is never silently dropped.
+    let output = assay_command()
+        .args(["serve", "--port", "0", "--no-token"])
+        .env("ASSAY_SERVE_TOKEN", "0123456789abcdef0123")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("ASSAY_SERVE_TOKEN is set too"), "{}", stderr(&output));
 
     // A token too short to protect anything is refused, and not shown.
     let output = assay_command()
@@ -599,6 +607,7 @@ fn a_served_case_reads_only_the_variables_the_server_allows_by_name() {
     assert_eq!(cases["probe"]["status"], "error", "{cases:?}");
     let message = cases["probe"]["error"]["message"].as_str().unwrap();
     assert!(message.contains("ASSAY_CASE_API_TOKEN") && message.contains("allow_env"), "{message}");
+    assert!(message.contains("only those the server allows by name"), "{message}");
     assert_eq!(cases["name"]["status"], "passed", "{cases:?}");
 }
 
@@ -1039,4 +1048,71 @@ fn each_request_has_a_judge_budget_of_its_own() {
     assert!(verdicts[1]["message"].as_str().unwrap().contains("budget of 1 request"), "{verdicts}");
     let next = post(&served, "/v1/check", &json!({"checks": [gist("third text")]}));
     assert_eq!(next.json()["verdicts"][0]["outcome"], "pass", "{next:?}");
+}
+
+/// A run whose cases report without pause still hears DELETE (the stop
+/// was starved by the events), and its in-process cases stop between
+/// samples: every admitted case is reported once, the rest counted as not
+/// run.
+#[test]
+fn a_busy_run_of_in_process_cases_is_stopped_by_delete() {
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--results", results.path().to_str().unwrap()]);
+    let case = r#"{ agent: echo, success_ratio: "1000/1000", interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    let cases: Vec<Value> = (0..200).map(|i| json!({"name": format!("busy-{i:03}"), "text": case})).collect();
+    let started = post(&served, "/v1/runs", &json!({ "cases": cases }));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(1500));
+    let asked = std::time::Instant::now();
+    assert_eq!(request(&served, "DELETE", &format!("/v1/runs/{id}"), &[], b"").status, 202);
+    let (events, cases) = wait_for_run(&served, &id);
+    assert!(asked.elapsed() < Duration::from_secs(10), "the run went on for {:?}", asked.elapsed());
+    let summary = &events.last().unwrap().1["summary"];
+    assert!(summary["stopped"].as_str().unwrap().contains("cancelled"), "{summary}");
+    let (reported, not_run) = (summary["cases"].as_u64().unwrap(), summary["not_run"].as_u64().unwrap_or(0));
+    assert_eq!(reported + not_run, 200, "{summary}");
+    assert!(not_run > 0, "{summary}");
+    assert_eq!(cases.len() as u64, reported);
+    assert!(cases.values().any(|case| case["error"]["kind"] == "stopped"), "no case was stopped in flight");
+    let lines = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count() as u64, reported);
+}
+
+/// A `POST /v1/runs` answered 504 (its cases took longer to read than the
+/// request may) starts no run: its client could neither follow nor stop it.
+#[test]
+fn a_run_request_given_up_starts_no_run() {
+    let results = tempfile::tempdir().unwrap();
+    let served =
+        serve(&["--results", results.path().to_str().unwrap(), "--request-timeout", "1", "--max-body-mb", "32"]);
+    let case = r#"{ agent: echo, interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    let cases: Vec<Value> = (0..60_000).map(|_| json!({ "text": case })).collect();
+    let answer = post(&served, "/v1/runs", &json!({ "cases": cases }));
+    assert_eq!(answer.status, 504, "the cases were read within the second: make the request larger");
+    std::thread::sleep(Duration::from_secs(3));
+    let runs: Vec<_> = std::fs::read_dir(results.path()).unwrap().collect();
+    assert!(runs.is_empty(), "a run was started: {runs:?}");
+    // And the slot is free.
+    let one = post(&served, "/v1/runs", &json!({"cases": [{"text": case}]}));
+    assert_eq!(one.status, 202, "{one:?}");
+}
+
+/// A case whose line is large (its answer) streams a brief event; the
+/// results file has the whole line.
+#[test]
+fn a_large_case_streams_a_brief_event_and_the_results_keep_it_whole() {
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--results", results.path().to_str().unwrap()]);
+    let text = "w ".repeat(200_000);
+    let case = json!({"agent": "echo", "interactions": [{"text": text, "response": {"text": {"keywords": "w"}}}]});
+    let started = post(&served, "/v1/runs", &json!({"cases": [{"name": "large", "text": case.to_string()}]}));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    let (events, cases) = wait_for_run(&served, &id);
+    let finished = &events.iter().find(|(name, _)| name == "case_finished").unwrap().1;
+    assert!(finished["case_left_out"].as_str().unwrap().contains("results.jsonl"), "{finished}");
+    assert_eq!((&cases["large"]["status"], cases["large"].get("samples")), (&json!("passed"), None));
+    let line = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    assert!(line.len() > 400_000 && line.contains("\"samples\""), "{}", line.len());
 }

@@ -29,7 +29,7 @@
 //! Within these caps a file of the largest size the full parser takes
 //! resolves in well under a second.
 
-use crate::case::{CASE_ENV_PREFIX, CaseEnv, Lookup};
+use crate::case::{CaseEnv, Lookup};
 use crate::errors::CaseErrorKind;
 use hocon::parser::{AstNode, Pos};
 use std::collections::{HashMap, HashSet};
@@ -186,7 +186,8 @@ impl<'a> Walk<'a> {
             Lookup::Unset | Lookup::NotAllowed { .. } if optional => Ok(()),
             Lookup::Unset => Err(CaseErrorKind::UnsetVariable { variable: name, line, col }),
             Lookup::NotAllowed { protected } => {
-                Err(CaseErrorKind::VariableNotAllowed { variable: name, line, col, protected, prefix: CASE_ENV_PREFIX })
+                let prefix = self.env.unasked_prefix();
+                Err(CaseErrorKind::VariableNotAllowed { variable: name, line, col, protected, prefix })
             }
         }
     }
