@@ -19,8 +19,10 @@
 //! It prints the requests per second, p50, p90, p99 and max latency, and
 //! checks that every answer was a 200 with a passing verdict.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+#[path = "support/served.rs"]
+mod served;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -31,15 +33,7 @@ const BODY: &str =
 fn main() {
     let connections: usize = env_or("ASSAY_BENCH_CONNECTIONS", 64);
     let seconds: u64 = env_or("ASSAY_BENCH_SECS", 10);
-    let mut server = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["serve", "--port", "0", "--no-token", "--max-connections", "4096"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("assay serve starts");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let address = line.trim().rsplit_once("http://").expect("assay serve prints its address").1.to_owned();
+    let (mut server, address) = served::start(&[], Stdio::inherit());
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let request = format!(

@@ -23,8 +23,10 @@
 //! cargo bench -p assay --bench serve_attack
 //! ```
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+#[path = "support/served.rs"]
+mod served;
+
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -44,16 +46,7 @@ fn main() {
     let slow: usize = env_or("ASSAY_BENCH_SLOW", 256);
     let max_mb: u64 = env_or("ASSAY_BENCH_MAX_MB", 300);
     let results = tempfile::tempdir().unwrap();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["serve", "--port", "0", "--no-token", "--max-connections", "4096", "--results"])
-        .arg(results.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("assay serve starts");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let address = line.trim().rsplit_once("http://").expect("assay serve prints its address").1.to_owned();
+    let (mut server, address) = served::start(&["--results".as_ref(), results.path().as_os_str()], Stdio::null());
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let hostile_answered = Arc::new(AtomicUsize::new(0));

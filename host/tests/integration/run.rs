@@ -417,6 +417,21 @@ fn two_cases_with_one_id_are_both_reported_the_second_as_an_error_naming_both_fi
 /// Issue 29: a 150-byte case asking for four billion samples is an error
 /// case naming the cap, at once; the other cases run; assay.toml (never a
 /// case file) raises the cap.
+/// `assay run cases` in `dir` with `toml` as its assay.toml, into a fresh
+/// `results`: the process's output and the lines of `results.jsonl`.
+fn run_with_config(dir: &std::path::Path, toml: &str) -> (std::process::Output, Vec<serde_json::Value>) {
+    std::fs::write(dir.join("assay.toml"), toml).unwrap();
+    let results = dir.join("results");
+    let _ = std::fs::remove_dir_all(&results);
+    let output = crate::util::assay_command()
+        .current_dir(dir)
+        .args(["run", "cases", "--results", results.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
+    (output, text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+}
+
 #[test]
 fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -428,17 +443,8 @@ fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises
         std::fs::write(dir.path().join(format!("cases/{name}.hocon")), text).unwrap();
     }
     let run = |toml: &str| {
-        std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
-        let results = dir.path().join("results");
-        let _ = std::fs::remove_dir_all(&results);
         let started = std::time::Instant::now();
-        let output = crate::util::assay_command()
-            .current_dir(dir.path())
-            .args(["run", "cases", "--results", results.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (output, lines) = run_with_config(dir.path(), toml);
         let status = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
         (output, status("huge"), status("many"), status("good"), started.elapsed())
     };
@@ -477,18 +483,10 @@ fn a_case_planning_more_checks_than_the_cap_is_an_error_and_assay_toml_raises_it
     std::fs::write(dir.path().join("cases/many.hocon"), many).unwrap();
     std::fs::write(dir.path().join("cases/good.hocon"), good).unwrap();
     let run = |toml: &str| {
-        std::fs::write(dir.path().join("assay.toml"), toml).unwrap();
-        let results = dir.path().join("results");
-        let _ = std::fs::remove_dir_all(&results);
-        let output = crate::util::assay_command()
-            .current_dir(dir.path())
-            .args(["run", "cases", "--results", results.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let text = std::fs::read_to_string(results.join("results.jsonl")).unwrap_or_default();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (output, lines) = run_with_config(dir.path(), toml);
         let case = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
-        (output, case("many"), case("good"), text.len())
+        let bytes = lines.iter().map(|line| line.to_string().len()).sum::<usize>();
+        (output, case("many"), case("good"), bytes)
     };
     let (output, many, good, bytes) = run("");
     assert_eq!(output.status.code(), Some(1), "{}", crate::util::stdout(&output));
