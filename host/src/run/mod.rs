@@ -572,9 +572,17 @@ async fn admit(
                             joined.unwrap_or_else(|error| identity.internal_error(panic_message(error)))
                         }
                         reason = stop_reason(&mut stopped) => {
-                            handle.abort();
-                            let message = format!("the run was stopped while the case ran: {reason}");
-                            identity.failed(RunError { kind: ErrorKind::Stopped, message })
+                            // The task reports its own stop, with the samples
+                            // it finished; one that cannot at once (waiting
+                            // on a prerequisite, say) is stopped here.
+                            match tokio::time::timeout(STOP_GRACE, &mut handle).await {
+                                Ok(joined) => joined.unwrap_or_else(|error| identity.internal_error(panic_message(error))),
+                                Err(_) => {
+                                    handle.abort();
+                                    let message = format!("the run was stopped while the case ran: {reason}");
+                                    identity.failed(RunError { kind: ErrorKind::Stopped, message })
+                                }
+                            }
                         }
                     };
                     let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced: None });
@@ -607,6 +615,10 @@ impl KeptAnswers {
         self.0 += sample.line_bytes();
     }
 }
+
+/// How long a stopped case's task has to report itself, with the samples
+/// it finished, before it is stopped without them.
+const STOP_GRACE: Duration = Duration::from_millis(200);
 
 /// Why the run was stopped, once it is; never, if it ends first.
 async fn stop_reason(stopped: &mut watch::Receiver<Option<Arc<str>>>) -> Arc<str> {
@@ -747,7 +759,16 @@ impl CaseTask {
                 running.spawn(task.clone().sample(next));
                 next += 1;
             }
-            let Some(joined) = running.join_next().await else { break };
+            let mut stopped = task.stopped.clone();
+            let joined = tokio::select! {
+                biased;
+                reason = stop_reason(&mut stopped) => {
+                    running.abort_all();
+                    return task.stopped_result(samples, started, &reason);
+                }
+                joined = running.join_next() => joined,
+            };
+            let Some(joined) = joined else { break };
             // A sample that panicked takes its case down with it: the case
             // is then reported as an internal error (see `admit`).
             let mut sample = joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()));
@@ -777,8 +798,7 @@ impl CaseTask {
         let mut kept = KeptAnswers::default();
         for index in 0..ratio.samples {
             if let Some(reason) = self.stopped.borrow().clone() {
-                let message = format!("the run was stopped while the case ran: {reason}");
-                return Identity::of(&self.job).failed(RunError { kind: ErrorKind::Stopped, message });
+                return self.stopped_result(samples, started, &reason);
             }
             let mut sample = runtime.block_on(self.conversations(index, Work::Inline, None));
             kept.keep(&samples, &mut sample);
@@ -801,6 +821,17 @@ impl CaseTask {
             passed: sample.passed,
             duration: sample_duration(sample),
         });
+    }
+
+    /// The result of a case the run stopped: the samples that had finished,
+    /// and a `stopped` error naming `reason`.
+    fn stopped_result(&self, samples: Vec<SampleResult>, started: Instant, reason: &str) -> CaseResult {
+        let message = format!("the run was stopped while the case ran: {reason}");
+        CaseResult {
+            status: CaseStatus::Error,
+            error: Some(RunError { kind: ErrorKind::Stopped, message }),
+            ..self.result(samples, started)
+        }
     }
 
     /// The case's result from the samples that ran.

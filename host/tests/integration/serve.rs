@@ -1077,6 +1077,14 @@ fn a_busy_run_of_in_process_cases_is_stopped_by_delete() {
     assert!(cases.values().any(|case| case["error"]["kind"] == "stopped"), "no case was stopped in flight");
     let lines = std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
     assert_eq!(lines.lines().count() as u64, reported);
+    // A case stopped between its samples keeps those it finished (in
+    // results.jsonl: its event may be too large to carry them).
+    let lines: Vec<Value> = lines.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let kept = lines
+        .iter()
+        .filter(|line| line["error"]["kind"] == "stopped")
+        .any(|line| line["samples"].as_array().is_some_and(|samples| !samples.is_empty()));
+    assert!(kept, "no stopped case kept the samples it finished");
 }
 
 /// A `POST /v1/runs` answered 504 (its cases took longer to read than the
