@@ -26,6 +26,16 @@ use std::sync::Arc;
 /// Maps assertion keys (from each plugin's `describe()`) to plugins.
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
+    /// The plugins and their keys, shared by every scope's registry (a new
+    /// scope costs two reference counts, not a copy).
+    table: Arc<Table>,
+    /// What each plugin counts in this registry's scope.
+    scopes: Arc<PluginScopes>,
+}
+
+/// The plugins, their labels and keys.
+#[derive(Clone, Debug, Default)]
+struct Table {
     plugins: Vec<Arc<LazyPlugin>>,
     /// The name each plugin was configured under (its `[plugins.NAME]`, or
     /// its own name).
@@ -33,8 +43,6 @@ pub struct Registry {
     keys: BTreeMap<String, usize>,
     /// `[keys]`: key → the label or name of the plugin that wins it.
     preferences: BTreeMap<String, String>,
-    /// What each plugin counts in this registry's scope.
-    scopes: Arc<PluginScopes>,
 }
 
 impl Registry {
@@ -75,7 +83,7 @@ impl Registry {
     /// assay.toml), by label: its `[plugins.NAME]`, its file's stem, or a
     /// built-in's name. Set before adding.
     pub fn prefer(&mut self, key: &str, plugin: &str) {
-        self.preferences.insert(key.to_owned(), plugin.to_owned());
+        Arc::make_mut(&mut self.table).preferences.insert(key.to_owned(), plugin.to_owned());
     }
 
     /// Adds a plugin (loaded, or to be compiled on first use) under its own
@@ -95,49 +103,50 @@ impl Registry {
         label: &str,
     ) -> Result<Arc<LazyPlugin>, RegistryError> {
         let plugin = plugin.into();
-        if let Some(other) = self.labels.iter().position(|l| l == label) {
+        if let Some(other) = self.table.labels.iter().position(|l| l == label) {
             return Err(RegistryError::DuplicateLabel {
                 label: label.to_owned(),
-                first: self.plugins[other].source().to_string(),
+                first: self.table.plugins[other].source().to_string(),
                 second: plugin.source().to_string(),
             });
         }
-        let index = self.plugins.len();
+        let index = self.table.plugins.len();
         let mut won = Vec::new();
         for key in plugin.keys() {
-            let Some(&other_index) = self.keys.get(&key.key) else {
+            let Some(&other_index) = self.table.keys.get(&key.key) else {
                 won.push(key.key.clone());
                 continue;
             };
-            let other = &self.plugins[other_index];
-            let preferred = self.preferences.get(&key.key);
+            let other = &self.table.plugins[other_index];
+            let preferred = self.table.preferences.get(&key.key);
             if preferred.is_some_and(|p| p == label) {
                 won.push(key.key.clone());
-            } else if preferred != Some(&self.labels[other_index]) {
+            } else if preferred != Some(&self.table.labels[other_index]) {
                 return Err(RegistryError::KeyConflict {
                     key: key.key.clone(),
                     first: format!("{} ({})", other.name(), other.source()),
-                    first_label: self.labels[other_index].clone(),
+                    first_label: self.table.labels[other_index].clone(),
                     second: format!("{} ({})", plugin.name(), plugin.source()),
                     second_label: label.to_owned(),
                 });
             }
         }
+        let table = Arc::make_mut(&mut self.table);
         for key in won {
-            self.keys.insert(key, index);
+            table.keys.insert(key, index);
         }
         let plugin = Arc::new(plugin);
-        self.plugins.push(plugin.clone());
-        self.labels.push(label.to_owned());
-        self.scopes = Arc::new(PluginScopes::new(self.plugins.len()));
+        table.plugins.push(plugin.clone());
+        table.labels.push(label.to_owned());
+        self.scopes = Arc::new(PluginScopes::new(table.plugins.len()));
         Ok(plugin)
     }
 
     /// Checks that every preference names a loaded plugin that has its key.
     pub fn check_preferences(&self) -> Result<(), RegistryError> {
-        for (key, wanted) in &self.preferences {
+        for (key, wanted) in &self.table.preferences {
             let provides =
-                self.plugins.iter().zip(&self.labels).any(|(p, label)| {
+                self.table.plugins.iter().zip(&self.table.labels).any(|(p, label)| {
                     (p.name() == wanted || label == wanted) && p.keys().iter().any(|k| &k.key == key)
                 });
             if !provides {
@@ -150,7 +159,7 @@ impl Registry {
     /// The plugin that answers `key` (lowercase, without `not_`); compiled
     /// when one of its checks first runs.
     pub fn plugin_for(&self, key: &str) -> Option<&Arc<LazyPlugin>> {
-        self.keys.get(key).map(|&index| &self.plugins[index])
+        self.table.keys.get(key).map(|&index| &self.table.plugins[index])
     }
 
     /// Compiles the plugins that answer `keys` and are not compiled yet, at
@@ -183,19 +192,19 @@ impl Registry {
 
     /// Whether some plugin answers `key`.
     pub fn has_key(&self, key: &str) -> bool {
-        self.keys.contains_key(key)
+        self.table.keys.contains_key(key)
     }
 
     /// Every plugin, in the order added.
     pub fn plugins(&self) -> &[Arc<LazyPlugin>] {
-        &self.plugins
+        &self.table.plugins
     }
 
     /// The same plugins in a new scope (a run, or one request of `assay
     /// serve`): a plugin disabled, or a budget spent, in this one is not
     /// there.
     pub fn for_new_scope(&self) -> Registry {
-        Registry { scopes: Arc::new(PluginScopes::new(self.plugins.len())), ..self.clone() }
+        Registry { table: self.table.clone(), scopes: Arc::new(PluginScopes::new(self.table.plugins.len())) }
     }
 
     /// What its plugin at `index` (in [`Registry::plugins`]) counts in this
@@ -208,28 +217,28 @@ impl Registry {
     /// largest, if they ask several), when some plugin is granted a
     /// configured judge (whether or not it is compiled yet).
     pub fn judge_concurrency(&self) -> Option<usize> {
-        self.plugins.iter().filter_map(|plugin| plugin.judge()).map(|judge| judge.concurrency()).max()
+        self.table.plugins.iter().filter_map(|plugin| plugin.judge()).map(|judge| judge.concurrency()).max()
     }
 
     /// Every plugin with its label, in the order added.
     pub fn labelled(&self) -> impl Iterator<Item = (&str, &Arc<LazyPlugin>)> {
-        self.labels.iter().map(String::as_str).zip(&self.plugins)
+        self.table.labels.iter().map(String::as_str).zip(&self.table.plugins)
     }
 
     /// The label of the plugin that answers `key`.
     pub fn label_for(&self, key: &str) -> Option<&str> {
-        self.keys.get(key).map(|&index| self.labels[index].as_str())
+        self.table.keys.get(key).map(|&index| self.table.labels[index].as_str())
     }
 
     /// Every known key, sorted.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.keys.keys().map(String::as_str)
+        self.table.keys.keys().map(String::as_str)
     }
 
     /// The known key (or `not_` form) closest to a mistyped one, if any is
     /// close enough to be a likely typo.
     pub fn suggest(&self, unknown: &str) -> Option<String> {
-        let candidates: Vec<String> = self.keys.keys().flat_map(|k| [k.clone(), format!("not_{k}")]).collect();
+        let candidates: Vec<String> = self.table.keys.keys().flat_map(|k| [k.clone(), format!("not_{k}")]).collect();
         crate::suggest::nearest(unknown, candidates.iter().map(String::as_str))
     }
 }
