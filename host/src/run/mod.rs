@@ -579,8 +579,7 @@ async fn admit(
                                 Ok(joined) => joined.unwrap_or_else(|error| identity.internal_error(panic_message(error))),
                                 Err(_) => {
                                     handle.abort();
-                                    let message = format!("the run was stopped while the case ran: {reason}");
-                                    identity.failed(RunError { kind: ErrorKind::Stopped, message })
+                                    identity.failed(stopped_error(&reason))
                                 }
                             }
                         }
@@ -614,6 +613,11 @@ impl KeptAnswers {
         }
         self.0 += sample.line_bytes();
     }
+}
+
+/// The error of a case the run stopped while it ran, for `reason`.
+fn stopped_error(reason: &str) -> RunError {
+    RunError { kind: ErrorKind::Stopped, message: format!("the run was stopped while the case ran: {reason}") }
 }
 
 /// How long a stopped case's task has to report itself, with the samples
@@ -826,12 +830,7 @@ impl CaseTask {
     /// The result of a case the run stopped: the samples that had finished,
     /// and a `stopped` error naming `reason`.
     fn stopped_result(&self, samples: Vec<SampleResult>, started: Instant, reason: &str) -> CaseResult {
-        let message = format!("the run was stopped while the case ran: {reason}");
-        CaseResult {
-            status: CaseStatus::Error,
-            error: Some(RunError { kind: ErrorKind::Stopped, message }),
-            ..self.result(samples, started)
-        }
+        CaseResult { status: CaseStatus::Error, error: Some(stopped_error(reason)), ..self.result(samples, started) }
     }
 
     /// The case's result from the samples that ran.
