@@ -620,6 +620,14 @@ pub enum ProjectError {
         /// What is wrong.
         message: String,
     },
+    /// The served root could not be opened to read cases beneath it.
+    #[error("open the served root `{}`: {message}", root.display())]
+    ServedRoot {
+        /// The root.
+        root: std::path::PathBuf,
+        /// Why it could not be opened.
+        message: String,
+    },
     /// The paths of a run name no test case file.
     #[error("no test case files (*.hocon) or suite files (*.suite.toml) found")]
     NoCaseFiles,

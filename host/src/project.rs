@@ -460,20 +460,27 @@ impl Project {
     /// asked for ([`Discovered`]); what is wrong with the paths themselves,
     /// and a filter that selects nothing, are errors now.
     pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
-        self.discovered(CaseFiles::find(paths, RUN_EXTENSIONS)?, filter)
+        self.discovered(CaseFiles::find(paths, RUN_EXTENSIONS)?, filter, &self.trust)
     }
 
     /// [`Project::discover`] confined to `root` (`assay serve`'s served
     /// root, absolute and with its links resolved): each of `paths` is
     /// relative to it, a file named is known by its path under it, and a
     /// path or a case file (links followed) outside it is an error naming
-    /// the path, before anything is read.
+    /// the path, before anything is read. Every file the cases read later
+    /// is opened beneath a handle on `root` ([`Trust::beneath`]), so a link
+    /// swapped in after this check leads nowhere.
     pub fn discover_within(
         &self,
         root: &Path,
         paths: &[String],
         filter: Option<&CaseFilter>,
     ) -> Result<Vec<Discovered>, ProjectError> {
+        let trust = self
+            .trust
+            .beneath(root)
+            .map_err(|e| ProjectError::ServedRoot { root: root.to_path_buf(), message: e.to_string() })?;
+        let trust = Arc::new(trust);
         let mut found = Vec::with_capacity(paths.len());
         for (index, path) in paths.iter().enumerate() {
             let error = |message: String| ProjectError::ServedPath { index, path: path.clone(), message };
@@ -507,7 +514,7 @@ impl Project {
             if files.is_empty() {
                 return Err(error("it holds no case file (*.hocon, *.suite.toml)".into()));
             }
-            found.push(self.discovered(files, None)?);
+            found.push(self.discovered(files, None, &trust)?);
         }
         if let Some(filter) = filter {
             found = found.into_iter().map(|discovered| discovered.filtered(filter.clone())).collect();
@@ -520,7 +527,12 @@ impl Project {
 
     /// The cases of `files`: each promptfoo config named among them read
     /// now, with its file's trust.
-    fn discovered(&self, files: CaseFiles, filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
+    fn discovered(
+        &self,
+        files: CaseFiles,
+        filter: Option<&CaseFilter>,
+        trust: &Arc<Trust>,
+    ) -> Result<Discovered, ProjectError> {
         let mut expanded = HashMap::new();
         for file in files.listed() {
             if expanded.contains_key(&file.path) || Format::of(&file.path) != Some(Format::Promptfoo) {
@@ -528,7 +540,7 @@ impl Project {
             }
             let var = |name: &str| self.var(name).map(str::to_owned);
             let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
-            let trust = self.trust.of(&file.path);
+            let trust = trust.of(&file.path);
             let context =
                 promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env, trust: &trust };
             let (cases, suite) = promptfoo::expand(file, &context);
@@ -541,7 +553,7 @@ impl Project {
         if files.is_empty() {
             return Err(ProjectError::NoCaseFiles);
         }
-        let discovered = Discovered::new(files, expanded, self.trust.clone(), filter.cloned());
+        let discovered = Discovered::new(files, expanded, trust.clone(), filter.cloned());
         if let Some(filter) = filter
             && discovered.is_empty()
         {

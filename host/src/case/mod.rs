@@ -1,15 +1,17 @@
 //! Test cases' shared vocabulary, which every format reads into: the typed
 //! [`TestCase`] model, the [`CaseEnv`] (the environment as the user allows
-//! case files to see it), the [`Trust`] boundary (which files are data),
-//! and [`discover`]ing the files a run names (a file, a directory searched
+//! case files to see it), the [`Trust`] boundary (which files are data,
+//! and where files are opened: [`FileAccess`]), and [`discover`]ing the files a run names (a file, a directory searched
 //! recursively, or a glob). The readers of each format are in
 //! [`crate::formats`].
 
+mod access;
 mod discover;
 mod env;
 mod model;
 mod trust;
 
+pub use access::{Entry, FileAccess, TooLarge};
 pub use discover::{CaseFile, CaseFileWalk, CaseFiles, discover_with};
 pub(crate) use discover::{PathHasher, has_extension};
 pub use env::{CASE_ENV_PREFIX, CaseEnv, Lookup, SECRET_NAME_PARTS, looks_secret};

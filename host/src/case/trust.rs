@@ -14,24 +14,37 @@
 //! use and exactly how to allow it; a trusted one is recorded, so that
 //! `assay plan` can say, before anything runs, every program, secret name
 //! and outside URL the run would use ([`Trust::uses`]).
+//!
+//! A trust also says where files are opened ([`FileAccess`]): a format
+//! reads every file through [`FileTrust::access`], which `assay serve`
+//! confines beneath its root ([`Trust::beneath`]).
 
-use crate::case::CaseEnv;
+use crate::case::{CaseEnv, FileAccess};
 use crate::errors::CaseErrorKind;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// Who trusts which files, and what the trusted ones were seen to use.
-#[derive(Debug, Default)]
+/// Who trusts which files, what the trusted ones were seen to use, and
+/// where files are opened. A clone shares the record of uses.
+#[derive(Clone, Debug, Default)]
 pub struct Trust {
+    policy: Arc<Policy>,
+    /// What the files read so far use, in the order seen.
+    uses: Arc<Mutex<Vec<Use>>>,
+    /// Where the files are opened.
+    access: FileAccess,
+}
+
+/// Which files are trusted.
+#[derive(Debug, Default)]
+struct Policy {
     /// The folder `patterns` start from (`assay.toml`'s), absolute.
     root: PathBuf,
     /// `[trust] commands`, as written and compiled.
     patterns: Vec<(String, glob::Pattern)>,
     /// What trusts every file, if anything does (`--allow-commands`).
     everything: Option<&'static str>,
-    /// What the files read so far use, in the order seen.
-    uses: Mutex<Vec<Use>>,
 }
 
 /// Something a file uses that only a trusted file may.
@@ -90,7 +103,18 @@ impl Trust {
                     .map_err(|e| format!("`{text}` is not a glob pattern: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        Ok(Trust { root, patterns, everything, uses: Mutex::default() })
+        Ok(Trust { policy: Arc::new(Policy { root, patterns, everything }), ..Trust::default() })
+    }
+
+    /// The same trust, with every file opened beneath `root` (`assay
+    /// serve`'s): see [`FileAccess::beneath`].
+    pub fn beneath(&self, root: &Path) -> std::io::Result<Trust> {
+        Ok(Trust { access: FileAccess::beneath(root)?, ..self.clone() })
+    }
+
+    /// Where files are opened.
+    pub fn access(&self) -> &FileAccess {
+        &self.access
     }
 
     /// Trusts no file (what `assay serve` starts with).
@@ -100,7 +124,7 @@ impl Trust {
 
     /// Whether every file is trusted.
     pub fn trusts_everything(&self) -> bool {
-        self.everything.is_some()
+        self.policy.everything.is_some()
     }
 
     /// What the project says of `file`.
@@ -109,9 +133,9 @@ impl Trust {
         let real = std::fs::canonicalize(file).ok();
         let matches = |path: &Path| {
             let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
-            self.patterns.iter().any(|(_, pattern)| pattern.matches_path_with(path, options))
+            self.policy.patterns.iter().any(|(_, pattern)| pattern.matches_path_with(path, options))
         };
-        let trusted = self.everything.is_some() || matches(&lexical) || real.as_deref().is_some_and(matches);
+        let trusted = self.policy.everything.is_some() || matches(&lexical) || real.as_deref().is_some_and(matches);
         FileTrust { trust: self, file: file.to_path_buf(), lexical, trusted }
     }
 
@@ -142,6 +166,11 @@ impl FileTrust<'_> {
     /// Whether the file is trusted.
     pub fn is_trusted(&self) -> bool {
         self.trusted
+    }
+
+    /// Where the file, and what it names, are opened.
+    pub fn access(&self) -> &FileAccess {
+        &self.trust.access
     }
 
     /// The file runs `command` (as shown to the user).
@@ -203,7 +232,7 @@ impl FileTrust<'_> {
         if self.trusted {
             return Ok(());
         }
-        let relative = self.lexical.strip_prefix(&self.trust.root).unwrap_or(&self.lexical);
+        let relative = self.lexical.strip_prefix(&self.trust.policy.root).unwrap_or(&self.lexical);
         let pattern = relative.to_string_lossy().replace('\\', "/");
         let mut how = format!(
             "trust the file in assay.toml (a file trusted like a Makefile: it may run programs and read secrets):\n\

@@ -8,7 +8,7 @@
 //! resolved; see `guard.rs`. No file can exhaust the memory or the stack,
 //! so a bad file is one `error` case and the others run.
 
-use crate::case::{CaseEnv, CaseFile};
+use crate::case::{CaseEnv, CaseFile, FileAccess, TooLarge};
 use crate::case::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
@@ -74,33 +74,22 @@ pub(crate) fn parse_object(text: &str, env: &CaseEnv) -> Result<Map<String, Valu
 
 /// Reads a test case from a file.
 pub fn read_case_file(path: &Path, id: &str, env: &CaseEnv) -> Result<TestCase, CaseError> {
-    let text = read_text(path).map_err(|kind| CaseError::new(path, kind))?;
+    read_case_file_from(&FileAccess::anywhere(), path, id, env)
+}
+
+/// Reads a test case from a file opened through `access`.
+fn read_case_file_from(access: &FileAccess, path: &Path, id: &str, env: &CaseEnv) -> Result<TestCase, CaseError> {
+    let text = read_text(access, path).map_err(|kind| CaseError::new(path, kind))?;
     parse_case(&text, id, path, env)
 }
 
 /// The text of a case or scenario file: a regular file (not a FIFO or a
 /// device, which could block or never end) of at most
 /// [`MAX_CASE_FILE_BYTES`], in UTF-8.
-pub(crate) fn read_text(path: &Path) -> Result<String, CaseErrorKind> {
-    use std::io::Read;
-    let io = |e: std::io::Error| CaseErrorKind::Io(e.to_string());
-    let metadata = std::fs::metadata(path).map_err(io)?;
-    if !metadata.is_file() {
-        return Err(CaseErrorKind::Io("it is not a regular file".into()));
-    }
-    let too_large = |size| CaseErrorKind::TooLarge { size, cap: MAX_CASE_FILE_BYTES, what: "case files" };
-    if metadata.len() > MAX_CASE_FILE_BYTES {
-        return Err(too_large(metadata.len()));
-    }
-    // The cap holds while reading too: the file may grow, or lie about its
-    // size (files in /proc say 0).
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    std::fs::File::open(path).map_err(io)?.take(MAX_CASE_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > MAX_CASE_FILE_BYTES {
-        return Err(too_large(bytes.len() as u64));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        CaseErrorKind::Io(format!("it is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+pub(crate) fn read_text(access: &FileAccess, path: &Path) -> Result<String, CaseErrorKind> {
+    access.read_to_string(path, MAX_CASE_FILE_BYTES).map_err(|e| match TooLarge::of(&e) {
+        Some(size) => CaseErrorKind::TooLarge { size, cap: MAX_CASE_FILE_BYTES, what: "case files" },
+        None => CaseErrorKind::Io(e.to_string()),
     })
 }
 
@@ -369,7 +358,7 @@ fn wrong_type(path: &str, expected: &str, found: &Value) -> CaseErrorKind {
 }
 
 /// A test case file is the case it holds, read and planned when its turn
-/// comes.
+/// comes (opened where its path says).
 impl CaseReader for CaseFile {
     fn id(&self) -> &str {
         &self.id
@@ -380,7 +369,7 @@ impl CaseReader for CaseFile {
     }
 
     fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
-        load_case(self, keys, env)
+        load_case_from(&FileAccess::anywhere(), self, keys, env)
     }
 
     fn case_file(&self) -> Option<&CaseFile> {
@@ -388,10 +377,41 @@ impl CaseReader for CaseFile {
     }
 }
 
+/// A test case file discovery found, opened as its trust says
+/// ([`crate::case::Trust::access`]).
+#[derive(Debug)]
+pub(crate) struct DiscoveredFile {
+    pub(crate) file: CaseFile,
+    pub(crate) access: FileAccess,
+}
+
+impl CaseReader for DiscoveredFile {
+    fn id(&self) -> &str {
+        &self.file.id
+    }
+
+    fn source(&self) -> &std::path::Path {
+        &self.file.path
+    }
+
+    fn load(&self, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+        load_case_from(&self.access, &self.file, keys, env)
+    }
+
+    fn case_file(&self) -> Option<&CaseFile> {
+        Some(&self.file)
+    }
+}
+
 /// Reads and plans one test case file. A suite file (`*.suite.toml`) is
 /// not one case: it is an error here, pointing at `Project::discover`,
 /// which expands it into its spec lines.
 pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
+    load_case_from(&FileAccess::anywhere(), file, keys, env)
+}
+
+/// [`load_case`], the file opened through `access`.
+fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
     if Format::of(&file.path) == Some(Format::Suite) {
         let kind = CaseErrorKind::Invalid {
             path: "(file)".into(),
@@ -401,7 +421,7 @@ pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCas
         };
         return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
     }
-    let planned = read_case_file(&file.path, &file.id, env).and_then(|case| {
+    let planned = read_case_file_from(access, &file.path, &file.id, env).and_then(|case| {
         let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
         Ok((case, plan))
     });

@@ -82,7 +82,7 @@ impl Format {
 pub fn expand(file: CaseFile, trust: &Trust) -> Vec<PendingCase> {
     match Format::of(&file.path) {
         Some(Format::Suite) => suite::expand(&file, trust),
-        _ => vec![Box::new(file)],
+        _ => vec![Box::new(hocon::DiscoveredFile { file, access: trust.access().clone() })],
     }
 }
 

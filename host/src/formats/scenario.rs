@@ -30,7 +30,7 @@
 //! [`kyma`]): each of its queries is a scenario. A file mixing the keys of
 //! both formats is an error naming them.
 
-use crate::case::CaseEnv;
+use crate::case::{CaseEnv, FileAccess};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::formats::hocon::{parse_object, read_text, reject_unknown_keys};
 use serde::Serialize;
@@ -158,7 +158,7 @@ pub fn read_scenario_file(path: &Path, env: &CaseEnv) -> Result<ScenarioFile, Ca
 /// `.json` as JSON, anything else as HOCON.
 fn parse_file(path: &Path, env: &CaseEnv) -> Result<Map<String, Value>, CaseError> {
     let fail = |kind| CaseError::new(path, kind);
-    let text = read_text(path).map_err(fail)?;
+    let text = read_text(&FileAccess::anywhere(), path).map_err(fail)?;
     let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let root = match extension.as_str() {
         "yaml" | "yml" => yaml_serde::from_str::<Value>(&text).map_err(|e| {

@@ -13,6 +13,10 @@
 //! that short, and cutting such a value out of every text would garble the
 //! reports.
 //!
+//! A redactor may also hide a folder ([`Redactor::hiding_folder`]): `assay
+//! serve` shows its clients paths relative to its root, never where the
+//! root is on the server.
+//!
 //! With no secrets, redacting costs one check of an empty list.
 
 use serde::Serialize;
@@ -37,6 +41,9 @@ pub struct Redactor {
     /// Each secret as written and JSON-escaped, longest first (so that a
     /// secret containing another is replaced whole).
     needles: Vec<String>,
+    /// A folder's path with its trailing separator, as written and
+    /// JSON-escaped, removed wherever it appears.
+    folders: Vec<String>,
 }
 
 impl Redactor {
@@ -65,21 +72,43 @@ impl Redactor {
             }
         }
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        Redactor { needles }
+        Redactor { needles, folders: Vec::new() }
+    }
+
+    /// The same redactor, also removing `folder/` from every path that
+    /// starts with it, so that paths under it read relative to it.
+    pub fn hiding_folder(mut self, folder: &std::path::Path) -> Redactor {
+        let mut prefix = folder.to_string_lossy().into_owned();
+        if !prefix.ends_with(std::path::MAIN_SEPARATOR) {
+            prefix.push(std::path::MAIN_SEPARATOR);
+        }
+        let escaped = serde_json::to_string(&prefix).expect("a string serializes");
+        for needle in [prefix.clone(), escaped[1..escaped.len() - 1].to_owned()] {
+            if needle.len() > 1 && !self.folders.contains(&needle) {
+                self.folders.push(needle);
+            }
+        }
+        self.folders.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        self
     }
 
     /// Whether it redacts nothing.
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.needles.is_empty() && self.folders.is_empty()
     }
 
     /// `text` with every secret replaced, and the start of one cut off by a
     /// preview's `…` too.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        if self.needles.is_empty() {
+        if self.is_empty() {
             return Cow::Borrowed(text);
         }
         let mut out = Cow::Borrowed(text);
+        for folder in &self.folders {
+            if out.contains(folder.as_str()) {
+                out = Cow::Owned(out.replace(folder.as_str(), ""));
+            }
+        }
         for needle in &self.needles {
             if out.contains(needle.as_str()) {
                 out = Cow::Owned(out.replace(needle.as_str(), REDACTED));
@@ -110,7 +139,7 @@ impl Redactor {
 
     /// Redacts every string, key and number of `value` in place.
     pub fn redact_json(&self, value: &mut Value) {
-        if self.needles.is_empty() {
+        if self.is_empty() {
             return;
         }
         match value {
@@ -147,7 +176,7 @@ impl Redactor {
         fn write(value: &impl Serialize, pretty: bool) -> serde_json::Result<Vec<u8>> {
             if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) }
         }
-        if self.needles.is_empty() {
+        if self.is_empty() {
             return write(value, pretty);
         }
         let mut json = serde_json::to_value(value)?;
@@ -158,7 +187,7 @@ impl Redactor {
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Redactor").field("needles", &self.needles.len()).finish()
+        f.debug_struct("Redactor").field("needles", &self.needles.len()).field("folders", &self.folders.len()).finish()
     }
 }
 
@@ -166,6 +195,17 @@ impl fmt::Debug for Redactor {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_hidden_folder_leaves_paths_relative_to_it_and_other_paths_alone() {
+        let redactor = Redactor::new(["sk-secret-value"]).hiding_folder(std::path::Path::new("/srv/cases"));
+        assert_eq!(redactor.redact("read `/srv/cases/a/b.hocon`: sk-secret-value"), "read `a/b.hocon`: [REDACTED]");
+        assert_eq!(redactor.redact("/srv/cases2/x and /srv/other"), "/srv/cases2/x and /srv/other");
+        let mut value = json!({"file": "/srv/cases/x.hocon", "results": "/srv/cases/.assay/serve-runs/1"});
+        redactor.redact_json(&mut value);
+        assert_eq!(value, json!({"file": "x.hocon", "results": ".assay/serve-runs/1"}));
+        assert!(!Redactor::none().hiding_folder(std::path::Path::new("/srv/cases")).is_empty());
+    }
 
     #[test]
     fn secrets_are_replaced_as_written_and_json_escaped() {
@@ -203,6 +243,6 @@ mod tests {
 
     #[test]
     fn debug_does_not_show_secrets() {
-        assert_eq!(format!("{:?}", Redactor::new(["sk-live-1234"])), "Redactor { needles: 1 }");
+        assert_eq!(format!("{:?}", Redactor::new(["sk-live-1234"])), "Redactor { needles: 1, folders: 0 }");
     }
 }

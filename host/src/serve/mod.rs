@@ -190,7 +190,8 @@ impl Server {
             keep_runs: options.keep_runs,
         };
         let shared = Arc::new(Shared {
-            redactor: project.redactor(),
+            // Clients see paths relative to the root, not where it is.
+            redactor: project.redactor().hiding_folder(&root),
             runs: runs::Runs::new(root, results, limits),
             registry,
             project,

@@ -249,6 +249,9 @@ fn prepare_and_start(
         false => match project.discover_within(&shared.runs.root, &request.paths, filter.as_ref()) {
             Ok(found) => found,
             Err(ProjectError::NoCaseMatches { .. }) if !inline.is_empty() => Vec::new(),
+            Err(ProjectError::ServedRoot { message, .. }) => {
+                return Err(ApiError::internal(format!("start a run: the served root cannot be opened: {message}")));
+            }
             Err(e) => return Err(ApiError::bad_request(format!("start a run: {e}"))),
         },
     };

@@ -279,6 +279,52 @@ fn paths_outside_the_root_are_refused_links_included() {
 }
 
 #[test]
+#[cfg(unix)]
+fn a_link_swapped_in_after_a_run_started_is_not_read_outside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+    std::fs::create_dir_all(root.join("cases")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let case = |word: &str| {
+        format!(
+            r#"{{ agent: echo, interactions: [ {{ text: "{word}", response: {{ text: {{ keywords: "{word}" }} }} }} ] }}"#
+        )
+    };
+    std::fs::write(outside.join("z.hocon"), case("OUTSIDE")).unwrap();
+    std::fs::write(root.join("cases/z.hocon"), case("INSIDE")).unwrap();
+    // Cases held by an agent that never answers, read (in name order) before
+    // `z`: more than the readers read ahead, so with one job `z` is read
+    // only once the agent goes.
+    let held = r#"{ agent: echo, connections: [http], interactions: [ { text: "hi", response: { text: { keywords: "hi" } } } ] }"#;
+    for n in 0..100 {
+        std::fs::write(root.join(format!("cases/h{n:03}.hocon")), held).unwrap();
+    }
+    let (agent, url) = silent_agent();
+    let results = tempfile::tempdir().unwrap();
+    let served =
+        serve(&["--root", root.to_str().unwrap(), "--agent-url", &url, "--results", results.path().to_str().unwrap()]);
+    let started = post(&served, "/v1/runs", &json!({"paths": ["cases"], "jobs": 1}));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    // Checked and started: now `z.hocon` becomes a link out of the root.
+    std::fs::remove_file(root.join("cases/z.hocon")).unwrap();
+    std::os::unix::fs::symlink("../../outside/z.hocon", root.join("cases/z.hocon")).unwrap();
+    drop(agent);
+    let (events, cases) = wait_for_run(&served, &id);
+    assert_eq!(cases.len(), 101);
+    let z = cases.get("z").unwrap_or_else(|| panic!("{cases:?}"));
+    assert_eq!(z["status"], "error", "{z}");
+    assert!(z["error"]["message"].as_str().unwrap().contains("leads outside the served root"), "{z}");
+    let everything =
+        format!("{events:?}") + &std::fs::read_to_string(results.path().join(&id).join("results.jsonl")).unwrap();
+    assert!(!everything.contains("OUTSIDE"), "the file outside the root was read: {z}");
+    // What the client sees names paths under the root, never where it is.
+    assert_eq!(z["file"], "cases/z.hocon", "{z}");
+    let root_text = root.canonicalize().unwrap().to_str().unwrap().to_owned();
+    assert!(!everything.contains(&root_text), "{everything}");
+}
+
+#[test]
 fn with_a_token_every_request_but_the_document_needs_it() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");

@@ -12,6 +12,7 @@
 //! input, like a case file, and must not read the rest of the disk into a
 //! prompt or a report.
 
+use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
 use crate::template::NunjucksTemplate;
@@ -120,7 +121,7 @@ pub fn is_config(path: &Path) -> bool {
     // column 0. Cheap whatever the file's size (the reader applies the cap),
     // and a file that is not YAML is left to its reader.
     let mut head = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    let Ok(file) = FileAccess::anywhere().open(path) else { return false };
     if file.take(64 << 10).read_to_end(&mut head).is_err() {
         return false;
     }
@@ -129,9 +130,10 @@ pub fn is_config(path: &Path) -> bool {
         .any(|line| ["prompts:", "providers:", "tests:"].iter().any(|key| line.starts_with(key)))
 }
 
-/// Reads the config at `path`.
-pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
-    let text = read_capped(path, MAX_CONFIG_BYTES, "promptfoo configs")?;
+/// Reads the config at `path`, and the files it references, through
+/// `access`.
+pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
+    let text = read_capped(access, path, MAX_CONFIG_BYTES, "promptfoo configs")?;
     let root = parse_yaml(&text)?;
     let Value::Object(root) = root else {
         return Err(invalid("(file)", "its top level is not a mapping of `prompts`, `providers` and `tests`"));
@@ -142,7 +144,7 @@ pub fn read(path: &Path) -> Result<Config, CaseErrorKind> {
         }
     }
     let folder = path.parent().unwrap_or(Path::new(""));
-    let files = Files { folder };
+    let files = Files { folder, access };
     let prompts = read_prompts(root.get("prompts"), &files)?;
     let providers = read_providers(root.get("providers"))?;
     let default_test = match root.get("defaultTest") {
@@ -199,17 +201,17 @@ fn parse_yaml(text: &str) -> Result<Value, CaseErrorKind> {
     })
 }
 
-fn read_capped(path: &Path, cap: u64, what: &'static str) -> Result<String, CaseErrorKind> {
-    let size = std::fs::metadata(path).map_err(|e| CaseErrorKind::Io(e.to_string()))?.len();
-    if size > cap {
-        return Err(CaseErrorKind::TooLarge { size, cap, what });
-    }
-    std::fs::read_to_string(path).map_err(|e| CaseErrorKind::Io(format!("`{}`: {e}", path.display())))
+fn read_capped(access: &FileAccess, path: &Path, cap: u64, what: &'static str) -> Result<String, CaseErrorKind> {
+    access.read_to_string(path, cap).map_err(|e| match TooLarge::of(&e) {
+        Some(size) => CaseErrorKind::TooLarge { size, cap, what },
+        None => CaseErrorKind::Io(format!("`{}`: {e}", path.display())),
+    })
 }
 
 /// `file://` references, resolved in the config's folder.
 struct Files<'a> {
     folder: &'a Path,
+    access: &'a FileAccess,
 }
 
 impl Files<'_> {
@@ -251,7 +253,7 @@ impl Files<'_> {
     /// A referenced file's text.
     fn text(&self, reference: &str) -> Result<(PathBuf, String), CaseErrorKind> {
         let path = self.resolve(reference)?;
-        let text = read_capped(&path, MAX_REFERENCED_BYTES, "files a promptfoo config references")?;
+        let text = read_capped(self.access, &path, MAX_REFERENCED_BYTES, "files a promptfoo config references")?;
         Ok((path, text))
     }
 
@@ -560,7 +562,7 @@ mod tests {
         let path = dir.path().join("promptfooconfig.yaml");
         let config = "prompts: ['{{topic}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: '{{topic}}', metric: '{{ topic | upper }} hits'}]\ntests:\n  - vars: {topic: [cats, dogs, owls]}\n    assert: [{type: contains-any, value: ['{{ topic }}', fish, '{{ x']}]\n";
         std::fs::write(&path, config).unwrap();
-        let config = read(&path).unwrap();
+        let config = read(&FileAccess::anywhere(), &path).unwrap();
         assert_eq!(config.tests.len(), 3);
         // Four templates, whatever the number of cases; `fish` is text.
         let mut sources: Vec<&str> = config.assert_templates.sources().collect();

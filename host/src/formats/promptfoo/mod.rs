@@ -89,7 +89,7 @@ impl Suite {
 /// (none when the config cannot be read: then one error case).
 pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCase>, Option<Arc<Suite>>) {
     let id = config_id(&file.id);
-    let config = match config::read(&file.path) {
+    let config = match config::read(context.trust.access(), &file.path) {
         Ok(config) => config,
         Err(kind) => {
             let broken: PendingCase = Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) });

@@ -17,6 +17,7 @@
 //! (`<x.start_time,datetime>`) is an error, not text.
 
 use super::index_group::{self, DocumentLine};
+use crate::case::FileAccess;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use regex::{Captures, Regex};
@@ -56,13 +57,13 @@ impl DocumentsOfState {
     /// per index), keeping the documents that have an `id` field or an
     /// `_id`. The time zone is UTC. The error names the state and, for a
     /// bad line, its `file:line`.
-    pub fn read(indices_dir: &Path, state: &str) -> Result<Self, String> {
+    pub fn read(access: &FileAccess, indices_dir: &Path, state: &str) -> Result<Self, String> {
         let context = |e: String| format!("read the documents of cluster state `{state}`: {e}");
         let mut documents = DocumentsOfState::empty(state);
         documents.folder = Some(indices_dir.join(state));
-        for folder in index_group::index_folders(indices_dir, state).map_err(context)? {
+        for folder in index_group::index_folders(access, indices_dir, state).map_err(context)? {
             let file = folder.documents_file();
-            for line in index_group::read_documents(&file).map_err(context)? {
+            for line in index_group::read_documents(access, &file).map_err(context)? {
                 documents.add(&file, line);
             }
         }
@@ -325,7 +326,7 @@ mod tests {
             std::fs::write(dir.join("mappings.json"), "{}").unwrap();
             std::fs::write(dir.join("documents.ndjson"), text).unwrap();
         }
-        let documents = DocumentsOfState::read(root.path(), "alerting").unwrap();
+        let documents = DocumentsOfState::read(&FileAccess::anywhere(), root.path(), "alerting").unwrap();
         (root, documents)
     }
 
@@ -511,7 +512,7 @@ mod tests {
         let dir = root.path().join("alerting/alerts");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("documents.ndjson"), "{\"id\":\"a\"}\n{\"id\":\n").unwrap();
-        let error = DocumentsOfState::read(root.path(), "alerting").unwrap_err();
+        let error = DocumentsOfState::read(&FileAccess::anywhere(), root.path(), "alerting").unwrap_err();
         assert!(
             error.starts_with(&format!(
                 "read the documents of cluster state `alerting`: read `{}:2`: it is not JSON (",
@@ -519,7 +520,7 @@ mod tests {
             )),
             "{error}"
         );
-        let error = DocumentsOfState::read(root.path(), "spider").unwrap_err();
+        let error = DocumentsOfState::read(&FileAccess::anywhere(), root.path(), "spider").unwrap_err();
         assert!(
             error.starts_with("read the documents of cluster state `spider`: there is no folder `spider`"),
             "{error}"

@@ -6,7 +6,7 @@
 //! the file itself is found here, before any spec line is read.
 
 use crate::agent::shown_command;
-use crate::case::{Connection, FileTrust, SuccessRatio};
+use crate::case::{Connection, FileAccess, FileTrust, SuccessRatio, TooLarge};
 use crate::check::Target;
 use crate::errors::CaseErrorKind;
 use crate::template::{FieldTemplate, ValueTemplate};
@@ -45,6 +45,8 @@ pub struct SuiteFile {
     pub metadata: Vec<(String, String)>,
     /// What prepares each cluster state.
     pub setup: Option<Setup>,
+    /// Where its spec files are opened (its trust's).
+    pub access: FileAccess,
 }
 
 /// One `[[checks]]` entry.
@@ -76,6 +78,8 @@ pub struct Setup {
     /// The time zone date templates are written in (`[setup] time_zone`,
     /// default UTC).
     pub time_zone: chrono_tz::Tz,
+    /// Where its index groups are opened (the suite's trust's).
+    pub access: FileAccess,
 }
 
 /// The two kinds of setup.
@@ -158,11 +162,10 @@ fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
 /// allows it (a data file: read spec files and indices in its own folder,
 /// run no setup command).
 pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, CaseErrorKind> {
-    let size = std::fs::metadata(path).map_err(|e| CaseErrorKind::Io(e.to_string()))?.len();
-    if size > MAX_SUITE_BYTES {
-        return Err(CaseErrorKind::TooLarge { size, cap: MAX_SUITE_BYTES, what: "suite files" });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| CaseErrorKind::Io(e.to_string()))?;
+    let text = trust.access().read_to_string(path, MAX_SUITE_BYTES).map_err(|e| match TooLarge::of(&e) {
+        Some(size) => CaseErrorKind::TooLarge { size, cap: MAX_SUITE_BYTES, what: "suite files" },
+        None => CaseErrorKind::Io(e.to_string()),
+    })?;
     let raw: Raw = toml::from_str(&text).map_err(|e| CaseErrorKind::Toml(e.to_string().trim_end().to_owned()))?;
     let folder = path.parent().unwrap_or(Path::new(""));
     let specs = resolve_specs(folder, &raw.specs)?;
@@ -212,6 +215,7 @@ pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, 
         timeout,
         metadata: raw.metadata.into_iter().collect(),
         setup,
+        access: trust.access().clone(),
     })
 }
 
@@ -291,7 +295,7 @@ fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Set
     let folder_of_groups = |indices: &Path, at: &str| {
         let indices = folder.join(indices);
         trust.read(&indices)?;
-        if indices.is_dir() {
+        if trust.access().is_dir(&indices) {
             Ok(indices)
         } else {
             Err(invalid(
@@ -379,7 +383,7 @@ fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Set
         Some(s) => seconds(s, "setup.timeout_secs")?,
         None => DEFAULT_SETUP_TIMEOUT,
     };
-    Ok(Setup { kind, skip: raw.skip, timeout, indices, time_zone })
+    Ok(Setup { kind, skip: raw.skip, timeout, indices, time_zone, access: trust.access().clone() })
 }
 
 fn seconds(value: f64, at: &str) -> Result<Duration, CaseErrorKind> {

@@ -4,6 +4,7 @@
 //! a line). Both the OpenSearch loader and the date templates read them
 //! here, so a bad line gets the same located error from either.
 
+use crate::case::FileAccess;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -90,19 +91,15 @@ fn id_text(value: Option<&Value>) -> Option<String> {
 /// The index folders of `state` under `indices_dir`, by name. Files beside
 /// them (a `.DS_Store`, a README) are not indices; a folder whose name
 /// starts with a dot is (`.opendistro-alerting-alerts`).
-pub(crate) fn index_folders(indices_dir: &Path, state: &str) -> Result<Vec<IndexFolder>, String> {
-    let state_dir = state_dir(indices_dir, state)?;
-    let entries = std::fs::read_dir(&state_dir)
+pub(crate) fn index_folders(access: &FileAccess, indices_dir: &Path, state: &str) -> Result<Vec<IndexFolder>, String> {
+    let state_dir = state_dir(access, indices_dir, state)?;
+    let entries = access
+        .read_dir(&state_dir)
         .map_err(|e| format!("read the index group folder `{}`: {e}", state_dir.display()))?;
     let mut folders = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("read the index group folder `{}`: {e}", state_dir.display()))?;
-        let dir = entry.path();
-        if !dir.is_dir() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        folders.push(IndexFolder { name, dir });
+    for entry in entries.into_iter().filter(|entry| entry.is_dir) {
+        let name = entry.name.to_string_lossy().into_owned();
+        folders.push(IndexFolder { dir: state_dir.join(&entry.name), name });
     }
     folders.sort_by(|a, b| a.name.cmp(&b.name));
     if folders.is_empty() {
@@ -117,7 +114,7 @@ pub(crate) fn index_folders(indices_dir: &Path, state: &str) -> Result<Vec<Index
 
 /// `indices_dir/<state>`, which must be a folder; the error lists the
 /// states there are.
-fn state_dir(indices_dir: &Path, state: &str) -> Result<PathBuf, String> {
+fn state_dir(access: &FileAccess, indices_dir: &Path, state: &str) -> Result<PathBuf, String> {
     if state.is_empty() || state == "." || state == ".." || state.contains(['/', '\\']) {
         return Err(format!(
             "`{state}` is not a folder name; use the name of a folder under `{}`",
@@ -125,19 +122,20 @@ fn state_dir(indices_dir: &Path, state: &str) -> Result<PathBuf, String> {
         ));
     }
     let dir = indices_dir.join(state);
-    if dir.is_dir() {
+    if access.is_dir(&dir) {
         return Ok(dir);
     }
-    let mut states: Vec<String> = std::fs::read_dir(indices_dir)
+    let mut states: Vec<String> = access
+        .read_dir(indices_dir)
         .map_err(|e| {
             format!(
                 "cannot read the indices folder `{}`: {e}; check `[setup] opensearch.indices`",
                 indices_dir.display()
             )
         })?
-        .filter_map(Result::ok)
-        .filter(|entry| entry.path().is_dir())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .into_iter()
+        .filter(|entry| entry.is_dir)
+        .map(|entry| entry.name.to_string_lossy().into_owned())
         .collect();
     states.sort();
     let known = if states.is_empty() {
@@ -157,8 +155,8 @@ fn state_dir(indices_dir: &Path, state: &str) -> Result<PathBuf, String> {
 
 /// The documents of `path`, one JSON object a non-blank line; the error is
 /// located `file:line`.
-pub(crate) fn read_documents(path: &Path) -> Result<Vec<DocumentLine>, String> {
-    let text = read_text(path)?;
+pub(crate) fn read_documents(access: &FileAccess, path: &Path) -> Result<Vec<DocumentLine>, String> {
+    let text = read_text(access, path)?;
     let mut documents = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -190,8 +188,8 @@ pub(crate) fn read_documents(path: &Path) -> Result<Vec<DocumentLine>, String> {
 /// The create-index body of `path`: its object as it is when it already
 /// has `mappings` or `settings`, else the mappings it is, wrapped as
 /// `{"mappings": …}` (the seed's files hold the mappings alone).
-pub(crate) fn read_create_body(path: &Path) -> Result<Value, String> {
-    let text = read_text(path)?;
+pub(crate) fn read_create_body(access: &FileAccess, path: &Path) -> Result<Value, String> {
+    let text = read_text(access, path)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         format!(
             "read `{}:{}`: it is not JSON ({e}); write the index's mappings as one JSON object",
@@ -213,9 +211,12 @@ pub(crate) fn read_create_body(path: &Path) -> Result<Value, String> {
     }
 }
 
+/// The most bytes one file of an index group may hold.
+const MAX_INDEX_FILE_BYTES: u64 = 1 << 30;
+
 /// The whole of a UTF-8 file, or an error naming it.
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+fn read_text(access: &FileAccess, path: &Path) -> Result<String, String> {
+    access.read_to_string(path, MAX_INDEX_FILE_BYTES).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             format!(
                 "read `{}`: it does not exist; every index folder needs `{MAPPINGS_FILE}` and `{DOCUMENTS_FILE}`",
@@ -223,6 +224,13 @@ fn read_text(path: &Path) -> Result<String, String> {
             )
         }
         std::io::ErrorKind::InvalidData => format!("read `{}`: it is not UTF-8 text", path.display()),
+        std::io::ErrorKind::FileTooLarge => {
+            format!(
+                "read `{}`: {e}, over the {} MiB an index group's file may be",
+                path.display(),
+                MAX_INDEX_FILE_BYTES >> 20
+            )
+        }
         _ => format!("read `{}`: {e}", path.display()),
     })
 }
@@ -261,14 +269,18 @@ mod tests {
             ("alerting/.DS_Store", ""),
             ("other/x/mappings.json", "{}"),
         ]);
-        let names: Vec<String> = index_folders(root.path(), "alerting").unwrap().into_iter().map(|f| f.name).collect();
+        let names: Vec<String> = index_folders(&FileAccess::anywhere(), root.path(), "alerting")
+            .unwrap()
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
         assert_eq!(names, [".opendistro-alerting-alerts", "b"]);
     }
 
     #[test]
     fn an_unknown_state_names_the_states_there_are_and_the_nearest() {
         let root = group(&[("alerting/a/mappings.json", "{}"), ("spider/a/mappings.json", "{}")]);
-        let error = index_folders(root.path(), "alertng").unwrap_err();
+        let error = index_folders(&FileAccess::anywhere(), root.path(), "alertng").unwrap_err();
         let dir = root.path().display();
         assert_eq!(
             error,
@@ -277,14 +289,18 @@ mod tests {
                  `alerting`? add the folder, or add `alertng` to `[setup] skip`"
             )
         );
-        assert!(index_folders(root.path(), "../alerting").unwrap_err().contains("is not a folder name"));
+        assert!(
+            index_folders(&FileAccess::anywhere(), root.path(), "../alerting")
+                .unwrap_err()
+                .contains("is not a folder name")
+        );
     }
 
     #[test]
     fn documents_are_objects_a_line_and_a_bad_line_is_located() {
         let root = group(&[("s/i/documents.ndjson", "{\"id\":\"a\",\"n\":1}\n\n  {\"_id\":7,\"n\":2}  \n")]);
         let path = root.path().join("s/i/documents.ndjson");
-        let documents = read_documents(&path).unwrap();
+        let documents = read_documents(&FileAccess::anywhere(), &path).unwrap();
         assert_eq!(documents.iter().map(|d| d.line).collect::<Vec<_>>(), [1, 3]);
         assert_eq!((documents[0].id_field().as_deref(), documents[0].metadata_id()), (Some("a"), None));
         assert_eq!((documents[1].id_field(), documents[1].metadata_id().as_deref()), (None, Some("7")));
@@ -293,11 +309,11 @@ mod tests {
         assert_eq!(documents[0].source(), r#"{"id":"a","n":1}"#);
 
         std::fs::write(&path, "{\"a\":1}\n{\"a\":\n").unwrap();
-        let error = read_documents(&path).unwrap_err();
+        let error = read_documents(&FileAccess::anywhere(), &path).unwrap_err();
         assert!(error.starts_with(&format!("read `{}:2`: it is not JSON (", path.display())), "{error}");
         std::fs::write(&path, "{\"a\":1}\n[1]\n").unwrap();
         assert_eq!(
-            read_documents(&path).unwrap_err(),
+            read_documents(&FileAccess::anywhere(), &path).unwrap_err(),
             format!(
                 "read `{}:2`: a document must be a JSON object, not an array; write one object per line",
                 path.display()
@@ -313,19 +329,19 @@ mod tests {
             ("c.json", "{\n\"properties\": }"),
         ]);
         assert_eq!(
-            read_create_body(&root.path().join("a.json")).unwrap(),
+            read_create_body(&FileAccess::anywhere(), &root.path().join("a.json")).unwrap(),
             serde_json::json!({"mappings": {"properties": {"n": {"type": "long"}}}})
         );
         assert_eq!(
-            read_create_body(&root.path().join("b.json")).unwrap(),
+            read_create_body(&FileAccess::anywhere(), &root.path().join("b.json")).unwrap(),
             serde_json::json!({"settings": {}, "mappings": {}})
         );
-        let error = read_create_body(&root.path().join("c.json")).unwrap_err();
+        let error = read_create_body(&FileAccess::anywhere(), &root.path().join("c.json")).unwrap_err();
         assert!(
             error.starts_with(&format!("read `{}:2`: it is not JSON (", root.path().join("c.json").display())),
             "{error}"
         );
-        let error = read_create_body(&root.path().join("missing.json")).unwrap_err();
+        let error = read_create_body(&FileAccess::anywhere(), &root.path().join("missing.json")).unwrap_err();
         assert!(
             error.ends_with("it does not exist; every index folder needs `mappings.json` and `documents.ndjson`"),
             "{error}"

@@ -61,7 +61,7 @@ pub fn expand(file: &CaseFile, trust: &Trust) -> Vec<PendingCase> {
     let mut seen: HashMap<String, (usize, usize)> = HashMap::new();
     let mut setups: HashMap<String, Arc<Prerequisite>> = HashMap::new();
     for (spec_index, spec) in suite.file.specs.iter().enumerate() {
-        let lines = match specs::index(spec) {
+        let lines = match specs::index(&suite.file.access, spec) {
             Ok(lines) => lines,
             Err(message) => {
                 let id = format!("{}/{}", suite.id, suite.spec_name(spec_index));
@@ -161,7 +161,8 @@ impl Suite {
         state: &str,
     ) -> Arc<Result<DocumentsOfState, String>> {
         let mut documents = self.documents.lock().expect("the documents' lock");
-        let read = || Arc::new(DocumentsOfState::read(indices, state).map(|d| d.with_time_zone(time_zone)));
+        let access = &self.file.access;
+        let read = || Arc::new(DocumentsOfState::read(access, indices, state).map(|d| d.with_time_zone(time_zone)));
         documents.entry(state.to_owned()).or_insert_with(read).clone()
     }
 }
@@ -201,7 +202,7 @@ impl SpecCase {
         let spec = &suite.specs[self.spec];
         let at_line = |message: String| CaseError::new(spec, CaseErrorKind::SpecLine { line: self.line, message });
         let in_suite = |kind: CaseErrorKind| CaseError::new(&self.suite.path, kind);
-        let mut line = specs::read_line(spec, self.offset, self.line).map_err(at_line)?;
+        let mut line = specs::read_line(&suite.access, spec, self.offset, self.line).map_err(at_line)?;
         if let (Some(setup), Some(state)) = (&self.suite.setup, &self.state)
             && let Some(indices) = &setup.indices
             && !setup.skip.contains(state)

@@ -18,6 +18,7 @@
 //! the usual roots: a private CA is not supported yet.
 
 use super::index_group::{self, DocumentLine, IndexFolder};
+use crate::case::FileAccess;
 use crate::credentials::redact_urls;
 use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode, Url};
@@ -50,9 +51,15 @@ const LISTED_FAILURES: usize = 5;
 /// The error reads after "failed to", names the state, the index and
 /// (where one is to blame) the `file:line`, and suggests the fix; URLs in
 /// it show no credentials.
-pub async fn load_cluster_state(url: &str, indices_dir: &Path, state: &str, recreate: bool) -> Result<(), String> {
+pub async fn load_cluster_state(
+    url: &str,
+    access: &FileAccess,
+    indices_dir: &Path,
+    state: &str,
+    recreate: bool,
+) -> Result<(), String> {
     let cluster = Cluster::new(url).map_err(|e| format!("load cluster state `{state}`: {e}"))?;
-    let indices = read_state(indices_dir, state).map_err(|e| format!("load cluster state `{state}`: {e}"))?;
+    let indices = read_state(access, indices_dir, state).map_err(|e| format!("load cluster state `{state}`: {e}"))?;
     for index in &indices {
         cluster.load(index, recreate).await.map_err(|e| {
             format!("load cluster state `{state}` into `{}`: index `{}`: {e}", cluster.shown, index.folder.name)
@@ -72,11 +79,11 @@ struct IndexToLoad {
 }
 
 /// Every index of `state`, its files read and checked.
-fn read_state(indices_dir: &Path, state: &str) -> Result<Vec<IndexToLoad>, String> {
+fn read_state(access: &FileAccess, indices_dir: &Path, state: &str) -> Result<Vec<IndexToLoad>, String> {
     let mut indices = Vec::new();
-    for folder in index_group::index_folders(indices_dir, state)? {
-        let create_body = index_group::read_create_body(&folder.mappings_file())?;
-        let documents = index_group::read_documents(&folder.documents_file())?;
+    for folder in index_group::index_folders(access, indices_dir, state)? {
+        let create_body = index_group::read_create_body(access, &folder.mappings_file())?;
+        let documents = index_group::read_documents(access, &folder.documents_file())?;
         let ids = bulk_ids(&documents, &folder.documents_file())?;
         indices.push(IndexToLoad { folder, create_body, documents, ids });
     }

@@ -52,7 +52,9 @@ async fn run(setup: &Setup, folder: &Path, state: &str) -> Result<(), String> {
             run_command(&words, env, folder, setup.timeout).await
         }
         SetupKind::OpenSearch { url, indices, recreate } => {
-            match tokio::time::timeout(setup.timeout, load_cluster_state(url, indices, state, *recreate)).await {
+            match tokio::time::timeout(setup.timeout, load_cluster_state(url, &setup.access, indices, state, *recreate))
+                .await
+            {
                 Ok(result) => {
                     result.map_err(|e| format!("loading `{}` into {url}: {e}", indices.join(state).display()))
                 }

@@ -5,6 +5,7 @@
 //! skipped; a line that is not a JSON object, or has no `id`, is indexed as
 //! that error, located by its line number.
 
+use crate::case::FileAccess;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -47,8 +48,8 @@ struct Head {
 
 /// Every non-empty line of the spec file at `path`; `Err` when it cannot be
 /// read at all.
-pub fn index(path: &Path) -> Result<Vec<Indexed>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+pub fn index(access: &FileAccess, path: &Path) -> Result<Vec<Indexed>, String> {
+    let file = access.open(path).map_err(|e| format!("cannot read it: {e}"))?;
     let mut reader = BufReader::new(file);
     let mut lines = Vec::new();
     let mut offset = 0u64;
@@ -117,8 +118,8 @@ fn index_line(bytes: &[u8], line: usize, offset: u64) -> Indexed {
 }
 
 /// The spec line at `offset` of `path` (line `line`), as a JSON object.
-pub fn read_line(path: &Path, offset: u64, line: usize) -> Result<Map<String, Value>, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+pub fn read_line(access: &FileAccess, path: &Path, offset: u64, line: usize) -> Result<Map<String, Value>, String> {
+    let mut file = access.open(path).map_err(|e| format!("cannot read it: {e}"))?;
     file.seek(SeekFrom::Start(offset)).map_err(|e| format!("cannot read line {line}: {e}"))?;
     let mut buffer = Vec::new();
     BufReader::new(file)
@@ -178,7 +179,7 @@ mod tests {
             r#"{"id":"b","clusterStateId":["x"]}"#,
         ];
         write!(file, "{}", lines.join("\n")).unwrap();
-        let lines = index(file.path()).unwrap();
+        let lines = index(&FileAccess::anywhere(), file.path()).unwrap();
         assert_eq!(lines[0], Indexed::Spec { id: "a".into(), state: Some("s1".into()), line: 1, offset: 0 });
         assert_eq!(lines[1], Indexed::Spec { id: "7".into(), state: None, line: 3, offset: 49 });
         let bad: Vec<(usize, &str)> = lines[2..]
@@ -198,7 +199,7 @@ mod tests {
         assert_eq!(bad[2], (6, "it has no `id`; every spec line needs one, unique in its suite"));
         assert_eq!(bad[3], (7, "its `clusterStateId` is the list [\"x\"]; it must be a string"));
 
-        let read = read_line(file.path(), 49, 3).unwrap();
+        let read = read_line(&FileAccess::anywhere(), file.path(), 49, 3).unwrap();
         assert_eq!(read["question"], "q");
     }
 }
