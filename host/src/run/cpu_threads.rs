@@ -19,9 +19,11 @@
 //! while it waits: when work is queued, another thread is woken or started
 //! in its place, as Go hands a processor on when a goroutine enters a
 //! system call, so there are at most as many threads as the count plus the
-//! pieces waiting (which the cases the run admits at once bound). The
-//! piece's sample slot goes back at its guest's first wait too
-//! ([`hold_slot`]), so that a sleeping sample holds no slot of `-j`. The
+//! pieces waiting (which the cases the run admits at once, and the run's
+//! places for sleeping cases, bound). What the piece holds goes back at its
+//! guest's first wait too ([`hold_slot`]): its sample slot, so that a
+//! sleeping sample holds no slot of `-j`, and its place among the cases in
+//! flight, swapped for a sleeping case's (`run/mod.rs`, `SwapAtPark`). The
 //! sleeper's deadline still ends its wait (the sandbox's watchdog wakes
 //! it). Woken, it finishes its piece, the pool over its count for that
 //! while; then the first thread to look for work while the pool is over
@@ -120,10 +122,10 @@ thread_local! {
     static SLOT: RefCell<Option<Box<dyn Send>>> = const { RefCell::new(None) };
 }
 
-/// The sample slot a piece of work on a CPU thread holds: given back when
-/// the piece ends, or earlier, when its guest first parks in WASI (a
-/// sleeping sample holds no slot, so that the next case can start; the
-/// sleepers are still bounded by the cases the run admits at once).
+/// The sample slot a piece of work on a CPU thread holds (and whatever
+/// else goes back with it): given back when the piece ends, or earlier,
+/// when its guest first parks in WASI (a sleeping sample holds no slot, so
+/// that the next case can start).
 pub(super) struct HeldSlot(());
 
 /// Holds `slot` for the piece of work running on the calling thread (see

@@ -411,6 +411,42 @@ fn panic_payload_message(payload: Box<dyn std::any::Any + Send>) -> String {
 /// enough to keep every slot busy, few enough to keep memory flat.
 const CASES_PER_SLOT: usize = 2;
 
+/// Cases whose guest sleeps in WASI that may have given their place among
+/// the cases in flight back (see [`SwapAtPark`]): each holds a thread while
+/// it sleeps, so they are bounded too, by this.
+const PARKED_CASES: usize = 256;
+
+/// The place among the cases in flight of a case running in-process.
+struct Place {
+    permit: std::sync::Mutex<Option<OwnedSemaphorePermit>>,
+    parked_places: Arc<Semaphore>,
+}
+
+impl Place {
+    /// The place the case holds now, taken to go with its result.
+    fn take(&self) -> OwnedSemaphorePermit {
+        self.permit.lock().unwrap_or_else(|e| e.into_inner()).take().expect("a place is taken once")
+    }
+}
+
+/// Dropped when the case's guest first parks (given to
+/// `cpu_threads::hold_slot` with the sample slot), it swaps the case's
+/// place among the cases in flight for one of the [`PARKED_CASES`], while
+/// there is one, so that sleeping cases do not keep the next ones out; a
+/// case whose place was taken at its end is left alone.
+struct SwapAtPark(Arc<Place>);
+
+impl Drop for SwapAtPark {
+    fn drop(&mut self) {
+        let mut permit = self.0.permit.lock().unwrap_or_else(|e| e.into_inner());
+        if permit.is_some()
+            && let Ok(parked) = self.0.parked_places.clone().try_acquire_owned()
+        {
+            *permit = Some(parked);
+        }
+    }
+}
+
 /// Starts each case as the source yields it, with at most a bounded number
 /// in flight, and sends each result as its case is decided. A direct agent
 /// and the plugins of a case's checks are compiled the first time a case
@@ -434,6 +470,7 @@ async fn admit(
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut in_process_slots = BatchedPermits::new(samples.clone(), (options.jobs / 2).min(2 * cpus));
     let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
+    let parked_places = Arc::new(Semaphore::new(PARKED_CASES));
     // Cases whose checks wait on the judge have places of their own, one per
     // check they ask at once (up to the judge's concurrency), enough to keep
     // every request the judge allows in flight and no more waiting than that
@@ -555,12 +592,17 @@ async fn admit(
         match slot {
             Some(slot) => {
                 let runtime = tokio::runtime::Handle::current();
+                let place = Arc::new(Place {
+                    permit: std::sync::Mutex::new(Some(permit)),
+                    parked_places: parked_places.clone(),
+                });
                 context.cpu.run(move || {
-                    let held = cpu_threads::hold_slot(slot);
+                    let held = cpu_threads::hold_slot((slot, SwapAtPark(place.clone())));
                     let result = decide_here(|| task.run_in_process(&runtime), identity);
+                    let place = place.take();
                     drop(held);
                     let unannounced = result.samples.last().map(|sample| sample.index);
-                    let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced });
+                    let _ = results.send(Admission::Finished { seq, result, place, unannounced });
                 });
             }
             None => {
