@@ -21,8 +21,8 @@
 //! ```
 //!
 //! or `{"error": "MESSAGE"}` for a request the agent refuses. A JSON object
-//! in the text becomes the structure, as for neuro-san answers; unknown
-//! fields are malformed.
+//! in the text also becomes the structure, when the answer has none (the
+//! text is kept whole); unknown fields are malformed.
 //!
 //! Processes are long-lived and pooled: a request takes an idle process or
 //! starts one, so there are never more than requests in flight, and gives it
@@ -33,7 +33,7 @@
 //! last 2 KiB kept for error messages.
 
 use crate::agent::message::{ChatMessage, ChatRequest};
-use crate::agent::reduce::{AgentResponse, Usage, reduce};
+use crate::agent::reduce::{AgentResponse, Usage, reduce_keeping_text};
 use crate::agent::transport::{Reply, Transport};
 use crate::credentials::redact_urls;
 use crate::errors::{AgentErrorKind, ProcessFault};
@@ -410,7 +410,7 @@ fn parse_answer(line: &[u8]) -> Result<Result<AgentResponse, AgentErrorKind>, Pr
         chat_context: answer.chat_context,
         origin: Vec::new(),
     };
-    let mut response = reduce(vec![message]);
+    let mut response = reduce_keeping_text(vec![message]);
     response.usage =
         answer.usage.map(|u| Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens });
     Ok(Ok(response))
@@ -485,7 +485,8 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert_eq!(response.text.as_deref(), Some("hi"));
+        // The text whole, its JSON object the structure too.
+        assert_eq!(response.text.as_deref(), Some(r#"hi {"a": 1}"#));
         assert_eq!(response.structure, json!({"a": 1}).as_object().cloned());
         assert_eq!(response.chat_context, Some(json!([1])));
         assert_eq!(response.usage, Some(Usage { prompt_tokens: 3, completion_tokens: 2 }));

@@ -42,7 +42,7 @@ pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use http_api::HttpApi;
 pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
 pub use openai::{OpenAiAgents, OpenAiSettings};
-pub use reduce::{AgentResponse, Usage, reduce};
+pub use reduce::{AgentResponse, Usage, reduce, reduce_keeping_text};
 pub use transport::{Reply, Transport};
 
 use crate::case::Connection;

@@ -12,10 +12,11 @@
 //!   compact JSON ([`SLY_DATA_PREFIX`]).
 //! - An answer, one JSON completion or the chunks of a stream, becomes an
 //!   [`Answer`]: its content, tool calls, token usage, and (assay's
-//!   extension, which other servers never send) a top-level `sly_data`
-//!   object. [`Answer::into_response`] reduces it as a neuro-san answer is
-//!   reduced (a JSON object in the content becomes the structure, so JSON
-//!   mode answers do); tool calls add to the structure
+//!   extensions, which other servers never send) top-level `sly_data` and
+//!   `structure` objects. [`Answer::into_response`] keeps its content as the text,
+//!   verbatim, and a JSON object in it becomes the structure too (so JSON
+//!   mode answers do; nothing is cut from the text, which promptfoo's
+//!   `is-json`, `equals` and graders see whole); tool calls add to the structure
 //!   `{"tool_calls": [{"id", "name", "arguments"}], NAME: arguments, …}`,
 //!   arguments parsed as JSON when they are (the string as sent when not),
 //!   and each function's first call also under its name, for checks
@@ -23,7 +24,7 @@
 //!   content's JSON object has a key of that name.
 
 use crate::agent::message::{ChatMessage, ChatRequest};
-use crate::agent::reduce::{AgentResponse, Usage, reduce};
+use crate::agent::reduce::{AgentResponse, Usage, reduce_keeping_text};
 use crate::errors::AgentErrorKind;
 use serde_json::{Map, Value, json};
 
@@ -100,6 +101,9 @@ pub(crate) struct Answer {
     pub usage: Option<Usage>,
     /// A top-level `sly_data` object (assay's extension).
     pub sly_data: Option<Map<String, Value>>,
+    /// A top-level `structure` object (assay's extension: an agent's own
+    /// structure, beside its text).
+    pub structure: Option<Map<String, Value>>,
 }
 
 impl Answer {
@@ -114,6 +118,7 @@ impl Answer {
             content: content_text(message.get("content")).unwrap_or_default(),
             usage: usage(body),
             sly_data: body.get("sly_data").and_then(Value::as_object).cloned(),
+            structure: body.get("structure").and_then(Value::as_object).cloned(),
             ..Answer::default()
         };
         for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
@@ -162,6 +167,9 @@ impl Answer {
         if let Some(sly_data) = chunk.get("sly_data").and_then(Value::as_object) {
             self.sly_data = Some(sly_data.clone());
         }
+        if let Some(structure) = chunk.get("structure").and_then(Value::as_object) {
+            self.structure = Some(structure.clone());
+        }
         Ok(())
     }
 
@@ -175,9 +183,10 @@ impl Answer {
             message_type: "AI".into(),
             text: (!self.content.is_empty()).then_some(self.content),
             sly_data: self.sly_data,
+            structure: self.structure,
             ..ChatMessage::default()
         };
-        let mut response = reduce(vec![message]);
+        let mut response = reduce_keeping_text(vec![message]);
         if let Some(tools) = tool_structure(&self.tool_calls) {
             let structure = response.structure.get_or_insert_with(Map::new);
             for (name, value) in tools {
@@ -283,7 +292,8 @@ mod tests {
             "content": "{\"city\": \"Paris\"}" } }], "usage": { "prompt_tokens": 7, "completion_tokens": 3 } });
         let response = Answer::from_completion(&body).unwrap().into_response(&request("where?", None)).unwrap();
         assert_eq!(response.structure, json!({ "city": "Paris" }).as_object().cloned());
-        assert_eq!(response.text.as_deref(), Some(""));
+        // A JSON-mode answer is its text too, whole (promptfoo's `is-json`).
+        assert_eq!(response.text.as_deref(), Some(r#"{"city": "Paris"}"#));
         assert_eq!(response.usage, Some(Usage { prompt_tokens: 7, completion_tokens: 3 }));
         assert_eq!(
             response.chat_context,
@@ -327,7 +337,7 @@ mod tests {
                 { "id": "a", "type": "function", "function": { "name": "mirror", "arguments": "{\"text\":\"x\"}" } },
                 { "id": "b", "type": "function", "function": { "name": "log", "arguments": "{}" } } ] } }] });
         let response = Answer::from_completion(&body).unwrap().into_response(&request("x", None)).unwrap();
-        assert_eq!(response.text.as_deref(), Some("done"));
+        assert_eq!(response.text.as_deref(), Some(r#"done {"turn": 2, "mirror": "mine"}"#));
         assert_eq!(
             response.structure,
             json!({ "turn": 2, "mirror": "mine", "log": {},

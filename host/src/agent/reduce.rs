@@ -44,8 +44,31 @@ impl Usage {
     }
 }
 
-/// Reduces a streamed response to what checks look at.
+/// Reduces a streamed response to what checks look at, as neuro-san's own
+/// client does: a JSON object in the answer's text (when the message has
+/// no structure of its own) becomes the structure, and the text the rest.
 pub fn reduce(messages: Vec<ChatMessage>) -> AgentResponse {
+    reduce_with(messages, JsonInText::Split)
+}
+
+/// Reduces a response whose text is the agent's, verbatim: a JSON object
+/// in it becomes the structure too, and nothing is removed from the text.
+/// OpenAI-compatible and command connections answer so (promptfoo checks
+/// the whole output: `is-json`, `equals`, `contains`).
+pub fn reduce_keeping_text(messages: Vec<ChatMessage>) -> AgentResponse {
+    reduce_with(messages, JsonInText::Copy)
+}
+
+/// What becomes of a JSON object in the answer's text.
+#[derive(Clone, Copy)]
+enum JsonInText {
+    /// The structure, and the text is the rest (neuro-san).
+    Split,
+    /// The structure too; the text stays whole.
+    Copy,
+}
+
+fn reduce_with(messages: Vec<ChatMessage>, json_in_text: JsonInText) -> AgentResponse {
     let sly_data = messages.iter().rev().find_map(|m| m.sly_data.clone());
     let chat_context = messages.iter().rev().find_map(|m| m.chat_context.clone().filter(|c| !c.is_null()));
     let answer = messages.iter().rev().find(|m| is_answer(m));
@@ -53,9 +76,10 @@ pub fn reduce(messages: Vec<ChatMessage>) -> AgentResponse {
         None => (None, None),
         Some(message) => match (&message.structure, &message.text) {
             (Some(structure), text) => (text.clone(), Some(structure.clone())),
-            (None, Some(text)) => match split_json_object(text) {
-                Some((rest, object)) => (Some(rest), Some(object)),
-                None => (Some(text.clone()), None),
+            (None, Some(text)) => match (split_json_object(text), json_in_text) {
+                (Some((rest, object)), JsonInText::Split) => (Some(rest), Some(object)),
+                (Some((_, object)), JsonInText::Copy) => (Some(text.clone()), Some(object)),
+                (None, _) => (Some(text.clone()), None),
             },
             (None, None) => (None, None),
         },
@@ -148,6 +172,19 @@ mod tests {
         let response = reduce(vec![message("AI", "use {braces} like {this", 0)]);
         assert_eq!(response.text.as_deref(), Some("use {braces} like {this"));
         assert_eq!(response.structure, None);
+    }
+
+    #[test]
+    fn kept_whole_the_text_is_the_agents_and_its_json_object_is_also_the_structure() {
+        for text in
+            [r#"{"tone":"formal"}"#, r#"Use the style {"tone":"formal"} please"#, "```json\n{\"tone\":\"formal\"}\n```"]
+        {
+            let response = reduce_keeping_text(vec![message("AI", text, 0)]);
+            assert_eq!(response.text.as_deref(), Some(text));
+            assert_eq!(response.structure, Some(object(json!({"tone": "formal"}))));
+        }
+        let response = reduce_keeping_text(vec![message("AI", "no object {here", 0)]);
+        assert_eq!((response.text.as_deref(), response.structure), (Some("no object {here"), None));
     }
 
     #[test]

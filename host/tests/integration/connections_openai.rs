@@ -505,8 +505,10 @@ fn agent_serve_speaks_openai_to_an_openai_connection() {
         assert_eq!(by_id["echo"]["status"], "passed", "stream {stream}: {}", by_id["echo"]);
         let turns = interactions(by_id["echo"]);
         assert!(turns.iter().all(|t| t["agent_ms"].as_f64().unwrap() >= 150.0), "--latency-ms is honoured");
-        // Words: "hello" and the sly_data message; the answer "hello" and its structure.
-        assert_eq!(turns[0]["usage"], json!({ "prompt_tokens": 3, "completion_tokens": 2 }), "stream {stream}");
+        // Words: "hello" and the sly_data message; the answer "hello" (its
+        // structure comes beside the content, as assay's extension).
+        assert_eq!(turns[0]["usage"], json!({ "prompt_tokens": 3, "completion_tokens": 1 }), "stream {stream}");
+        assert_eq!(turns[0]["response"]["text"], "hello", "stream {stream}: the text is the agent's, whole");
         let error = &interactions(by_id["unknown"])[0]["error"];
         assert_eq!(error["kind"], "not-found");
         let message = error["message"].as_str().unwrap();

@@ -371,6 +371,46 @@ fn an_openai_api_key_is_sent_and_never_reported() {
 }
 
 #[test]
+fn an_openai_answer_holding_json_reaches_the_assertions_whole() {
+    // The model answers with the prompt's own text: pure JSON, or prose
+    // around a JSON object.
+    let server = FakeServer::start(|request| {
+        let content = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        json_reply(
+            200,
+            "",
+            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
+        )
+    });
+    let config = format!(
+        r#"prompts: ['{{{{answer}}}}']
+providers:
+  - id: openai:chat:m
+    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1'}}
+tests:
+  - vars: {{answer: '{{"tone":"formal"}}'}}
+    assert:
+      - type: is-json
+      - type: equals
+        value: '{{"tone":"formal"}}'
+  - vars: {{answer: 'Use the style {{"tone":"formal"}} please'}}
+    assert:
+      - type: equals
+        value: 'Use the style {{"tone":"formal"}} please'
+      - type: contains
+        value: '{{"tone":"formal"}}'
+"#,
+        server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    assert_eq!(ran.answer("/test 1"), r#"{"tone":"formal"}"#);
+    assert_eq!(ran.answer("/test 2"), r#"Use the style {"tone":"formal"} please"#);
+}
+
+#[test]
 fn http_providers_fill_the_body_and_read_the_answer_by_field_path() {
     let server = FakeServer::start(|request| {
         let asked = request.body["input"]["text"].as_str().unwrap_or("?").to_owned();

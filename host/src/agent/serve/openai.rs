@@ -6,10 +6,9 @@
 //!   messages before it become the agent's `chat_context` (neuro-san's
 //!   shape: the front man's history, the front man named as the agent); a
 //!   system message `sly_data: {…}` is the sly_data (`openai_wire.rs`).
-//!   The answer's content is the agent's text, followed, when it has a
-//!   structure, by a blank line and the structure as JSON, which a client
-//!   reads back as the structure; the agent's sly_data comes back as a
-//!   top-level `sly_data` (assay's extension). With `"stream": true` it is
+//!   The answer's content is the agent's text; its structure and sly_data
+//!   come back as top-level `structure` and `sly_data` (assay's
+//!   extensions, which assay's openai connection reads back). With `"stream": true` it is
 //!   sent as server-sent events, the content a word at a time, then
 //!   `data: [DONE]`; the token usage (whitespace-separated words) comes in
 //!   the completion, or in a last chunk when `stream_options.include_usage`
@@ -91,13 +90,7 @@ async fn completions(
         Err(message) => return error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message),
     };
     let reduced = reduce(messages);
-    let mut content = reduced.text.unwrap_or_default();
-    if let Some(structure) = reduced.structure {
-        if !content.is_empty() {
-            content.push_str("\n\n");
-        }
-        content.push_str(&Value::Object(structure).to_string());
-    }
+    let content = reduced.text.unwrap_or_default();
     let usage = json!({
         "prompt_tokens": asked.prompt_tokens,
         "completion_tokens": words(&content),
@@ -106,6 +99,7 @@ async fn completions(
     let (id, created, model) =
         (format!("chatcmpl-assay-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)), created(), &asked.model);
     let sly_data = reduced.sly_data.map(Value::Object);
+    let structure = reduced.structure.map(Value::Object);
     if !asked.stream {
         let mut completion = json!({
             "id": id, "object": "chat.completion", "created": created, "model": model,
@@ -114,6 +108,9 @@ async fn completions(
         });
         if let Some(sly_data) = sly_data {
             completion["sly_data"] = sly_data;
+        }
+        if let Some(structure) = structure {
+            completion["structure"] = structure;
         }
         return respond(StatusCode::OK, "application/json", completion.to_string());
     }
@@ -124,6 +121,9 @@ async fn completions(
     let mut last = chunk(json!([{ "index": 0, "delta": {}, "finish_reason": "stop" }]));
     if let Some(sly_data) = sly_data {
         last["sly_data"] = sly_data;
+    }
+    if let Some(structure) = structure {
+        last["structure"] = structure;
     }
     chunks.push(last);
     if asked.include_usage {
