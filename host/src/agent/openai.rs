@@ -71,6 +71,14 @@ pub struct OpenAiSettings {
     pub connect_timeout: Duration,
     /// A PEM file of extra CA certificates to trust.
     pub ca_file: Option<PathBuf>,
+    /// More parameters of every request's body (promptfoo's provider
+    /// `config`: `seed`, `tools`, `passthrough`…); the body's own keys
+    /// (`model`, `messages`, `stream`) are not overridden.
+    pub body: Map<String, Value>,
+    /// Whether a request's text that is a list of chat messages (JSON, or
+    /// YAML starting `- role:`) is sent as those messages, as promptfoo's
+    /// openai provider sends a chat-format prompt (a new conversation only).
+    pub chat_prompts: bool,
 }
 
 impl Default for OpenAiSettings {
@@ -92,6 +100,8 @@ impl Default for OpenAiSettings {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             ca_file: None,
+            body: Map::new(),
+            chat_prompts: false,
         }
     }
 }
@@ -108,6 +118,8 @@ impl std::fmt::Debug for OpenAiSettings {
             .field("retries", &self.retries)
             .field("max_response_bytes", &self.max_response_bytes)
             .field("idle_timeout", &self.idle_timeout)
+            .field("body", &self.body.keys().collect::<Vec<_>>())
+            .field("chat_prompts", &self.chat_prompts)
             .finish_non_exhaustive()
     }
 }
@@ -210,7 +222,20 @@ impl OpenAiAgents {
         let settings = &self.settings;
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
-        body.insert("messages".into(), Value::Array(request_messages(settings.system.as_deref(), request)?));
+        let chat = match (settings.chat_prompts, &request.chat_context) {
+            (true, None) => chat_messages(&request.text)?,
+            _ => None,
+        };
+        let messages = match chat {
+            Some(mut messages) => {
+                if let Some(system) = &settings.system {
+                    messages.insert(0, json!({ "role": "system", "content": system }));
+                }
+                messages
+            }
+            None => request_messages(settings.system.as_deref(), request)?,
+        };
+        body.insert("messages".into(), Value::Array(messages));
         if let Some(temperature) = settings.temperature {
             body.insert("temperature".into(), json!(temperature));
         }
@@ -223,6 +248,11 @@ impl OpenAiAgents {
         if settings.stream {
             body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
+        for (key, value) in &settings.body {
+            if !matches!(key.as_str(), "model" | "messages" | "stream" | "stream_options") {
+                body.insert(key.clone(), value.clone());
+            }
         }
         Ok(Value::Object(body))
     }
@@ -399,6 +429,32 @@ where
     }
     let cut = events.unfinished().unwrap_or_else(|| "the event stream ended before its `data: [DONE]`".to_owned());
     Err(AgentErrorKind::Truncated(cut))
+}
+
+/// The messages of a chat-format prompt, as promptfoo's `parseChatPrompt`
+/// reads them: text that starts `- role:` is YAML, and text that is a JSON
+/// list is the list; text that looks like JSON (`[…]`, `{…}`) but is not is
+/// an error; anything else is not a chat prompt (`None`).
+fn chat_messages(text: &str) -> Result<Option<Vec<Value>>, AgentErrorKind> {
+    let trimmed = text.trim();
+    let parsed: Result<Value, String> = match trimmed.starts_with("- role:") {
+        true => yaml_serde::from_str(trimmed).map_err(|e| format!("it is not valid YAML: {e}")),
+        false => serde_json::from_str(trimmed).map_err(|e| format!("it is not valid JSON: {e}")),
+    };
+    let looks_json =
+        (trimmed.starts_with('[') && trimmed.ends_with(']')) || (trimmed.starts_with('{') && trimmed.ends_with('}'));
+    match parsed {
+        Ok(Value::Array(messages)) if messages.iter().all(|m| m.get("role").is_some_and(Value::is_string)) => {
+            Ok(Some(messages))
+        }
+        Ok(Value::Array(_)) => Err(AgentErrorKind::BadRequest(
+            "the chat-format prompt is a list whose items are not all messages (`{role, content}`)".into(),
+        )),
+        Err(why) if looks_json || trimmed.starts_with("- role:") => {
+            Err(AgentErrorKind::BadRequest(format!("the chat-format prompt: {why}")))
+        }
+        _ => Ok(None),
+    }
 }
 
 #[cfg(test)]

@@ -205,7 +205,31 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
             "prompts: [x]\nproviders: [{id: http, config: {url: 'http://127.0.0.1:1', transformResponse: 'json.a.map(x => x)'}}]\n",
             "is JavaScript",
         ),
-        ("prompts: [x]\nproviders: [{id: 'openai:chat:m', config: {tools: []}}]\n", "`config.tools` is not supported"),
+        (
+            "prompts: [x]\nproviders: [{id: 'openai:chat:m', config: {num_predict: 5}}]\n",
+            "`config.num_predict` is not a parameter promptfoo's openai provider sends; to send it in the request body as it is, put it under `config.passthrough`",
+        ),
+        ("prompts: [x]\nproviders: [echo]\nmystery: 1\n", "`mystery` is not a promptfoo config key assay reads"),
+        ("prompts: [x]\nproviders: [echo]\ntargets: [echo]\n", "both `providers` and `targets`"),
+        ("prompts: [x]\nproviders: [{id: echo, delay: 5}]\n", "a provider's `delay` is not supported"),
+        ("prompts: [x]\nproviders: [{id: echo, prompts: [y]}]\n", "`y` names no prompt; the prompts' labels are \"x\""),
+        (
+            "prompts: [x]\nproviders: [echo]\ntests: [{vars: {}, options: {storeOutputAs: a}}]\n",
+            "`options.storeOutputAs` is not supported",
+        ),
+        (
+            "prompts: [x]\nproviders: [echo]\ntests: [{options: {provider: 'openai:gpt-4o'}}]\n",
+            "a grading provider per test is not supported",
+        ),
+        (
+            "prompts: [x]\nproviders: [echo]\ntests: [{assertScoringFunction: 'file://s.js'}]\n",
+            "`assertScoringFunction` is not supported",
+        ),
+        ("prompts: [x]\nproviders: [echo]\ntests: [{providerOutput: hi}]\n", "`providerOutput` is not supported"),
+        (
+            "prompts: [x]\nproviders: [echo]\ntests: [{vars: {a: 'file://a.py'}}]\n",
+            "its var `a` (`file://a.py`): it is a var function",
+        ),
         ("providers: [echo]\n", "the config has no prompts"),
         ("prompts: [x]\nproviders: [echo]\ntests: [3]\n", "tests[0]"),
     ];
@@ -368,6 +392,66 @@ fn an_openai_api_key_is_sent_and_never_reported() {
     for secret in ["sk-literal-0123456789", "sk-from-env-9876543210"] {
         assert!(!everything.contains(secret), "{secret} leaked");
     }
+}
+
+#[test]
+fn prompts_vars_and_providers_render_as_promptfoo_renders_them() {
+    // The model answers with the messages it was sent, as JSON, and the body's extra parameters.
+    let server = FakeServer::start(|request| {
+        let content =
+            json!({"messages": request.body["messages"], "seed": request.body["seed"], "top": request.body["top_k"]})
+                .to_string();
+        json_reply(
+            200,
+            "",
+            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
+        )
+    });
+    let config = format!(
+        r#"prompts:
+  - label: plain
+    raw: 'Tweet: {{{{ ask }}}}'
+  - label: chat
+    raw: '[{{"role": "system", "content": "Be {{{{ tone }}}}"}}, {{"role": "user", "content": "{{{{ ask }}}}"}}]'
+  - label: other
+    raw: 'never sent to the model'
+targets:
+  - id: openai:chat:m
+    prompts: [plain, chat]
+    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', seed: 7, passthrough: {{top_k: 3}}}}
+  - id: echo
+    prompts: [plain]
+tests:
+  - vars:
+      topic: owls
+      ask: 'about {{{{ topic | upper }}}} {{{{ facts }}}}'
+      tone: 'file://tone.txt'
+      facts: 'file://facts.yaml'
+  - vars: {{ask: hi, tone: x}}
+    options: {{suffix: ' !'}}
+"#,
+        server.port
+    );
+    let dir = suite(&config, &[("tone.txt", "  terse\n\n"), ("facts.yaml", "a: 1\nb: [x]\n")]);
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    // Three cases a test: the openai provider's two prompts and echo's one.
+    assert_eq!(ran.lines.len(), 6, "{:?}", ran.lines.iter().map(|l| &l["id"]).collect::<Vec<_>>());
+    // A var holding a template is rendered; a file var is its text, trimmed, a YAML one JSON.
+    assert_eq!(ran.answer("[echo] [plain] test 1"), r#"Tweet: about OWLS {"a":1,"b":["x"]}"#);
+    assert_eq!(ran.answer("[echo] [plain] test 2"), "Tweet: hi !");
+    let plain: Value = serde_json::from_str(ran.answer("[openai:chat:m] [plain] test 1")).unwrap();
+    assert_eq!(plain["messages"], json!([{"role": "user", "content": r#"Tweet: about OWLS {"a":1,"b":["x"]}"#}]));
+    assert_eq!((plain["seed"].clone(), plain["top"].clone()), (json!(7), json!(3)));
+    // A chat-format prompt is sent as its messages, each string rendered
+    // once (promptfoo renders a JSON prompt's strings one pass only).
+    let requests = server.requests.lock().unwrap().clone();
+    let chat = requests.iter().find(|r| r.body["messages"][0]["role"] == "system").expect("the chat prompt was sent");
+    assert_eq!(
+        chat.body["messages"],
+        json!([{"role": "system", "content": "Be terse"}, {"role": "user", "content": r#"about {{ topic | upper }} {"a":1,"b":["x"]}"#}])
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The largest config file read.
@@ -65,12 +66,23 @@ pub struct ProviderEntry {
     pub label: Option<String>,
     /// `config`, if any.
     pub config: Map<String, Value>,
+    /// `prompts`: the labels of the prompts it runs (all when `None`).
+    pub prompts: Option<Vec<String>>,
 }
 
 impl ProviderEntry {
     /// How it is named in ids and reports: its label, else its id.
     pub fn name(&self) -> &str {
         self.label.as_deref().unwrap_or(&self.id)
+    }
+
+    /// Whether it runs `prompt`, as promptfoo's `isAllowedPrompt` decides:
+    /// every prompt when it names none, else one whose label it names, or
+    /// whose label starts with a name it gives and `:` (a file's prompts).
+    pub fn runs(&self, prompt: &Prompt) -> bool {
+        self.prompts.as_ref().is_none_or(|allowed| {
+            allowed.iter().any(|name| prompt.label == *name || prompt.label.starts_with(&format!("{name}:")))
+        })
     }
 }
 
@@ -103,6 +115,44 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("extensions", "extensions are JavaScript or Python hooks, which assay does not run"),
     ("nunjucksFilters", "custom Nunjucks filters are JavaScript, which assay does not run"),
     ("derivedMetrics", "derived metrics are not supported"),
+];
+
+/// The top-level keys assay reads; any other is refused, so that nothing a
+/// config says is silently ignored. `description`, `sharing`,
+/// `outputPath`, `writeLatestResults`, `evaluateOptions`, `env` and
+/// `metadata` change no verdict and are accepted as they are.
+const KNOWN_KEYS: &[&str] = &[
+    "prompts",
+    "providers",
+    "targets",
+    "tests",
+    "defaultTest",
+    "description",
+    "sharing",
+    "outputPath",
+    "writeLatestResults",
+    "evaluateOptions",
+    "metadata",
+    "tags",
+    "$schema",
+];
+
+/// The keys of a test assay reads; `metadata` changes no verdict and is
+/// accepted as it is.
+const TEST_KEYS: &[&str] = &["vars", "assert", "options", "description", "threshold", "metadata"];
+
+/// The `options` of a test assay reads, and those it refuses with why.
+const TEST_OPTIONS: &[&str] = &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache"];
+const REFUSED_OPTIONS: &[(&str, &str)] = &[
+    ("transform", "it is JavaScript, which assay does not run"),
+    ("postprocess", "it is JavaScript, which assay does not run"),
+    ("transformVars", "it is JavaScript, which assay does not run"),
+    (
+        "storeOutputAs",
+        "it passes one test's output to the next, and assay runs tests independently; write the later test's \
+         input out in its vars",
+    ),
+    ("provider", "a grading provider per test is not supported; assay grades with the judge of assay.toml (`[judge]`)"),
 ];
 
 fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
@@ -143,10 +193,22 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
             return Err(invalid(key, *why));
         }
     }
+    if let Some(key) = root.keys().find(|key| !KNOWN_KEYS.contains(&key.as_str())) {
+        return Err(invalid(
+            key,
+            format!("`{key}` is not a promptfoo config key assay reads; it reads {}", KNOWN_KEYS.join(", ")),
+        ));
+    }
+    let providers = match (root.get("providers"), root.get("targets")) {
+        (Some(_), Some(_)) => {
+            return Err(invalid("targets", "the config has both `providers` and `targets` (its alias): keep one"));
+        }
+        (providers, targets) => providers.or(targets),
+    };
     let folder = path.parent().unwrap_or(Path::new(""));
     let files = Files { folder, access };
     let prompts = read_prompts(root.get("prompts"), &files)?;
-    let providers = read_providers(root.get("providers"))?;
+    let providers = read_providers(providers)?;
     let default_test = match root.get("defaultTest") {
         None => Map::new(),
         Some(Value::Object(test)) => test.clone(),
@@ -187,6 +249,24 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     if tests.is_empty() {
         // promptfoo runs each prompt once with no vars when there are no tests.
         tests.push(merge(0, &default_test, Map::new()));
+    }
+    let mut loaded = HashMap::new();
+    for test in &mut tests {
+        if let Err(message) = load_file_vars(&mut test.vars, &files, &mut loaded) {
+            test.error.get_or_insert(message);
+        }
+    }
+    for (i, provider) in providers.iter().enumerate() {
+        for name in provider.prompts.iter().flatten() {
+            let named = |prompt: &Prompt| prompt.label == *name || prompt.label.starts_with(&format!("{name}:"));
+            if !prompts.iter().any(named) {
+                let labels: Vec<String> = prompts.iter().map(|p| format!("{:?}", p.label)).collect();
+                return Err(invalid(
+                    &format!("providers[{i}].prompts"),
+                    format!("`{name}` names no prompt; the prompts' labels are {}", labels.join(", ")),
+                ));
+            }
+        }
     }
     let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
     Ok(Config { prompts, providers, tests, assert_templates })
@@ -261,6 +341,61 @@ impl Files<'_> {
     fn value(&self, reference: &str) -> Result<Value, CaseErrorKind> {
         let (path, text) = self.text(reference)?;
         parse_yaml(&text).map_err(|e| invalid(reference, format!("`{}`: {e}", path.display())))
+    }
+}
+
+/// promptfoo's `file://` vars (`renderPrompt`), read now: a var whose
+/// value is `file://PATH` becomes the file's text, trimmed; a YAML file's
+/// value as JSON text; an image's bytes in base64. A JavaScript or Python
+/// file (a var function), a PDF and a glob are refused, naming the var.
+/// `loaded` keeps what each reference gave, for the tests that share it.
+fn load_file_vars(
+    vars: &mut Map<String, Value>,
+    files: &Files<'_>,
+    loaded: &mut HashMap<String, Result<String, String>>,
+) -> Result<(), String> {
+    for (name, value) in vars.iter_mut() {
+        let Value::String(reference) = value else { continue };
+        if !reference.starts_with("file://") {
+            continue;
+        }
+        let text = loaded.entry(reference.clone()).or_insert_with(|| load_file_var(reference, files)).clone();
+        *value = Value::String(text.map_err(|e| format!("its var `{name}` (`{reference}`): {e}"))?);
+    }
+    Ok(())
+}
+
+/// What one `file://` var reference gives (see [`load_file_vars`]).
+fn load_file_var(reference: &str, files: &Files<'_>) -> Result<String, String> {
+    use base64::Engine;
+    let extension = reference.rsplit('.').next().unwrap_or_default().to_ascii_lowercase();
+    let extension = extension.split(':').next().unwrap_or_default();
+    match extension {
+        "js" | "cjs" | "mjs" | "ts" | "py" => {
+            return Err("it is a var function (JavaScript or Python), which assay does not run; write the value out, \
+                        or put it in a text, JSON or YAML file"
+                .into());
+        }
+        "pdf" => return Err("PDFs are not read as text by assay; put the text in a .txt file".into()),
+        _ => {}
+    }
+    if reference.contains(['*', '?', '[']) {
+        return Err("globs are not supported in vars; name one file".into());
+    }
+    let image =
+        ["jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v"];
+    if image.contains(&extension) {
+        let path = files.resolve(reference).map_err(|e| e.to_string())?;
+        let bytes = files.access.read(&path, MAX_REFERENCED_BYTES).map_err(|e| format!("`{}`: {e}", path.display()))?;
+        return Ok(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    let (path, text) = files.text(reference).map_err(|e| e.to_string())?;
+    match extension {
+        "yaml" | "yml" => {
+            let value = parse_yaml(&text).map_err(|e| format!("`{}`: {e}", path.display()))?;
+            Ok(value.to_string())
+        }
+        _ => Ok(text.trim().to_owned()),
     }
 }
 
@@ -371,12 +506,26 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
                 ));
             }
         };
-        for key in ["transform", "delay", "env"] {
-            if object.contains_key(key) {
-                return Err(invalid(&format!("{at}.{key}"), format!("a provider's `{key}` is not supported")));
+        let prompts = match object.remove("prompts") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(one)) => Some(vec![one]),
+            Some(Value::Array(names)) if names.iter().all(Value::is_string) => {
+                Some(names.into_iter().filter_map(|name| name.as_str().map(str::to_owned)).collect())
             }
+            Some(other) => {
+                return Err(invalid(
+                    &format!("{at}.prompts"),
+                    format!("it is {}, not a list of prompt labels", describe_json(&other)),
+                ));
+            }
+        };
+        if let Some(key) = object.keys().find(|key| key.as_str() != "id") {
+            return Err(invalid(
+                &format!("{at}.{key}"),
+                format!("a provider's `{key}` is not supported; assay reads `id`, `label`, `config` and `prompts`"),
+            ));
         }
-        out.push(ProviderEntry { id, label, config });
+        out.push(ProviderEntry { id, label, config, prompts });
     }
     if out.is_empty() {
         return Err(invalid("providers", "the list is empty"));
@@ -424,7 +573,12 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
                 serde_json::from_str(line).map_err(|e| located(format!("line {}: it is not JSON ({e})", i + 1)))
             })
             .collect(),
-        "yaml" | "yml" | "json" => match parse_yaml(&text).map_err(|e| located(e.to_string()))? {
+        "json" => match serde_json::from_str(&text).map_err(|e| located(format!("it is not JSON ({e})")))? {
+            Value::Array(tests) => Ok(tests),
+            test @ Value::Object(_) => Ok(vec![test]),
+            other => Err(located(format!("it holds {}, not a list of tests", describe_json(&other)))),
+        },
+        "yaml" | "yml" => match parse_yaml(&text).map_err(|e| located(e.to_string()))? {
             Value::Array(tests) => Ok(tests),
             test @ Value::Object(_) => Ok(vec![test]),
             other => Err(located(format!("it holds {}, not a list of tests", describe_json(&other)))),
@@ -541,10 +695,26 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     let threshold_of = |test: &Map<String, Value>| test.get("threshold").and_then(Value::as_f64);
     let threshold = threshold_of(&test).or_else(|| threshold_of(&default_test));
     let description = test.get("description").and_then(|d| d.as_str().map(str::to_owned));
-    for key in ["provider", "providerOutput", "providers", "prompts"] {
-        if test.contains_key(key) {
+    for (whose, source) in [("defaultTest", &default_test), ("the test", &test)] {
+        for key in source.keys().filter(|key| !TEST_KEYS.contains(&key.as_str())) {
+            let why = match key.as_str() {
+                "provider" | "providers" | "prompts" => {
+                    "every test runs on every prompt and provider (a provider's `prompts` chooses its prompts)"
+                }
+                "providerOutput" => "a test runs its prompt on its providers; write a provider that answers so",
+                "assertScoringFunction" => "it is JavaScript or Python, which assay does not run",
+                _ => "assay reads `vars`, `assert`, `options`, `description`, `threshold` and `metadata`",
+            };
+            error.get_or_insert(format!("{whose}'s `{key}` is not supported: {why}"));
+        }
+    }
+    for key in options.keys() {
+        if let Some((_, why)) = REFUSED_OPTIONS.iter().find(|(refused, _)| refused == key) {
+            error.get_or_insert(format!("its `options.{key}` is not supported: {why}"));
+        } else if !TEST_OPTIONS.contains(&key.as_str()) {
             error.get_or_insert(format!(
-                "a test's `{key}` is not supported; every test runs on every prompt and provider"
+                "its `options.{key}` is not supported; assay reads {}",
+                TEST_OPTIONS.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")
             ));
         }
     }

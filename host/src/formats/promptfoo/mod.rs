@@ -18,7 +18,9 @@
 //! and TEST the test's `description` (else `test N`, 1-based), with ` #K`
 //! for the K-th var combination and ` (N)` when a description repeats; with
 //! several providers or prompts, `[PROVIDER]` and `[PROMPT]` (labels) come
-//! before TEST. A config that cannot be read is one error case with the id
+//! before TEST. A provider with `prompts` runs only the prompts it names
+//! (by label, or a file's prompts by the label's start, as promptfoo's
+//! `isAllowedPrompt`). A config that cannot be read is one error case with the id
 //! CONFIG; a test that cannot run (a JavaScript assertion, a template
 //! assay does not render) is an error case of its own, naming the test.
 
@@ -26,6 +28,7 @@ mod asserts;
 pub mod config;
 mod csv;
 mod providers;
+mod render;
 
 pub use config::is_config;
 pub use providers::ProviderContext;
@@ -35,6 +38,7 @@ use crate::case::{CaseEnv, CaseFile};
 use crate::check::KeySet;
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
+use crate::template::NunjucksTemplate;
 use config::{Config, Test};
 use providers::{MapError, Provider};
 use serde_json::Value;
@@ -158,7 +162,7 @@ fn case_names(id: &str, config: &Config) -> Vec<(String, (usize, usize, usize))>
     let many_prompts = config.prompts.len() > 1;
     let mut names = Vec::new();
     for (p, provider) in config.providers.iter().enumerate() {
-        for (q, prompt) in config.prompts.iter().enumerate() {
+        for (q, prompt) in config.prompts.iter().enumerate().filter(|(_, prompt)| provider.runs(prompt)) {
             let mut prefix = String::new();
             if many_providers {
                 prefix.push_str(&format!("[{}] ", short(provider.name())));
@@ -279,17 +283,31 @@ fn rubric_text(rubric: &Value) -> String {
     }
 }
 
-/// The prompt of a case: the template rendered with the test's vars,
-/// between the test's `options.prefix` and `options.suffix`.
+/// The prompt of a case, as promptfoo's `renderPrompt` makes it: the
+/// test's `options.prefix` and `options.suffix` around the prompt's text;
+/// the vars with one trailing newline dropped and `{{name}}` in them
+/// filled from the other vars (`resolveVariables`); then a prompt that is
+/// JSON (chat messages) has each string in it rendered and is written out
+/// again (two-space indents), any other is rendered, and what that gives
+/// rendered once more (so a var holding `{{topic}}` is filled too).
 pub(crate) fn render_prompt(config: &Config, prompt: usize, test: &Test) -> Result<String, String> {
     let prompt = &config.prompts[prompt];
-    let template = prompt.template.as_ref().map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;
-    let rendered = template.render(&test.vars).map_err(|e| format!("the prompt {:?}: {e}", short(&prompt.label)))?;
+    let failed = |e: String| format!("the prompt {:?}: {e}", short(&prompt.label));
     let option = |key: &str| test.options.get(key).and_then(Value::as_str).unwrap_or_default();
-    for key in ["transform", "postprocess", "transformVars"] {
-        if test.options.contains_key(key) {
-            return Err(format!("its `options.{key}` is JavaScript, which assay does not run"));
-        }
+    let (prefix, suffix) = (option("prefix"), option("suffix"));
+    let vars = render::prepared_vars(&test.vars);
+    let raw = format!("{prefix}{}{suffix}", prompt.raw);
+    if let Ok(json) = serde_json::from_str::<Value>(&raw)
+        && (json.is_object() || json.is_array())
+    {
+        let rendered = render::strings_in(json, &vars).map_err(failed)?;
+        return serde_json::to_string_pretty(&rendered).map_err(|e| failed(e.to_string()));
     }
-    Ok(format!("{}{rendered}{}", option("prefix"), option("suffix")))
+    let first = match (prefix.is_empty() && suffix.is_empty(), &prompt.template) {
+        (true, Ok(template)) => template.render(&vars),
+        (true, Err(error)) => Err(error.clone()),
+        (false, _) => NunjucksTemplate::parse(&raw).and_then(|template| template.render(&vars)),
+    }
+    .map_err(failed)?;
+    render::again(first, &vars).map_err(failed)
 }

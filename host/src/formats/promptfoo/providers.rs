@@ -3,7 +3,7 @@
 //! | provider | connection |
 //! |----------|------------|
 //! | `echo` | `direct` to the `echo` demo agent (answers with the prompt) |
-//! | `openai:chat:MODEL`, `openai:MODEL` | an `openai` connection: `config.apiBaseUrl` (or `apiHost`, `OPENAI_BASE_URL`), `apiKey` (or `apiKeyEnvar`, `OPENAI_API_KEY`), `temperature`, `max_tokens`, `response_format: {type: json_object}` |
+//! | `openai:chat:MODEL`, `openai:MODEL` | an `openai` connection: `config.apiBaseUrl` (or `apiHost`, `OPENAI_BASE_URL`), `apiKey` (or `apiKeyEnvar`, `OPENAI_API_KEY`); the body parameters promptfoo sends (`temperature`, `max_tokens`, `seed`, `tools`, `response_format`, … and `passthrough`'s) sent as they are; a chat-format prompt (a JSON list of messages, or YAML `- role:`) sent as its messages |
 //! | `http`, `https`, `https://…` | a `type = "http"` connection: `url`, `method`, `headers`, `body` (`{{prompt}}` as a whole value), `transformResponse` as a JSONPath or a field path (`json.choices[0].message.content`) |
 //! | `exec:COMMAND ARGS` | a program started per request, the prompt as its argument ([`ExecAgents`]) |
 //! | `assay:NAME` | the `[connections.NAME]` of `assay.toml` |
@@ -15,7 +15,7 @@
 use crate::agent::{ExecAgents, HttpApi, OpenAiAgents, OpenAiSettings, Transport};
 use crate::case::{CaseEnv, Connection, FileTrust};
 use crate::config::HttpConnection;
-use crate::errors::CaseErrorKind;
+use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::config::ProviderEntry;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -211,6 +211,38 @@ fn openai_model(id: &str) -> Result<Option<&str>, String> {
     Ok(Some(model))
 }
 
+/// The `config` keys promptfoo's openai chat provider sends in the request
+/// body (`getOpenAiBody`), sent so here too; `passthrough`'s keys are sent
+/// as well.
+const OPENAI_BODY_KEYS: &[&str] = &[
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "top_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "stop",
+    "seed",
+    "n",
+    "response_format",
+    "tools",
+    "tool_choice",
+    "functions",
+    "function_call",
+    "parallel_tool_calls",
+    "logprobs",
+    "top_logprobs",
+    "user",
+    "reasoning_effort",
+    "verbosity",
+    "metadata",
+    "store",
+    "modalities",
+    "audio",
+    "prediction",
+    "service_tier",
+];
+
 /// An `openai` connection from the provider's config.
 fn openai(
     entry: &ProviderEntry,
@@ -219,22 +251,27 @@ fn openai(
 ) -> Result<(OpenAiAgents, Vec<String>), MapError> {
     let id = &entry.id;
     let config = &entry.config;
-    const KNOWN: &[&str] = &[
-        "apiBaseUrl",
-        "apiHost",
-        "apiKey",
-        "apiKeyEnvar",
-        "temperature",
-        "max_tokens",
-        "response_format",
-        "organization",
-    ];
-    if let Some(key) = config.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+    const KNOWN: &[&str] = &["apiBaseUrl", "apiHost", "apiKey", "apiKeyEnvar", "organization", "passthrough"];
+    if let Some(key) =
+        config.keys().find(|key| !KNOWN.contains(&key.as_str()) && !OPENAI_BODY_KEYS.contains(&key.as_str()))
+    {
         return Err(format!(
-            "`{id}`: `config.{key}` is not supported; the openai provider reads {}",
-            KNOWN.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            "`{id}`: `config.{key}` is not a parameter promptfoo's openai provider sends; to send it in the \
+             request body as it is, put it under `config.passthrough`"
         )
         .into());
+    }
+    let mut body: Map<String, Value> = config
+        .iter()
+        .filter(|(key, _)| OPENAI_BODY_KEYS.contains(&key.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    match config.get("passthrough") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(more)) => body.extend(more.clone()),
+        Some(other) => {
+            return Err(format!("`{id}`: `config.passthrough` is {}, not a mapping", describe_json(other)).into());
+        }
     }
     let string = |key: &str| -> Result<Option<String>, String> {
         match config.get(key) {
@@ -279,13 +316,6 @@ fn openai(
         context.trust.url(&url);
     }
     let api_key = written_key.or(from_environment);
-    let json_mode = match config.get("response_format") {
-        None => false,
-        Some(format) if format.get("type").and_then(Value::as_str) == Some("json_object") => true,
-        Some(format) if format.get("type").and_then(Value::as_str) == Some("text") => false,
-        Some(_) => return Err(format!("`{id}`: only `response_format: {{type: json_object}}` is supported").into()),
-    };
-    let number = |key: &str| config.get(key).and_then(Value::as_f64);
     let defaults = OpenAiSettings::default();
     let settings = OpenAiSettings {
         url: url.trim_end_matches('/').to_owned(),
@@ -293,9 +323,8 @@ fn openai(
         model_from_agent: false,
         api_key: api_key.clone(),
         api_key_env: Some(key_variable),
-        temperature: number("temperature"),
-        max_tokens: number("max_tokens").map(|n| n as u64),
-        json_mode,
+        body,
+        chat_prompts: true,
         ..defaults
     };
     let agents = OpenAiAgents::new(settings).map_err(|e| format!("`{id}`: {e}"))?;
