@@ -40,6 +40,8 @@ pub struct Entry {
     pub name: OsString,
     /// Whether it is a directory (links followed beneath the root).
     pub is_dir: bool,
+    /// Whether it is a symbolic link (to whatever, or nothing).
+    pub is_link: bool,
 }
 
 impl FileAccess {
@@ -116,10 +118,15 @@ impl FileAccess {
     /// The entries of the directory at `path`, in no particular order.
     pub fn read_dir(&self, path: &Path) -> io::Result<Vec<Entry>> {
         match &self.beneath {
-            None => std::fs::read_dir(path)?
+            None => std::fs::read_dir(if path.as_os_str().is_empty() { Path::new(".") } else { path })?
                 .map(|entry| {
                     let entry = entry?;
-                    Ok(Entry { is_dir: entry.path().is_dir(), name: entry.file_name() })
+                    // The entry's own type costs no look-up; a link's
+                    // target's does.
+                    let kind = entry.file_type()?;
+                    let is_link = kind.is_symlink();
+                    let is_dir = if is_link { entry.path().is_dir() } else { kind.is_dir() };
+                    Ok(Entry { is_dir, is_link, name: entry.file_name() })
                 })
                 .collect(),
             Some(beneath) => {
@@ -131,10 +138,47 @@ impl FileAccess {
                 dir.entries()?
                     .map(|entry| {
                         let entry = entry?;
+                        let kind = entry.file_type()?;
+                        let is_link = kind.is_symlink();
                         let name = entry.file_name();
-                        Ok(Entry { is_dir: dir.metadata(&name).is_ok_and(|m| m.is_dir()), name })
+                        let is_dir =
+                            if is_link { dir.metadata(&name).is_ok_and(|m| m.is_dir()) } else { kind.is_dir() };
+                        Ok(Entry { is_dir, is_link, name })
                     })
                     .collect()
+            }
+        }
+    }
+
+    /// The device and inode of the directory (or file) at `path`, links
+    /// followed (beneath the root): how a walk knows a folder it has seen.
+    #[cfg(unix)]
+    pub fn id(&self, path: &Path) -> io::Result<(u64, u64)> {
+        match &self.beneath {
+            None => {
+                use std::os::unix::fs::MetadataExt;
+                let metadata = std::fs::metadata(if path.as_os_str().is_empty() { Path::new(".") } else { path })?;
+                Ok((metadata.dev(), metadata.ino()))
+            }
+            Some(beneath) => {
+                use cap_std::fs::MetadataExt;
+                let relative = beneath.relative(path)?;
+                let metadata = match relative.as_os_str().is_empty() {
+                    true => beneath.dir.dir_metadata()?,
+                    false => beneath.dir.metadata(relative).map_err(escaped)?,
+                };
+                Ok((metadata.dev(), metadata.ino()))
+            }
+        }
+    }
+
+    /// Whether `path` is a regular file that can be opened (links
+    /// followed, beneath the root).
+    pub fn is_file(&self, path: &Path) -> bool {
+        match &self.beneath {
+            None => path.is_file(),
+            Some(beneath) => {
+                beneath.relative(path).is_ok_and(|relative| beneath.dir.metadata(relative).is_ok_and(|m| m.is_file()))
             }
         }
     }
@@ -172,6 +216,9 @@ impl std::fmt::Display for TooLarge {
 
 impl std::error::Error for TooLarge {}
 
+/// How the error of a path that resolves out of the root begins.
+pub const LEADS_OUTSIDE: &str = "it leads outside the served root";
+
 /// What a path that resolves out of the root is told: cap-std's checked
 /// walk says "a path led outside of the filesystem" (no OS error), the
 /// kernel's `RESOLVE_BENEATH` `EXDEV`.
@@ -181,7 +228,7 @@ fn escaped(error: io::Error) -> io::Error {
     match out {
         true => io::Error::new(
             io::ErrorKind::PermissionDenied,
-            "it leads outside the served root (a link under the root must be relative and stay under it)",
+            format!("{LEADS_OUTSIDE} (a link under the root must be relative and stay under it)"),
         ),
         false => error,
     }

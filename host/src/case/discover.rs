@@ -13,7 +13,13 @@
 //! lists their directories (small: directories, not files), and the walk
 //! then lists one directory at a time, in path order, so that a run of
 //! many files starts at once and holds few paths.
+//!
+//! Every listing and check goes through the inputs' [`FileAccess`]: under
+//! `assay serve`, beneath the served root, so that a walk never lists a
+//! folder outside it (a link out, or one swapped in during the run, fails
+//! to open).
 
+use crate::case::FileAccess;
 use crate::errors::DiscoverError;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
@@ -59,6 +65,7 @@ pub fn discover_with(inputs: &[PathBuf], extensions: &[&str]) -> Result<Vec<Case
 pub struct CaseFiles {
     inputs: Arc<[Input]>,
     extensions: Arc<[String]>,
+    access: FileAccess,
 }
 
 /// One input of [`CaseFiles`]: a directory to walk, or the files of a path
@@ -74,15 +81,24 @@ impl CaseFiles {
     /// `extensions`, globs) and lists their directories.
     pub fn find(inputs: &[PathBuf], extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        let found = inputs.iter().map(|input| Input::find(input, None, &extensions)).collect::<Result<_, _>>()?;
-        Ok(CaseFiles { inputs: found, extensions })
+        let access = FileAccess::anywhere();
+        let found =
+            inputs.iter().map(|input| Input::find(input, None, &extensions, &access)).collect::<Result<_, _>>()?;
+        Ok(CaseFiles { inputs: found, extensions, access })
     }
 
-    /// [`CaseFiles::find`] for one input under `base`: a file it names is
-    /// known by its path relative to `base` (`assay serve`'s root).
-    pub fn find_within(base: &Path, input: &Path, extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
+    /// [`CaseFiles::find`] for one input under `base` (`assay serve`'s
+    /// root), listed and checked through `access`: a file it names is known
+    /// by its path relative to `base`.
+    pub fn find_within(
+        base: &Path,
+        input: &Path,
+        extensions: &[&str],
+        access: &FileAccess,
+    ) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        Ok(CaseFiles { inputs: Arc::new([Input::find(input, Some(base), &extensions)?]), extensions })
+        let inputs = Arc::new([Input::find(input, Some(base), &extensions, access)?]);
+        Ok(CaseFiles { inputs, extensions, access: access.clone() })
     }
 
     /// The files named by path or glob (not found by walking a directory),
@@ -101,19 +117,24 @@ impl CaseFiles {
 }
 
 impl Input {
-    fn find(input: &Path, base: Option<&Path>, extensions: &[String]) -> Result<Input, DiscoverError> {
+    fn find(
+        input: &Path,
+        base: Option<&Path>,
+        extensions: &[String],
+        access: &FileAccess,
+    ) -> Result<Input, DiscoverError> {
         let text = input.to_string_lossy();
         let id_of = |path: &Path| id_of(base.and_then(|base| path.strip_prefix(base).ok()).unwrap_or(path), extensions);
-        if input.is_dir() {
-            let folders = folders(input, true)
+        if access.is_dir(input) {
+            let folders = folders(access, input, true)
                 .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
             return Ok(Input::Folder { root: input.to_path_buf(), folders });
         }
-        if input.is_file() {
+        if access.is_file(input) {
             return Ok(Input::Files(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]));
         }
         if text.contains(['*', '?', '[']) {
-            let paths = glob_files(&text)?;
+            let paths = glob_files(access, &text)?;
             if paths.is_empty() {
                 return Err(DiscoverError::NoMatch { pattern: text.to_string() });
             }
@@ -179,7 +200,7 @@ impl Iterator for CaseFileWalk {
                     let Input::Folder { root, folders } = &self.files.inputs[*input] else { unreachable!("a folder") };
                     let extensions = &self.files.extensions;
                     let wanted = |path: &Path| extensions.iter().any(|x| has_extension(path, x));
-                    walk.next(folders, true, wanted).map(|found| {
+                    walk.next(&self.files.access, folders, true, wanted).map(|found| {
                         found
                             .map(|path| {
                                 let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
@@ -223,35 +244,75 @@ impl PathHasher {
     }
 }
 
-/// The files a glob pattern matches, sorted. A pattern with `**` is matched
-/// against a cycle-safe walk of the folder before its first wildcard: the
-/// `glob` crate follows symlinked directories in `**` with no cycle check.
-fn glob_files(pattern: &str) -> Result<Vec<PathBuf>, DiscoverError> {
+/// The files a glob pattern matches, sorted. A pattern with `**`, and any
+/// pattern beneath a root, is matched against a cycle-safe walk (through
+/// `access`) of the folder before its first wildcard: the `glob` crate
+/// follows symlinked directories in `**` with no cycle check, and reads the
+/// file system where the path says.
+pub(crate) fn glob_files(access: &FileAccess, pattern: &str) -> Result<Vec<PathBuf>, DiscoverError> {
     let bad = |e: &dyn std::fmt::Display| DiscoverError::BadGlob { pattern: pattern.to_owned(), error: e.to_string() };
-    if !pattern.contains("**") {
+    if !pattern.contains("**") && access.root().is_none() {
         let mut paths: Vec<PathBuf> =
             glob::glob(pattern).map_err(|e| bad(&e))?.filter_map(Result::ok).filter(|p| p.is_file()).collect();
         paths.sort();
         return Ok(paths);
+    }
+    if !pattern.contains("**") {
+        return glob_by_component(access, pattern).map_err(|e| bad(&e));
     }
     let matcher = glob::Pattern::new(pattern).map_err(|e| bad(&e))?;
     let base: PathBuf = Path::new(pattern)
         .components()
         .take_while(|c| !matches!(c, Component::Normal(name) if name.to_string_lossy().contains(['*', '?', '['])))
         .collect();
-    if !base.as_os_str().is_empty() && !base.is_dir() {
+    if !base.as_os_str().is_empty() && !access.is_dir(&base) {
         return Ok(Vec::new());
     }
     // The same options `glob::glob` matches with.
     let options = glob::MatchOptions::new();
     let io = |e: std::io::Error| DiscoverError::Io { path: base.clone(), error: e.to_string() };
-    let folders = folders(&base, false).map_err(io)?;
+    let folders = folders(access, &base, false).map_err(io)?;
     let mut walk = Walk::new(&base);
     let mut paths = Vec::new();
-    while let Some(path) = walk.next(&folders, false, |path| matcher.matches_path_with(path, options)) {
+    let wanted = |path: &Path| matcher.matches_path_with(path, options) && access.is_file(path);
+    while let Some(path) = walk.next(access, &folders, false, wanted) {
         paths.push(path.map_err(io)?);
     }
+    paths.sort();
     Ok(paths)
+}
+
+/// The files `pattern` (no `**`) matches, sorted, found one component at a
+/// time through `access`: a literal component is joined, a wildcard one
+/// matched against the names of each folder reached so far. Only the
+/// folders on the pattern's path are listed; one that cannot be listed
+/// matches nothing, as with `glob::glob`.
+fn glob_by_component(access: &FileAccess, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
+    let options = glob::MatchOptions::new();
+    let components: Vec<Component<'_>> = Path::new(pattern).components().collect();
+    let mut reached = vec![PathBuf::new()];
+    for (i, component) in components.iter().enumerate() {
+        let last = i + 1 == components.len();
+        let keep = |path: &Path| if last { access.is_file(path) } else { access.is_dir(path) };
+        let mut next = Vec::new();
+        match component {
+            Component::Normal(name) if name.to_string_lossy().contains(['*', '?', '[']) => {
+                let matcher = glob::Pattern::new(&name.to_string_lossy())?;
+                for dir in &reached {
+                    for entry in access.read_dir(dir).unwrap_or_default() {
+                        let path = dir.join(&entry.name);
+                        if matcher.matches_with(&entry.name.to_string_lossy(), options) && keep(&path) {
+                            next.push(path);
+                        }
+                    }
+                }
+            }
+            other => next.extend(reached.iter().map(|dir| dir.join(other)).filter(|path| !last || keep(path))),
+        }
+        reached = next;
+    }
+    reached.sort();
+    Ok(reached)
 }
 
 /// How a directory is known when looking for cycles: its device and inode
@@ -263,29 +324,51 @@ type DirId = (u64, u64);
 type DirId = PathBuf;
 
 #[cfg(unix)]
-fn dir_id(dir: &Path) -> std::io::Result<DirId> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = std::fs::metadata(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
-    Ok((metadata.dev(), metadata.ino()))
+fn dir_id(access: &FileAccess, dir: &Path) -> std::io::Result<DirId> {
+    access.id(dir)
 }
 
 #[cfg(not(unix))]
-fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+fn dir_id(_access: &FileAccess, dir: &Path) -> std::io::Result<DirId> {
     std::fs::canonicalize(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })
+}
+
+/// What a walk needs to know of an entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A directory, not a link.
+    Folder,
+    /// A link to a directory.
+    LinkedFolder,
+    /// Anything else.
+    Other,
 }
 
 /// An entry of a directory as a walk sees it, skipping hidden entries when
 /// `skip_hidden`: its path (joined by hand, so that a walk of "" yields
-/// `a/b`, not `./a/b`) and type.
-fn entries(dir: &Path, skip_hidden: bool) -> std::io::Result<Vec<(PathBuf, std::fs::FileType)>> {
-    let listing = std::fs::read_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir })?;
+/// `a/b`, not `./a/b`) and kind.
+fn entries(access: &FileAccess, dir: &Path, skip_hidden: bool) -> std::io::Result<Vec<(PathBuf, Kind)>> {
     let mut entries = Vec::new();
-    for entry in listing {
-        let entry = entry?;
-        if skip_hidden && entry.file_name().as_encoded_bytes().starts_with(b".") {
+    for entry in access.read_dir(dir)? {
+        if skip_hidden && entry.name.as_encoded_bytes().starts_with(b".") {
             continue;
         }
-        entries.push((dir.join(entry.file_name()), entry.file_type()?));
+        // Beneath a root, a link leading out of it is an error, not a file
+        // quietly left out.
+        if entry.is_link && !entry.is_dir && access.root().is_some() {
+            let path = dir.join(&entry.name);
+            if let Err(error) = access.id(&path)
+                && error.to_string().starts_with(crate::case::LEADS_OUTSIDE)
+            {
+                return Err(error);
+            }
+        }
+        let kind = match (entry.is_dir, entry.is_link) {
+            (true, false) => Kind::Folder,
+            (true, true) => Kind::LinkedFolder,
+            (false, _) => Kind::Other,
+        };
+        entries.push((dir.join(entry.name), kind));
     }
     Ok(entries)
 }
@@ -296,29 +379,31 @@ fn entries(dir: &Path, skip_hidden: bool) -> std::io::Result<Vec<(PathBuf, std::
 /// link to a directory already claimed is skipped), and are read in the
 /// next round. Only directories are kept, so that this is small however
 /// many files there are.
-fn folders(root: &Path, skip_hidden: bool) -> std::io::Result<HashSet<PathBuf>> {
-    let mut visited: HashSet<DirId> = HashSet::from([dir_id(root)?]);
+fn folders(access: &FileAccess, root: &Path, skip_hidden: bool) -> std::io::Result<HashSet<PathBuf>> {
+    let mut visited: HashSet<DirId> = HashSet::from([dir_id(access, root)?]);
     let mut claimed = HashSet::from([root.to_path_buf()]);
     let mut real = vec![root.to_path_buf()];
     loop {
         let mut links = Vec::new();
         while let Some(dir) = real.pop() {
-            let mut found = entries(&dir, skip_hidden)?;
+            let mut found = entries(access, &dir, skip_hidden)?;
             found.sort_by(|a, b| b.0.cmp(&a.0));
             for (path, kind) in found {
-                if kind.is_dir() {
-                    if visited.insert(dir_id(&path)?) {
-                        claimed.insert(path.clone());
-                        real.push(path);
+                match kind {
+                    Kind::Folder => {
+                        if visited.insert(dir_id(access, &path)?) {
+                            claimed.insert(path.clone());
+                            real.push(path);
+                        }
                     }
-                } else if kind.is_symlink() && path.is_dir() {
-                    links.push(path);
+                    Kind::LinkedFolder => links.push(path),
+                    Kind::Other => {}
                 }
             }
         }
         links.sort();
         for link in links {
-            if visited.insert(dir_id(&link)?) {
+            if visited.insert(dir_id(access, &link)?) {
                 claimed.insert(link.clone());
                 real.push(link);
             }
@@ -347,12 +432,13 @@ impl Walk {
 
     fn next(
         &mut self,
+        access: &FileAccess,
         folders: &HashSet<PathBuf>,
         skip_hidden: bool,
         wanted: impl Fn(&Path) -> bool,
     ) -> Option<std::io::Result<PathBuf>> {
         if let Some(root) = self.root.take()
-            && let Err(error) = self.enter(&root, folders, skip_hidden, &wanted)
+            && let Err(error) = self.enter(access, &root, folders, skip_hidden, &wanted)
         {
             return Some(Err(error));
         }
@@ -365,7 +451,7 @@ impl Walk {
             if !is_folder {
                 return Some(Ok(path));
             }
-            if let Err(error) = self.enter(&path, folders, skip_hidden, &wanted) {
+            if let Err(error) = self.enter(access, &path, folders, skip_hidden, &wanted) {
                 return Some(Err(error));
             }
         }
@@ -374,14 +460,15 @@ impl Walk {
     /// Lists `dir`: its folders to enter and its wanted files, sorted.
     fn enter(
         &mut self,
+        access: &FileAccess,
         dir: &Path,
         folders: &HashSet<PathBuf>,
         skip_hidden: bool,
         wanted: &impl Fn(&Path) -> bool,
     ) -> std::io::Result<()> {
         let mut kept = Vec::new();
-        for (path, kind) in entries(dir, skip_hidden)? {
-            if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
+        for (path, kind) in entries(access, dir, skip_hidden)? {
+            if kind != Kind::Other {
                 if folders.contains(&path) {
                     kept.push((path, true));
                 }

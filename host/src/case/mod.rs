@@ -11,9 +11,9 @@ mod env;
 mod model;
 mod trust;
 
-pub use access::{Entry, FileAccess, TooLarge};
+pub use access::{Entry, FileAccess, LEADS_OUTSIDE, TooLarge};
 pub use discover::{CaseFile, CaseFileWalk, CaseFiles, discover_with};
-pub(crate) use discover::{PathHasher, has_extension};
+pub(crate) use discover::{PathHasher, glob_files, has_extension};
 pub use env::{CASE_ENV_PREFIX, CaseEnv, Lookup, SECRET_NAME_PARTS, looks_secret};
 pub use model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 pub use trust::{ALLOW_COMMANDS_VAR, FileTrust, Trust, Use, UseKind};

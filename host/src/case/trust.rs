@@ -37,7 +37,7 @@ pub struct Trust {
 }
 
 /// Which files are trusted.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Policy {
     /// The folder `patterns` start from (`assay.toml`'s), absolute.
     root: PathBuf,
@@ -108,8 +108,10 @@ impl Trust {
 
     /// The same trust, with every file opened beneath `root` (`assay
     /// serve`'s): see [`FileAccess::beneath`].
+    /// The hints of its refusals name files relative to `root`.
     pub fn beneath(&self, root: &Path) -> std::io::Result<Trust> {
-        Ok(Trust { access: FileAccess::beneath(root)?, ..self.clone() })
+        let policy = Policy { root: root.to_path_buf(), ..(*self.policy).clone() };
+        Ok(Trust { access: FileAccess::beneath(root)?, policy: Arc::new(policy), uses: self.uses.clone() })
     }
 
     /// Where files are opened.

@@ -412,7 +412,7 @@ pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCas
 
 /// [`load_case`], the file opened through `access`.
 fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
-    if Format::of(&file.path) == Some(Format::Suite) {
+    if Format::of(&file.path, access) == Some(Format::Suite) {
         let kind = CaseErrorKind::Invalid {
             path: "(file)".into(),
             message: "it is a suite file, which holds many cases; expand it with assay::Project::discover (or \

@@ -29,7 +29,7 @@ pub use scenario::{
     read_scenario_file,
 };
 
-use crate::case::{CaseFile, Trust, discover_with, has_extension};
+use crate::case::{CaseFile, FileAccess, Trust, discover_with, has_extension};
 use crate::errors::DiscoverError;
 use crate::job::PendingCase;
 use std::path::{Path, PathBuf};
@@ -62,13 +62,13 @@ pub const SCENARIO_EXTENSIONS: &[&str] = &["yaml", "yml", HOCON_EXTENSION, "json
 
 impl Format {
     /// The format that claims `path`, if one does: by its name, and a
-    /// promptfoo config by its content.
-    pub fn of(path: &Path) -> Option<Format> {
+    /// promptfoo config by its content (its head, read through `access`).
+    pub fn of(path: &Path, access: &FileAccess) -> Option<Format> {
         if has_extension(path, SUITE_EXTENSION) {
             Some(Format::Suite)
         } else if has_extension(path, HOCON_EXTENSION) {
             Some(Format::Hocon)
-        } else if promptfoo::is_config(path) {
+        } else if promptfoo::is_config(path, access) {
             Some(Format::Promptfoo)
         } else {
             None
@@ -80,7 +80,7 @@ impl Format {
 /// config is read up front by `crate::Project`, for its connections and
 /// secrets): a suite file's spec lines, else the file as one test case.
 pub fn expand(file: CaseFile, trust: &Trust) -> Vec<PendingCase> {
-    match Format::of(&file.path) {
+    match Format::of(&file.path, trust.access()) {
         Some(Format::Suite) => suite::expand(&file, trust),
         _ => vec![Box::new(hocon::DiscoveredFile { file, access: trust.access().clone() })],
     }
@@ -104,8 +104,8 @@ mod tests {
         assert!(!has_extension(Path::new("a/mysuite.toml"), "suite.toml"));
         assert!(has_extension(Path::new("basic.hocon"), "hocon"));
         assert!(!has_extension(Path::new("hocon"), "hocon"));
-        assert_eq!(Format::of(Path::new("x/a.suite.toml")), Some(Format::Suite));
-        assert_eq!(Format::of(Path::new("x/a.hocon")), Some(Format::Hocon));
-        assert_eq!(Format::of(Path::new("x/assay.toml")), None);
+        assert_eq!(Format::of(Path::new("x/a.suite.toml"), &FileAccess::anywhere()), Some(Format::Suite));
+        assert_eq!(Format::of(Path::new("x/a.hocon"), &FileAccess::anywhere()), Some(Format::Hocon));
+        assert_eq!(Format::of(Path::new("x/assay.toml"), &FileAccess::anywhere()), None);
     }
 }

@@ -44,6 +44,9 @@ pub struct Redactor {
     /// A folder's path with its trailing separator, as written and
     /// JSON-escaped, removed wherever it appears.
     folders: Vec<String>,
+    /// The same folders without the separator, written `.` where they end
+    /// a path (the folder itself named).
+    folder_names: Vec<String>,
 }
 
 impl Redactor {
@@ -72,7 +75,7 @@ impl Redactor {
             }
         }
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        Redactor { needles, folders: Vec::new() }
+        Redactor { needles, folders: Vec::new(), folder_names: Vec::new() }
     }
 
     /// The same redactor, also removing `folder/` from every path that
@@ -85,10 +88,12 @@ impl Redactor {
         let escaped = serde_json::to_string(&prefix).expect("a string serializes");
         for needle in [prefix.clone(), escaped[1..escaped.len() - 1].to_owned()] {
             if needle.len() > 1 && !self.folders.contains(&needle) {
+                self.folder_names.push(needle[..needle.len() - 1].to_owned());
                 self.folders.push(needle);
             }
         }
         self.folders.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        self.folder_names.sort_by_key(|n| std::cmp::Reverse(n.len()));
         self
     }
 
@@ -107,6 +112,11 @@ impl Redactor {
         for folder in &self.folders {
             if out.contains(folder.as_str()) {
                 out = Cow::Owned(out.replace(folder.as_str(), ""));
+            }
+        }
+        for name in &self.folder_names {
+            if out.contains(name.as_str()) {
+                out = Cow::Owned(replace_whole_path(&out, name));
             }
         }
         for needle in &self.needles {
@@ -185,6 +195,22 @@ impl Redactor {
     }
 }
 
+/// `text` with `path` written `.` wherever it is a whole path: not followed
+/// by a character that would make it a longer name (`/srv/cases2`).
+fn replace_whole_path(text: &str, path: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let longer = after.chars().next().is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        out.push_str(&rest[..at]);
+        out.push_str(if longer { path } else { "." });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Redactor").field("needles", &self.needles.len()).field("folders", &self.folders.len()).finish()
@@ -201,6 +227,8 @@ mod tests {
         let redactor = Redactor::new(["sk-secret-value"]).hiding_folder(std::path::Path::new("/srv/cases"));
         assert_eq!(redactor.redact("read `/srv/cases/a/b.hocon`: sk-secret-value"), "read `a/b.hocon`: [REDACTED]");
         assert_eq!(redactor.redact("/srv/cases2/x and /srv/other"), "/srv/cases2/x and /srv/other");
+        assert_eq!(redactor.redact("no file in `/srv/cases`: /srv/cases"), "no file in `.`: .");
+        assert_eq!(redactor.redact("/srv/cases.old and /srv/cases-2"), "/srv/cases.old and /srv/cases-2");
         let mut value = json!({"file": "/srv/cases/x.hocon", "results": "/srv/cases/.assay/serve-runs/1"});
         redactor.redact_json(&mut value);
         assert_eq!(value, json!({"file": "x.hocon", "results": ".assay/serve-runs/1"}));

@@ -1,6 +1,7 @@
 //! The API's errors and JSON answers: every error is `{"error": "..."}`
 //! with its status, the message a fragment that reads after "failed to";
-//! every answer is redacted JSON.
+//! every answer is redacted JSON, errors included ([`redact_errors`], a
+//! layer over every route: an error is made where no redactor is at hand).
 
 use crate::report::Redactor;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -42,8 +43,29 @@ impl IntoResponse for ApiError {
         let body = serde_json::json!({ "error": self.message }).to_string();
         let mut response = (self.status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response.extensions_mut().insert(ErrorMessage(self.message));
         response
     }
+}
+
+/// An error answer's message, kept beside its body for [`redact_errors`].
+#[derive(Clone)]
+struct ErrorMessage(String);
+
+/// Writes every error answer again, redacted (secrets, and the served
+/// root's path: see [`Redactor::hiding_folder`]).
+pub(crate) async fn redact_errors(
+    axum::extract::State(redactor): axum::extract::State<Redactor>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    if let Some(ErrorMessage(message)) = response.extensions_mut().remove::<ErrorMessage>() {
+        let body = serde_json::json!({ "error": redactor.redact(&message) }).to_string();
+        *response.body_mut() = axum::body::Body::from(body);
+        response.headers_mut().remove(header::CONTENT_LENGTH);
+    }
+    response
 }
 
 /// `value` as a 200 JSON answer, with the project's secrets hidden.

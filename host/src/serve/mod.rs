@@ -257,9 +257,11 @@ fn router(shared: AppState, options: &ServeOptions) -> Router {
     );
     let token = options.token.clone().map(Arc::new);
     let origins = origin::OriginPolicy::new(options.bind.ip().is_loopback(), &options.allowed_origins);
+    let redactor = shared.redactor.clone();
     routes()
         .router
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(redactor, error::redact_errors))
         .layer(axum::middleware::from_fn_with_state(limits, limits::bound))
         .layer(axum::middleware::from_fn_with_state(origins, origin::check))
         .layer(axum::middleware::from_fn_with_state(token, auth::require_token))

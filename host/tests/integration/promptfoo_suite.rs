@@ -607,10 +607,12 @@ fn a_directory_run_leaves_promptfoo_configs_to_be_named() {
     assert!(!stdout(&listed).contains("promptfoo"), "{}", stdout(&listed));
     // Named, the fixture's config is a promptfoo suite; a scenario's YAML
     // is not mistaken for one.
-    assert!(assay::formats::promptfoo::is_config(&crate::util::fixture("promptfoo/promptfooconfig.yaml")));
-    assert!(!assay::formats::promptfoo::is_config(&crate::util::fixture(
-        "scenarios/kyma/scenario_01_pod_secret_missing.yml"
-    )));
+    let anywhere = assay::case::FileAccess::anywhere();
+    assert!(assay::formats::promptfoo::is_config(&crate::util::fixture("promptfoo/promptfooconfig.yaml"), &anywhere));
+    assert!(!assay::formats::promptfoo::is_config(
+        &crate::util::fixture("scenarios/kyma/scenario_01_pod_secret_missing.yml"),
+        &anywhere
+    ));
 }
 
 /// promptfoo's own verdicts on the fixture, recorded with

@@ -755,6 +755,94 @@ fn a_served_suite_reads_no_file_outside_its_folder() {
     }
 }
 
+/// A suite file under `dir` checking spec files `specs` (a TOML list).
+fn suite_with_specs(dir: &std::path::Path, name: &str, specs: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let suite = format!(
+        "specs = {specs}\nagent = \"echo\"\ntext = \"{{{{q}}}}\"\n[[checks]]\nkey = \"keywords\"\nexpected = [\"x\"]\n"
+    );
+    std::fs::write(dir.join(name), suite).unwrap();
+}
+
+#[test]
+#[cfg(unix)]
+fn a_served_suite_s_spec_patterns_never_walk_out_of_its_folder_or_in_circles() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    // A pattern from `/` (which walked the whole disk, /proc included), and
+    // one through links that loop (which grew memory without end).
+    suite_with_specs(&root.join("s1"), "a.suite.toml", r#"["/**/nomatch-zzz.jsonl"]"#);
+    suite_with_specs(&root.join("s2"), "b.suite.toml", r#"["specs/**/*.jsonl"]"#);
+    std::fs::create_dir_all(root.join("s2/specs")).unwrap();
+    std::fs::write(root.join("s2/specs/a.jsonl"), "{\"id\": \"one\", \"q\": \"x\"}\n").unwrap();
+    for link in ["l1", "l2", "l3"] {
+        std::os::unix::fs::symlink(".", root.join("s2/specs").join(link)).unwrap();
+    }
+    let results = tempfile::tempdir().unwrap();
+    let served = serve(&["--root", root.to_str().unwrap(), "--results", results.path().to_str().unwrap()]);
+    let asked = std::time::Instant::now();
+    let answer = post(&served, "/v1/runs", &json!({ "paths": ["s1", "s2"] }));
+    assert_eq!(answer.status, 202, "{answer:?}");
+    let (events, cases) = wait_for_run(&served, answer.json()["id"].as_str().unwrap());
+    assert!(asked.elapsed() < Duration::from_secs(10), "it took {:?}", asked.elapsed());
+    assert_eq!(cases.len(), 2, "{events:?}");
+    let refused = cases["a"]["error"]["message"].as_str().unwrap();
+    assert!(refused.contains("it reads `/`") && refused.contains("it is data"), "{refused}");
+    // The loop is walked once: its one spec line is one case.
+    assert_eq!(cases["b/one"]["status"], "passed", "{events:?}");
+}
+
+#[test]
+#[cfg(unix)]
+fn a_client_learns_nothing_of_files_outside_the_root_nor_where_the_root_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+    std::fs::create_dir_all(outside.join("private/deep")).unwrap();
+    std::fs::write(outside.join("private/deep/hidden-name.suite.toml"), "").unwrap();
+    std::fs::write(outside.join("bbb-private-name.txt"), "").unwrap();
+    // A folder holding a link out; a suite whose pattern lists a folder out
+    // there; a suite at the root itself that matches nothing.
+    std::fs::create_dir_all(root.join("cases")).unwrap();
+    std::os::unix::fs::symlink("../../outside", root.join("cases/l")).unwrap();
+    suite_with_specs(&root.join("s1"), "x.suite.toml", r#"["../../outside/[b]*"]"#);
+    suite_with_specs(&root, "root.suite.toml", r#"["nomatch*.jsonl"]"#);
+    // The results folder cannot be made (a file stands in its way): an
+    // error answer of the server's own.
+    std::fs::create_dir_all(root.join(".assay")).unwrap();
+    std::fs::write(root.join(".assay/serve-runs"), "in the way").unwrap();
+    let root = root.canonicalize().unwrap();
+    let root_text = root.to_str().unwrap().to_owned();
+    // From `/`, as systemd starts a service.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command.args(["serve", "--port", "0", "--no-token", "--root", &root_text]).current_dir("/");
+    command.env_remove("ASSAY_SERVE_TOKEN");
+    let served = Served::spawn(command);
+    let mut seen = String::new();
+    let walked = post(&served, "/v1/runs", &json!({ "paths": ["cases"] }));
+    assert_eq!(walked.status, 400, "{walked:?}");
+    assert!(walked.body.contains("it holds a link leading outside the served root"), "{walked:?}");
+    seen += &walked.body;
+    let failed = post(&served, "/v1/runs", &json!({ "paths": ["s1", "root.suite.toml"] }));
+    assert_eq!(failed.status, 500, "{failed:?}");
+    assert!(failed.body.contains("results directory `.assay/serve-runs/"), "{failed:?}");
+    seen += &failed.body;
+    // With somewhere to write, the suites' errors.
+    std::fs::remove_file(root.join(".assay/serve-runs")).unwrap();
+    let started = post(&served, "/v1/runs", &json!({ "paths": ["s1", "root.suite.toml"] }));
+    assert_eq!(started.status, 202, "{started:?}");
+    let id = started.json()["id"].as_str().unwrap().to_owned();
+    let (events, cases) = wait_for_run(&served, &id);
+    assert_eq!(cases.len(), 2, "{events:?}");
+    let message = |id: &str| cases[id]["error"]["message"].as_str().unwrap_or_else(|| panic!("{cases:?}")).to_owned();
+    assert!(message("root").contains("matches no file in `.`"), "{}", message("root"));
+    // The hint names the file under the root, not from `/`.
+    assert!(message("x").contains("commands = [\"s1/x.suite.toml\"]"), "{}", message("s1/x"));
+    seen += &format!("{events:?}{}", get(&served, &format!("/v1/runs/{id}")).body);
+    for leaked in [root_text.as_str(), root_text.trim_start_matches('/'), "hidden-name", "bbb-private-name"] {
+        assert!(!seen.contains(leaked), "`{leaked}` reached a client: {seen}");
+    }
+}
+
 #[test]
 fn pages_of_other_origins_rebound_names_and_bodies_that_are_not_json_are_refused() {
     let served = serve(&["--allow-origin", "https://app.example"]);

@@ -161,7 +161,7 @@ fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
 
 /// Whether `path` is a promptfoo config: a `.yaml`/`.yml` file whose top
 /// level is a mapping with `prompts`, `providers` or `tests`.
-pub fn is_config(path: &Path) -> bool {
+pub fn is_config(path: &Path, access: &FileAccess) -> bool {
     use std::io::Read;
     let yaml = path.extension().is_some_and(|x| x == "yaml" || x == "yml");
     if !yaml {
@@ -171,7 +171,7 @@ pub fn is_config(path: &Path) -> bool {
     // column 0. Cheap whatever the file's size (the reader applies the cap),
     // and a file that is not YAML is left to its reader.
     let mut head = Vec::new();
-    let Ok(file) = FileAccess::anywhere().open(path) else { return false };
+    let Ok(file) = access.open(path) else { return false };
     if file.take(64 << 10).read_to_end(&mut head).is_err() {
         return false;
     }
@@ -321,6 +321,23 @@ impl Files<'_> {
                 ),
             )
         };
+        if self.access.root().is_some() {
+            // Beneath a served root, nothing is looked up here (whether a
+            // file out of the folder exists is not for a client to learn):
+            // `..` may not leave the folder, and the read itself is confined.
+            let mut lexical = folder.to_path_buf();
+            for component in relative_path.components() {
+                match component {
+                    std::path::Component::ParentDir if lexical == folder => return Err(outside()),
+                    std::path::Component::ParentDir => {
+                        lexical.pop();
+                    }
+                    std::path::Component::Normal(name) => lexical.push(name),
+                    _ => {}
+                }
+            }
+            return Ok(lexical);
+        }
         let real_folder = std::fs::canonicalize(folder).map_err(|e| CaseErrorKind::Io(e.to_string()))?;
         let real = std::fs::canonicalize(&path)
             .map_err(|e| CaseErrorKind::Io(format!("`{reference}` (`{}`): {e}", path.display())))?;
@@ -562,7 +579,11 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
     let located = |message: String| invalid(reference, format!("`{}`: {message}", path.display()));
     match extension.as_str() {
         "csv" => {
-            let rows = crate::formats::promptfoo::csv::parse(&text).map_err(located)?;
+            let rows = crate::formats::promptfoo::csv::parse(&text).map_err(&located)?;
+            if let Some(first) = rows.first() {
+                let header: Vec<String> = first.iter().map(|(column, _)| column.clone()).collect();
+                crate::formats::promptfoo::csv::check_header(&header).map_err(&located)?;
+            }
             Ok(rows.into_iter().map(|row| Value::Object(crate::formats::promptfoo::csv::test_of_row(row))).collect())
         }
         "jsonl" => text

@@ -3,7 +3,10 @@
 //! Columns are vars, except promptfoo's special ones: `__expected`,
 //! `__expected1`… (an assertion each, written `type: value`, `not-type:
 //! value`, `type(threshold): value`, or a bare value for `equals`),
-//! `__description`, `__metric`, `__threshold`, `__prefix`, `__suffix`.
+//! `__description`, `__metric`, `__threshold`, `__prefix`, `__suffix`,
+//! `__config:__expectedN:threshold` (that assertion's threshold) and
+//! `__metadata:KEY` (the test's metadata, which changes no verdict). Any
+//! other column starting `__` is an error naming it ([`check_header`]).
 
 use crate::formats::promptfoo::asserts::TYPES;
 use serde_json::{Map, Value, json};
@@ -66,16 +69,60 @@ fn records(text: &str) -> Result<Vec<Vec<String>>, String> {
     Ok(records)
 }
 
-/// A row as promptfoo's test (`testCaseFromCsvRow`).
+/// Refuses a header with a `__` column assay does not read, or a
+/// `__config:` column that is not `__config:__expected…:threshold` of an
+/// `__expected…` column the header has.
+pub fn check_header(header: &[String]) -> Result<(), String> {
+    const SPECIAL: &[&str] = &["__prefix", "__suffix", "__description", "__metric", "__threshold"];
+    for column in header.iter().filter(|c| c.starts_with("__")) {
+        if column.starts_with("__expected") || SPECIAL.contains(&column.as_str()) || column.starts_with("__metadata:") {
+            continue;
+        }
+        if let Some(rest) = column.strip_prefix("__config:") {
+            match rest.split_once(':') {
+                Some((target, "threshold"))
+                    if target.starts_with("__expected") && header.iter().any(|c| c == target) =>
+                {
+                    continue;
+                }
+                _ => {
+                    return Err(format!(
+                        "the column `{column}` is not one assay reads; `__config:` columns are \
+                         `__config:__expectedN:threshold`, naming an `__expectedN` column of the file"
+                    ));
+                }
+            }
+        }
+        return Err(format!(
+            "the column `{column}` is not one assay reads (`__expected…`, `__description`, `__metric`, \
+             `__threshold`, `__prefix`, `__suffix`, `__config:__expected…:threshold`, `__metadata:KEY`)"
+        ));
+    }
+    Ok(())
+}
+
+/// A row as promptfoo's test (`testCaseFromCsvRow`); its header passed
+/// [`check_header`].
 pub fn test_of_row(row: Vec<(String, String)>) -> Map<String, Value> {
     let mut vars = Map::new();
     let mut asserts = Vec::new();
     let mut options = Map::new();
     let mut test = Map::new();
+    let mut metadata = Map::new();
     let mut metric = None;
+    let mut by_column: Vec<(String, usize)> = Vec::new();
+    let mut thresholds: Vec<(String, f64)> = Vec::new();
     for (key, value) in row {
-        if key.starts_with("__expected") {
+        if let Some(rest) = key.strip_prefix("__config:") {
+            let target = rest.split_once(':').map_or(rest, |(target, _)| target);
+            if let Ok(threshold) = value.trim().parse::<f64>() {
+                thresholds.push((target.to_owned(), threshold));
+            }
+        } else if let Some(name) = key.strip_prefix("__metadata:") {
+            metadata.insert(name.to_owned(), Value::String(value));
+        } else if key.starts_with("__expected") {
             if !value.trim().is_empty() {
+                by_column.push((key.clone(), asserts.len()));
                 asserts.push(assertion_of_string(value.trim()));
             }
         } else if key == "__prefix" || key == "__suffix" {
@@ -96,6 +143,14 @@ pub fn test_of_row(row: Vec<(String, String)>) -> Map<String, Value> {
         for assertion in &mut asserts {
             assertion.insert("metric".into(), Value::String(metric.clone()));
         }
+    }
+    for (column, threshold) in thresholds {
+        if let Some((_, index)) = by_column.iter().find(|(name, _)| *name == column) {
+            asserts[*index].insert("threshold".into(), json!(threshold));
+        }
+    }
+    if !metadata.is_empty() {
+        test.insert("metadata".into(), Value::Object(metadata));
     }
     test.insert("vars".into(), Value::Object(vars));
     test.insert("assert".into(), Value::Array(asserts.into_iter().map(Value::Object).collect()));
@@ -212,6 +267,27 @@ fn comma_separated(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_columns_set_an_assertion_s_threshold_metadata_is_kept_and_other_double_underscores_are_refused() {
+        let rows = parse("q,__expected1,__expected2,__config:__expected2:threshold,__metadata:topic\nhi,contains:h,similar:hello,0.5,greeting\n").unwrap();
+        let header: Vec<String> = rows[0].iter().map(|(c, _)| c.clone()).collect();
+        check_header(&header).unwrap();
+        let test = test_of_row(rows[0].clone());
+        assert_eq!(test["assert"][0].get("threshold"), None);
+        assert_eq!(test["assert"][1]["threshold"], json!(0.5));
+        assert_eq!(test["metadata"], json!({"topic": "greeting"}));
+        assert_eq!(test["vars"], json!({"q": "hi"}));
+        for (columns, named) in [
+            (vec!["q", "__providerOutput"], "__providerOutput"),
+            (vec!["__expected", "__config:__expected3:threshold"], "__config:__expected3:threshold"),
+            (vec!["__expected", "__config:__expected:weight"], "__config:__expected:weight"),
+            (vec!["__bogus"], "__bogus"),
+        ] {
+            let header: Vec<String> = columns.iter().map(|c| (*c).to_owned()).collect();
+            assert!(check_header(&header).unwrap_err().contains(&format!("`{named}`")), "{columns:?}");
+        }
+    }
 
     #[test]
     fn quoted_fields_hold_commas_quotes_and_newlines() {

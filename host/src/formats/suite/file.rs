@@ -12,7 +12,7 @@ use crate::errors::CaseErrorKind;
 use crate::template::{FieldTemplate, ValueTemplate};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 /// The largest suite file read.
@@ -168,10 +168,7 @@ pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, 
     })?;
     let raw: Raw = toml::from_str(&text).map_err(|e| CaseErrorKind::Toml(e.to_string().trim_end().to_owned()))?;
     let folder = path.parent().unwrap_or(Path::new(""));
-    let specs = resolve_specs(folder, &raw.specs)?;
-    for spec in &specs {
-        trust.read(spec)?;
-    }
+    let specs = resolve_specs(folder, &raw.specs, trust)?;
     let (connection, agent) = match (&raw.connection, raw.agent) {
         (None, None) => {
             return Err(invalid(
@@ -220,8 +217,13 @@ pub fn read_suite_file(path: &Path, trust: &FileTrust<'_>) -> Result<SuiteFile, 
 }
 
 /// The files each pattern matches, relative to `folder`, sorted; a pattern
-/// matching no file is an error (a typo would otherwise run nothing).
-fn resolve_specs(folder: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, CaseErrorKind> {
+/// matching no file is an error (a typo would otherwise run nothing). The
+/// folder a pattern starts from (before its first wildcard) is checked with
+/// `trust` before anything is listed, so that a data file's pattern never
+/// walks outside its folder (`/**/x`, `../../*`); the walk is cycle-safe
+/// and goes through the trust's [`crate::case::FileAccess`], and each file
+/// matched is checked too (a link out of the folder).
+fn resolve_specs(folder: &Path, patterns: &[String], trust: &FileTrust<'_>) -> Result<Vec<PathBuf>, CaseErrorKind> {
     if patterns.is_empty() {
         return Err(invalid("specs", "it is empty; name the spec files, e.g. specs = [\"specs/*.jsonl\"]"));
     }
@@ -230,11 +232,16 @@ fn resolve_specs(folder: &Path, patterns: &[String]) -> Result<Vec<PathBuf>, Cas
         let at = format!("specs[{i}]");
         let full = folder.join(pattern);
         let text = full.to_string_lossy();
-        let mut matched: Vec<PathBuf> = glob::glob(&text)
-            .map_err(|e| invalid(&at, format!("`{pattern}` is not a glob pattern: {e}")))?
-            .filter_map(Result::ok)
-            .filter(|path| path.is_file())
+        glob::Pattern::new(&text).map_err(|e| invalid(&at, format!("`{pattern}` is not a glob pattern: {e}")))?;
+        let start: PathBuf = full
+            .components()
+            .take_while(|c| !matches!(c, Component::Normal(name) if name.to_string_lossy().contains(['*', '?', '['])))
             .collect();
+        trust.read(&start)?;
+        let mut matched = crate::case::glob_files(trust.access(), &text).map_err(|e| invalid(&at, e.to_string()))?;
+        for path in &matched {
+            trust.read(path)?;
+        }
         if matched.is_empty() {
             return Err(invalid(&at, format!("`{pattern}` matches no file in `{}`", display_folder(folder))));
         }
@@ -432,10 +439,12 @@ mod tests {
         read(&command, &trusted).unwrap();
         let kinds: Vec<UseKind> = trusted.uses().into_iter().map(|u| u.kind).collect();
         assert_eq!(kinds, [UseKind::Program("sh -c id".into()), UseKind::Secret("AWS_SECRET_ACCESS_KEY".into())]);
-        for outside in ["../secret.env", "../*.env"] {
+        // A file out of the folder is refused by name; a pattern out of it
+        // before anything is listed (the folder it starts from is named).
+        for (outside, named) in [("../secret.env", "secret.env`"), ("../*.env", "cases/..`")] {
             let error =
                 read(&format!("specs = [\"{outside}\"]\nagent = \"echo\"\ntext = \"q\"\n{CHECK}"), &data).unwrap_err();
-            assert!(error.contains("it reads `") && error.contains("secret.env`"), "{error}");
+            assert!(error.contains("it reads `") && error.contains(named), "{error}");
         }
         let absolute =
             format!("specs = [{:?}]\nagent = \"echo\"\ntext = \"q\"\n{CHECK}", dir.path().join("secret.env"));

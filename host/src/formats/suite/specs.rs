@@ -46,10 +46,22 @@ struct Head {
     state: Option<Value>,
 }
 
+/// The largest spec file read: indexing reads every byte when the run is
+/// discovered.
+pub const MAX_SPEC_FILE_BYTES: u64 = 1 << 30;
+
 /// Every non-empty line of the spec file at `path`; `Err` when it cannot be
 /// read at all.
 pub fn index(access: &FileAccess, path: &Path) -> Result<Vec<Indexed>, String> {
     let file = access.open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let size = file.metadata().map_err(|e| format!("cannot read it: {e}"))?.len();
+    if size > MAX_SPEC_FILE_BYTES {
+        return Err(format!(
+            "it is {size} bytes, over the {} MiB a spec file may be; split it into several spec files",
+            MAX_SPEC_FILE_BYTES >> 20
+        ));
+    }
+    let file = file.take(MAX_SPEC_FILE_BYTES);
     let mut reader = BufReader::new(file);
     let mut lines = Vec::new();
     let mut offset = 0u64;
