@@ -314,6 +314,49 @@ fn a_bad_suite_file_is_one_error_case_naming_the_file_and_key() {
 }
 
 #[test]
+fn a_setup_of_indices_alone_feeds_date_templates_and_none_is_left_unresolved() {
+    let dir = tempfile::tempdir().unwrap();
+    // `[setup]` with only the documents (and a skipped state): nothing to
+    // prepare, and no `command` needed.
+    let suite = r#"
+specs = ["specs/*.jsonl"]
+agent = "echo"
+text = "{{question}}"
+
+[setup]
+indices = "data/indices"
+skip = ["quiet"]
+
+[[checks]]
+key = "value"
+expected = "{{question}}"
+"#;
+    let specs = r#"{"id":"dated","clusterStateId":"alerting","question":"since <m1.start_time,date>?"}
+{"id":"skipped","clusterStateId":"quiet","question":"since <m1.start_time,date>?"}
+{"id":"stateless","question":"since <m1.start_time,date>?"}
+{"id":"plain","clusterStateId":"quiet","question":"a <b> tag"}
+"#;
+    write_suite(dir.path(), suite, &[("a.jsonl", specs)]);
+    let group = dir.path().join("data/indices/alerting/monitors");
+    std::fs::create_dir_all(&group).unwrap();
+    std::fs::write(group.join("mappings.json"), "{}").unwrap();
+    std::fs::write(group.join("documents.ndjson"), "{\"id\":\"m1\",\"start_time\":\"2023-12-06T13:40:00Z\"}\n")
+        .unwrap();
+    let out = dir.path().join("results");
+    let run = assay(&["run", dir.path().to_str().unwrap(), "--results", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    let results = results(&out);
+    assert_eq!(results["qa/dated"]["status"], "passed", "{}", results["qa/dated"]);
+    assert_eq!(results["qa/plain"]["status"], "passed", "{}", results["qa/plain"]);
+    // A skipped state, or a line of none, has no documents: its template is
+    // an error naming it, not text sent as it is.
+    for id in ["qa/skipped", "qa/stateless"] {
+        let message = results[id]["error"]["message"].as_str().unwrap_or_else(|| panic!("{}", results[id]));
+        assert!(message.contains("resolve the date template `<m1.start_time,date>`"), "{id}: {message}");
+    }
+}
+
+#[test]
 fn a_failing_gating_check_fails_its_case_and_a_failing_non_gating_one_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let suite = r#"

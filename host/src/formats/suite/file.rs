@@ -82,9 +82,12 @@ pub struct Setup {
     pub access: FileAccess,
 }
 
-/// The two kinds of setup.
+/// The kinds of setup.
 #[derive(Debug)]
 pub enum SetupKind {
+    /// Nothing to prepare: `[setup]` names only `indices` (the documents
+    /// of date templates) or `skip`.
+    Nothing,
     /// A program and its arguments (templated with `{{clusterStateId}}`),
     /// started in the suite's folder with only the `env` variables (and a
     /// minimal `PATH`).
@@ -323,10 +326,13 @@ fn read_setup(folder: &Path, raw: RawSetup, trust: &FileTrust<'_>) -> Result<Set
         (Some(_), Some(_)) => {
             return Err(invalid("setup", "it sets both `command` and `opensearch`: choose one"));
         }
+        // Only the documents for date templates (`indices`), or only the
+        // states that need nothing (`skip`): nothing is prepared.
+        (None, None) if indices.is_some() || !raw.skip.is_empty() => SetupKind::Nothing,
         (None, None) => {
             return Err(invalid(
                 "setup",
-                "it sets neither `command` nor `opensearch`\n\nConsider command = [\"./setup.sh\", \
+                "it sets neither `command`, `opensearch` nor `indices`\n\nConsider command = [\"./setup.sh\", \
                  \"{{clusterStateId}}\"], or opensearch = { url = \"http://localhost:9200\", indices = \"data/indices\" }",
             ));
         }

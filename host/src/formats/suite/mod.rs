@@ -91,7 +91,9 @@ pub fn expand(file: &CaseFile, trust: &Trust) -> Vec<PendingCase> {
             }
             seen.insert(spec_id.clone(), (spec_index, line));
             let prerequisite = state.as_deref().and_then(|state| {
-                let setup = suite.setup.as_ref().filter(|setup| !setup.skip.iter().any(|s| s == state))?;
+                let setup = suite.setup.as_ref().filter(|setup| {
+                    !matches!(setup.kind, file::SetupKind::Nothing) && !setup.skip.iter().any(|s| s == state)
+                })?;
                 let made = setups
                     .entry(state.to_owned())
                     .or_insert_with(|| Arc::new(setup::prerequisite(setup, &suite.path, state)));
@@ -203,13 +205,21 @@ impl SpecCase {
         let at_line = |message: String| CaseError::new(spec, CaseErrorKind::SpecLine { line: self.line, message });
         let in_suite = |kind: CaseErrorKind| CaseError::new(&self.suite.path, kind);
         let mut line = specs::read_line(&suite.access, spec, self.offset, self.line).map_err(at_line)?;
-        if let (Some(setup), Some(state)) = (&self.suite.setup, &self.state)
-            && let Some(indices) = &setup.indices
-            && !setup.skip.contains(state)
-        {
-            let documents = self.suite.documents(indices, setup.time_zone, state);
-            let documents = documents.as_ref().as_ref().map_err(|e| at_line(format!("its date templates: {e}")))?;
-            dates::resolve_line(&mut line, documents).map_err(|e| at_line(format!("its date templates: {e}")))?;
+        let templates = |e: String| at_line(format!("its date templates: {e}"));
+        match (&self.suite.setup, &self.state) {
+            (Some(setup), Some(state)) if setup.indices.is_some() && !setup.skip.contains(state) => {
+                let indices = setup.indices.as_ref().expect("checked");
+                let documents = self.suite.documents(indices, setup.time_zone, state);
+                let documents = documents.as_ref().as_ref().map_err(|e| templates(e.clone()))?;
+                dates::resolve_line(&mut line, documents).map_err(templates)?;
+            }
+            // No documents to take dates from (no index groups, a skipped
+            // state, a line of no state): a date template in the line is an
+            // error naming it, never left as it is.
+            (_, state) => {
+                let documents = DocumentsOfState::empty(state.as_deref().unwrap_or("(none)"));
+                dates::resolve_line(&mut line, &documents).map_err(templates)?;
+            }
         }
         let unfilled = |error: FillError, used_in: &str| match error {
             FillError::Missing(field) => at_line(format!(

@@ -37,6 +37,7 @@ pub fn prerequisite(setup: &Arc<Setup>, suite_file: &Path, state: &str) -> Prere
 async fn run(setup: &Setup, folder: &Path, state: &str) -> Result<(), String> {
     let seconds = setup.timeout.as_secs_f64();
     match &setup.kind {
+        SetupKind::Nothing => Ok(()),
         SetupKind::Command { command, env } => {
             let line = Map::from_iter([(STATE_FIELD.to_owned(), Value::String(state.to_owned()))]);
             let words = command
