@@ -233,7 +233,14 @@ pub fn scenario_jobs(
             Ok((scenario, plan, agent)) => {
                 let id = scores.claim(&scenario.id, &scenario.file);
                 let checks = plan.iter().flatten().cloned().collect();
-                let turn = Turn { sly_data: scenario.sly_data.clone(), ..Turn::new(scenario.problem.clone(), checks) };
+                // The conversation before the problem (a Kyma file's earlier
+                // queries) is asked first, unchecked, in the same conversation.
+                let mut turns: Vec<Turn> = scenario
+                    .conversation
+                    .iter()
+                    .map(|(text, sly_data)| Turn { sly_data: sly_data.clone(), ..Turn::new(text.clone(), Vec::new()) })
+                    .collect();
+                turns.push(Turn { sly_data: scenario.sly_data.clone(), ..Turn::new(scenario.problem.clone(), checks) });
                 let samples = options.samples.max(1);
                 jobs.push(LoadedCase::Ready(Box::new(Job {
                     id: id.clone(),
@@ -243,7 +250,7 @@ pub fn scenario_jobs(
                     success_ratio: SuccessRatio { required: samples, samples },
                     timeout: None,
                     metadata: Vec::new(),
-                    turns: vec![turn],
+                    turns,
                     recording: None,
                     prerequisite: None,
                 })));
@@ -383,7 +390,9 @@ fn tally(scenario: &Scenario, sizes: &[usize], case: &CaseResult, key: Option<&s
     // The values of the answers that judged each expectation.
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); scenario.expectations.len()];
     for sample in &case.samples {
-        let interaction = sample.runs.first().and_then(|run| run.interactions.first());
+        // The problem's answer is the last (an earlier failure ends the
+        // conversation, and is then the last).
+        let interaction = sample.runs.first().and_then(|run| run.interactions.last());
         let (response, error, judged) = match interaction {
             Some(interaction) if interaction.error.is_none() => {
                 let text = interaction.response.as_ref().and_then(|r| r.text.clone()).unwrap_or_default();

@@ -60,6 +60,11 @@ pub struct Scenario {
     /// arrives as `{"resource": …}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sly_data: Option<Map<String, Value>>,
+    /// What is asked first, in the same conversation, before the problem:
+    /// a Kyma query's earlier queries in its file (each with its private
+    /// data), as Kyma's runner asks a file's queries as one conversation.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conversation: Vec<(String, Option<Map<String, Value>>)>,
     /// What a good answer does, in order.
     pub expectations: Vec<Expectation>,
 }
@@ -205,7 +210,7 @@ fn read_scenario(mut root: Map<String, Value>, file: &Path) -> Result<Scenario, 
         }
         expectations.push(expectation);
     }
-    Ok(Scenario { id, file: file.to_owned(), problem, agent, sly_data: None, expectations })
+    Ok(Scenario { id, file: file.to_owned(), problem, agent, sly_data: None, conversation: Vec::new(), expectations })
 }
 
 fn read_expectation(value: Value, at: &str) -> Result<Expectation, CaseErrorKind> {

@@ -75,6 +75,24 @@ queries:
 ";
 
 #[test]
+fn a_file_s_queries_are_one_conversation_as_kyma_s_runner_asks_them() {
+    let judge = judge_server::start();
+    let url = format!("{}/v1", judge.url());
+    let project = Project::new(&[]);
+    let output = project.run(Some(&url), "eval", &["--to", "echo", &fixture_folder()], "talk");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    let lines = std::fs::read_to_string(project.path("results/talk/results.jsonl")).unwrap();
+    let cases: Vec<Value> = lines.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let second = cases.iter().find(|case| case["id"] == "test-pod-2/1").expect("the second query ran");
+    let interactions = second["samples"][0]["runs"][0]["interactions"].as_array().unwrap();
+    // The first query asked again, then the follow-up in the same
+    // conversation: the echo agent counts the turns it has seen.
+    assert_eq!(interactions.len(), 2, "{second}");
+    assert_eq!(interactions[1]["response"]["structure"]["turn"], 2, "{second}");
+    assert!(interactions[0]["checks"].as_array().unwrap().is_empty());
+}
+
+#[test]
 fn a_missed_required_expectation_fails_its_query_and_an_optional_one_is_only_recorded() {
     let judge = judge_server::start();
     let url = format!("{}/v1", judge.url());

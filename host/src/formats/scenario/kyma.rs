@@ -16,10 +16,13 @@
 //! ```
 //!
 //! The query at index `i` (0-based) of `queries` is the scenario
-//! `ID/i` (`test-pod-1/0`): its `user_query` is the problem, its
-//! `resource` goes to the agent as the private data `{"resource": …}`, and
-//! each expectation is judged by `gist` against its `statement` (weight 1,
-//! no categories). A file with `id` or `queries` is read in this format; one
+//! `ID/i` (`test-pod-1/0`): its `user_query` is the problem, asked after
+//! the file's earlier queries in one conversation (as Kyma's runner asks
+//! them: a follow-up question keeps its context), its `resource` goes to
+//! the agent as the private data `{"resource": …}`, and each expectation is
+//! judged by `gist` against its `statement` (weight 1, no categories) on
+//! the answer to its own query. Two expectations of one query may share a
+//! name (Kyma's runner accepts it): the second is reported as `NAME (2)`. A file with `id` or `queries` is read in this format; one
 //! that also has a key of the seed's formats is an error naming both.
 
 use super::{DEFAULT_EXPECTATION_KEY, Expectation, Scenario, join, optional_string, required_string};
@@ -56,16 +59,24 @@ pub(super) fn read_queries(mut root: Map<String, Value>, file: &Path) -> Result<
     optional_string(&mut root, "description", "")?;
     let agent = optional_string(&mut root, "agent", "")?;
     let queries = non_empty_list(root.remove("queries"), "queries", "the list of queries", "query")?;
-    queries
-        .into_iter()
-        .enumerate()
-        .map(|(i, query)| {
-            let at = format!("queries[{i}]");
-            let (problem, sly_data, expectations) = read_query(query, &at)?;
-            let id = query_id(&id, i);
-            Ok(Scenario { id, file: file.to_owned(), problem, agent: agent.clone(), sly_data, expectations })
-        })
-        .collect()
+    let mut asked = Vec::new();
+    let mut scenarios = Vec::new();
+    for (i, query) in queries.into_iter().enumerate() {
+        let at = format!("queries[{i}]");
+        let (problem, sly_data, expectations) = read_query(query, &at)?;
+        let conversation = asked.clone();
+        asked.push((problem.clone(), sly_data.clone()));
+        scenarios.push(Scenario {
+            id: query_id(&id, i),
+            file: file.to_owned(),
+            problem,
+            agent: agent.clone(),
+            sly_data,
+            conversation,
+            expectations,
+        });
+    }
+    Ok(scenarios)
 }
 
 /// A file with keys of both formats: which it has, and how to fix it.
@@ -112,12 +123,13 @@ fn read_query(value: Value, at: &str) -> Result<Query, CaseErrorKind> {
     let mut expectations: Vec<Expectation> = Vec::new();
     for (j, item) in items.into_iter().enumerate() {
         let item_at = format!("{at_expectations}[{j}]");
-        let expectation = read_expectation(item, &item_at)?;
+        let mut expectation = read_expectation(item, &item_at)?;
         if expectations.iter().any(|e| e.id == expectation.id) {
-            return Err(CaseErrorKind::Invalid {
-                path: join(&item_at, "name"),
-                message: format!("`{}` is used twice; names must be unique in a query", expectation.id),
-            });
+            let name = expectation.id.clone();
+            expectation.id = (2..)
+                .map(|n| format!("{name} ({n})"))
+                .find(|id| expectations.iter().all(|e| e.id != *id))
+                .expect("a free name");
         }
         expectations.push(expectation);
     }

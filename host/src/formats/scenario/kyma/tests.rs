@@ -141,9 +141,20 @@ fn a_file_mixing_both_formats_names_the_keys_of_each() {
 }
 
 #[test]
-fn ids_are_unique_and_lists_not_empty() {
-    let error = read("kyma.yml", &TWO_QUERIES.replace("name: suggests_tag", "name: image_missing")).unwrap_err();
-    assert!(error.contains("invalid `queries[0].expectations[1].name`: `image_missing` is used twice"), "{error}");
+fn names_may_repeat_as_kyma_s_runner_allows_queries_are_one_conversation_and_lists_are_not_empty() {
+    // A name used twice in a query is kept, the second reported apart.
+    let ScenarioFile::Queries(scenarios) =
+        read("kyma.yml", &TWO_QUERIES.replace("name: suggests_tag", "name: image_missing")).unwrap()
+    else {
+        panic!("Kyma's format")
+    };
+    let ids: Vec<&str> = scenarios[0].expectations.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["image_missing", "image_missing (2)"]);
+    // The second query is asked after the first, in its conversation.
+    assert!(scenarios[0].conversation.is_empty());
+    let earlier: Vec<&str> = scenarios[1].conversation.iter().map(|(text, _)| text.as_str()).collect();
+    assert_eq!(earlier, [scenarios[0].problem.as_str()]);
+    assert_eq!(scenarios[1].conversation[0].1, scenarios[0].sly_data);
     let error = read("kyma.yml", "id: x\nqueries: []\n").unwrap_err();
     assert!(error.contains("invalid `queries`: the list is empty; give at least one query"), "{error}");
     let error = read("kyma.yml", "id: x\nqueries: [{user_query: q, expectations: []}]\n").unwrap_err();
