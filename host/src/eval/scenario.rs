@@ -254,7 +254,10 @@ pub fn scenario_jobs(
                     recording: None,
                     prerequisite: None,
                 })));
-                scores.expect(id, Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario });
+                scores.expect(
+                    id,
+                    Pending::Scenario { sizes: plan.iter().map(Vec::len).collect(), scenario: Box::new(scenario) },
+                );
             }
             Err(error) => {
                 let stem = unread_scenario_id(&error);
@@ -301,7 +304,7 @@ enum Entry {
 enum Pending {
     /// A scenario run as a job; `sizes` are how many checks each
     /// expectation has, in order.
-    Scenario { scenario: Scenario, sizes: Vec<usize> },
+    Scenario { scenario: Box<Scenario>, sizes: Vec<usize> },
     /// A scenario that cannot run: its case reports why.
     Broken { scenario_id: String },
 }
