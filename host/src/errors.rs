@@ -938,7 +938,10 @@ impl CaseError {
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum CaseErrorKind {
     /// A scenario names no agent, and the run gives none (`--to`).
-    #[error("scenario `{scenario}` names no agent\n\nConsider `agent: NAME` in the file, or `--to NAME`")]
+    #[error(
+        "scenario `{scenario}` names no agent\n\nConsider `agent: NAME` in the file, `--to NAME`, or a default for \
+         every scenario in assay.toml: [scenarios] agent = \"NAME\""
+    )]
     NoAgent {
         /// The scenario's id.
         scenario: String,

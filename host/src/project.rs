@@ -640,6 +640,27 @@ impl Project {
     /// sample that `--timeout` does not.
     pub fn evaluator(&self, mut options: EvalOptions) -> Result<Evaluator, ProjectError> {
         options.default_timeout = self.default_timeout()?;
+        let defaults = &self.config.scenarios;
+        options.default_agent = options.default_agent.or_else(|| defaults.agent.clone());
+        if options.connection.is_none()
+            && let Some(name) = &defaults.connection
+        {
+            let configured = |named: &str| self.config.connections.contains_key(named);
+            let connection = crate::case::Connection::from_name(name)
+                .filter(|connection| !matches!(connection, crate::case::Connection::Named(named) if !configured(named)))
+                .ok_or_else(|| {
+                    let known: Vec<&str> = crate::case::Connection::BUILT_IN
+                        .iter()
+                        .map(crate::case::Connection::name)
+                        .chain(self.config.connections.keys().map(String::as_str))
+                        .collect();
+                    self.setting_error(
+                        "[scenarios] connection",
+                        format!("`{name}` is no connection: the connections are {}", known.join(", ")),
+                    )
+                })?;
+            options.connection = Some(connection);
+        }
         Ok(Evaluator::new(self.registry()?, self.agents()?, options))
     }
 

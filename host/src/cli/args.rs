@@ -424,9 +424,11 @@ pub struct EvalArgs {
     /// Ask this agent, whatever the scenarios' own `agent` says.
     #[arg(long, value_name = "AGENT")]
     pub to: Option<String>,
-    /// The connection to the agent: direct, http or https.
-    #[arg(long, value_name = "NAME", default_value = "direct")]
-    pub connection: String,
+    /// The connection to the agent: direct, http, https or a
+    /// [connections.NAME] (default: [scenarios] connection of assay.toml,
+    /// else direct).
+    #[arg(long, value_name = "NAME")]
+    pub connection: Option<String>,
     /// Ask each problem this many times.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: u32,

@@ -23,7 +23,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     announce_selection(&provenance, scenarios.len(), found, "scenario");
     let mut options = EvalOptions {
         agent: args.to,
-        connection: parse_connection(&args.connection, &project)?,
+        connection: args.connection.as_deref().map(|name| parse_connection(name, &project)).transpose()?,
         samples: args.samples,
         timeout: args.timeout.map(|t| seconds(t, "--timeout")).transpose()?,
         key: args.key,

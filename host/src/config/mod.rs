@@ -108,6 +108,9 @@ pub struct Config {
     /// `[trust]`: which discovered files are trusted, not data.
     #[serde(default)]
     pub trust: TrustConfig,
+    /// `[scenarios]`: the agent and connection `assay eval` asks by default.
+    #[serde(default)]
+    pub scenarios: ScenariosConfig,
     /// `[connections.NAME]`: named connections to agents, each read by its
     /// `type` ([`Config::connection`]).
     #[serde(default)]
@@ -232,6 +235,18 @@ pub struct CasesConfig {
     /// The bound on a sample's whole time, streaming included, for cases
     /// that set no `timeout_in_seconds` (default 300).
     pub timeout_in_seconds: Option<f64>,
+}
+
+/// `[scenarios]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenariosConfig {
+    /// The agent asked when neither `--to` nor the scenario names one
+    /// (Kyma's files name none).
+    pub agent: Option<String>,
+    /// The connection used when `--connection` names none (default
+    /// `direct`): a built-in one or a `[connections.NAME]`.
+    pub connection: Option<String>,
 }
 
 /// `[trust]`.

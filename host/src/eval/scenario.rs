@@ -37,8 +37,13 @@ use std::time::Duration;
 pub struct EvalOptions {
     /// The agent to ask, over every scenario's own `agent`.
     pub agent: Option<String>,
-    /// The connection to the agent (default `direct`).
-    pub connection: Connection,
+    /// The agent to ask when neither `agent` nor the scenario names one
+    /// (`[scenarios] agent` of assay.toml, through
+    /// [`crate::Project::evaluator`]).
+    pub default_agent: Option<String>,
+    /// The connection to the agent (default: `[scenarios] connection` of
+    /// assay.toml, through [`crate::Project::evaluator`], else `direct`).
+    pub connection: Option<Connection>,
     /// How many times each problem is asked (default 1).
     pub samples: u32,
     /// How many requests run at once.
@@ -59,7 +64,8 @@ impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
             agent: None,
-            connection: Connection::Direct,
+            default_agent: None,
+            connection: None,
             samples: 1,
             jobs: crate::run::RunOptions::default().jobs,
             timeout: None,
@@ -224,7 +230,9 @@ pub fn scenario_jobs(
         let planned = scenario.and_then(|scenario| {
             let plan = plan_expectations(&scenario, options.key.as_deref(), registry)
                 .map_err(|kind| CaseError::new(&scenario.file, kind))?;
-            let agent = options.agent.clone().or_else(|| scenario.agent.clone()).ok_or_else(|| {
+            let agent =
+                options.agent.clone().or_else(|| scenario.agent.clone()).or_else(|| options.default_agent.clone());
+            let agent = agent.ok_or_else(|| {
                 CaseError::new(&scenario.file, CaseErrorKind::NoAgent { scenario: scenario.id.clone() })
             })?;
             Ok((scenario, plan, agent))
@@ -246,7 +254,7 @@ pub fn scenario_jobs(
                     id: id.clone(),
                     file: scenario.file.clone(),
                     agent,
-                    connections: vec![options.connection.clone()],
+                    connections: vec![options.connection.clone().unwrap_or(Connection::Direct)],
                     success_ratio: SuccessRatio { required: samples, samples },
                     timeout: None,
                     metadata: Vec::new(),

@@ -93,6 +93,31 @@ fn a_file_s_queries_are_one_conversation_as_kyma_s_runner_asks_them() {
 }
 
 #[test]
+fn assay_toml_gives_scenarios_that_name_no_agent_their_agent_and_connection() {
+    let judge = judge_server::start();
+    let url = format!("{}/v1", judge.url());
+    let project = Project::new(&[("assay.toml", "[scenarios]\nagent = \"echo\"\nconnection = \"direct\"\n")]);
+    let config = project.path("assay.toml");
+    // Kyma's files name no agent: no `--to` is needed.
+    let output = project.run(Some(&url), "eval", &["--config", &config, &fixture_folder()], "defaults");
+    assert_eq!(output.status.code(), Some(0), "{}", show(&output));
+    assert!(stdout(&output).contains("test-pod-2/0 (agent echo)"), "{}", show(&output));
+    // A connection that is none is named, with the connections there are.
+    std::fs::write(&config, "[scenarios]\nconnection = \"kyma\"\n").unwrap();
+    let output = project.run(Some(&url), "eval", &["--config", &config, &fixture_folder()], "bad");
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        show(&output).contains("[scenarios] connection") && show(&output).contains("`kyma` is no connection"),
+        "{}",
+        show(&output)
+    );
+    // Without either, the error says where to give one.
+    std::fs::write(&config, "").unwrap();
+    let output = project.run(Some(&url), "eval", &["--config", &config, &fixture_folder()], "none");
+    assert!(show(&output).contains("[scenarios] agent = \"NAME\""), "{}", show(&output));
+}
+
+#[test]
 fn a_missed_required_expectation_fails_its_query_and_an_optional_one_is_only_recorded() {
     let judge = judge_server::start();
     let url = format!("{}/v1", judge.url());
