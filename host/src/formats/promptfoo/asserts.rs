@@ -139,10 +139,14 @@ pub fn plan(
             TYPES.join(", ")
         ));
     }
+    if assertion.contains_key("provider") {
+        return Err(format!(
+            "{at} has a `provider`: a grading provider per assertion is not supported; assay grades with the \
+             judge of assay.toml (`[judge]`)"
+        ));
+    }
     for key in assertion.keys() {
-        if !["type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"]
-            .contains(&key.as_str())
-        {
+        if !["type", "value", "threshold", "weight", "metric", "rubricPrompt", "config"].contains(&key.as_str()) {
             return Err(format!(
                 "{at} has `{key}`, which assay does not read; an assertion has `type`, `value`, `threshold`, \
                  `weight`, `metric` and `rubricPrompt`"
@@ -182,7 +186,8 @@ pub fn plan(
         expected.insert("prompt".into(), Value::String(prompt.to_owned()));
         let own = assertion.get("rubricPrompt").map(super::rubric_text);
         if let Some(rubric) = own.as_deref().or(rubric_prompt) {
-            expected.insert("rubric_prompt".into(), Value::String(rubric.to_owned()));
+            let rubric = vars.fill_rubric(rubric).map_err(|e| format!("{at}: its rubricPrompt: {e}"))?;
+            expected.insert("rubric_prompt".into(), Value::String(rubric));
         }
     }
     let target = match base {
@@ -255,6 +260,21 @@ impl Vars<'_> {
         self.templates.render(text, self.values)
     }
 
+    /// A `rubricPrompt` with the test's vars filled in, as promptfoo fills
+    /// them; what the grader fills itself (`{{output}}`, `{{rubric}}`,
+    /// `{{input}}`, `{{criteria}}`, `{{ideal}}`, `{{completion}}`) is left
+    /// for it.
+    fn fill_rubric(&self, text: &str) -> Result<String, String> {
+        if !is_template(text) {
+            return Ok(text.to_owned());
+        }
+        let mut vars = self.values.clone();
+        for own in ["output", "rubric", "input", "criteria", "ideal", "completion"] {
+            vars.insert(own.to_owned(), Value::String(format!("{{{{{own}}}}}")));
+        }
+        NunjucksTemplate::parse(text)?.render(&vars)
+    }
+
     /// A value with every string in it filled with the vars.
     fn fill(&self, value: &Value) -> Result<Value, String> {
         Ok(match value {
@@ -265,5 +285,20 @@ impl Vars<'_> {
             }
             other => other.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rubric_prompt_gets_the_test_s_vars_and_keeps_what_the_grader_fills() {
+        let values = json!({"topic": "owls", "output": "not this"});
+        let templates = AssertTemplates::default();
+        let vars = Vars { values: values.as_object().unwrap(), templates: &templates };
+        let rubric = "Judge {{ output }} on {{ topic | upper }} by {{rubric}}";
+        assert_eq!(vars.fill_rubric(rubric).unwrap(), "Judge {{output}} on OWLS by {{rubric}}");
+        assert_eq!(vars.fill_rubric("plain").unwrap(), "plain");
     }
 }
