@@ -137,6 +137,10 @@ const KNOWN_KEYS: &[&str] = &[
     "$schema",
 ];
 
+/// The `evaluateOptions` that change no verdict (assay's `--jobs` decides
+/// concurrency); `repeat` and the others are refused.
+const EVALUATE_OPTIONS: &[&str] = &["maxConcurrency", "showProgressBar", "cache", "delay"];
+
 /// The keys of a test assay reads; `metadata` changes no verdict and is
 /// accepted as it is.
 const TEST_KEYS: &[&str] = &["vars", "assert", "options", "description", "threshold", "metadata"];
@@ -184,7 +188,8 @@ pub fn is_config(path: &Path, access: &FileAccess) -> bool {
 /// `access`.
 pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     let text = read_capped(access, path, MAX_CONFIG_BYTES, "promptfoo configs")?;
-    let root = parse_yaml(&text)?;
+    let mut root = parse_yaml(&text)?;
+    resolve_refs(&mut root)?;
     let Value::Object(root) = root else {
         return Err(invalid("(file)", "its top level is not a mapping of `prompts`, `providers` and `tests`"));
     };
@@ -192,6 +197,17 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         if root.contains_key(*key) {
             return Err(invalid(key, *why));
         }
+    }
+    if let Some(Value::Object(options)) = root.get("evaluateOptions")
+        && let Some(key) = options.keys().find(|key| !EVALUATE_OPTIONS.contains(&key.as_str()))
+    {
+        return Err(invalid(
+            &format!("evaluateOptions.{key}"),
+            format!(
+                "it is not supported; assay reads {} (and its own flags, e.g. --jobs)",
+                EVALUATE_OPTIONS.join(", ")
+            ),
+        ));
     }
     if let Some(key) = root.keys().find(|key| !KNOWN_KEYS.contains(&key.as_str())) {
         return Err(invalid(
@@ -272,6 +288,70 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     Ok(Config { prompts, providers, tests, assert_templates })
 }
 
+/// The most values `$ref`s may copy into one config, counted node by node
+/// (a reference may hold others: without a bound, a few lines expand
+/// without end).
+const MAX_REF_NODES: usize = 1_000_000;
+
+/// Replaces every `{"$ref": "#/a/b"}` of the config with the value that
+/// JSON pointer names in it, as promptfoo dereferences a config (its
+/// `$ref`s to other files are refused: a config reads files only through
+/// `file://`). A reference that names nothing, or that loops, is an error.
+fn resolve_refs(root: &mut Value) -> Result<(), CaseErrorKind> {
+    fn walk(value: &mut Value, document: &Value, depth: usize, budget: &mut usize) -> Result<(), CaseErrorKind> {
+        if let Value::Object(map) = value
+            && let Some(Value::String(reference)) = map.get("$ref")
+        {
+            let reference = reference.clone();
+            let Some(pointer) = reference.strip_prefix('#') else {
+                return Err(invalid(
+                    "$ref",
+                    format!("`{reference}` names another file; only references into the config (`#/…`) are read"),
+                ));
+            };
+            if depth > 32 {
+                return Err(invalid("$ref", format!("`{reference}`: references nest too deep (a loop?)")));
+            }
+            let Some(target) = document.pointer(pointer) else {
+                return Err(invalid("$ref", format!("`{reference}` names nothing in the config")));
+            };
+            *budget = budget.checked_sub(nodes(target)).ok_or_else(|| {
+                invalid("$ref", format!("the references expand the config past {MAX_REF_NODES} values"))
+            })?;
+            *value = target.clone();
+            return walk(value, document, depth + 1, budget);
+        }
+        match value {
+            Value::Array(items) => items.iter_mut().try_for_each(|item| walk(item, document, depth, budget)),
+            Value::Object(map) => map.values_mut().try_for_each(|item| walk(item, document, depth, budget)),
+            _ => Ok(()),
+        }
+    }
+    if !contains_ref(root) {
+        return Ok(());
+    }
+    let document = root.clone();
+    walk(root, &document, 0, &mut MAX_REF_NODES.clone())
+}
+
+/// How many values `value` holds, itself included.
+fn nodes(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nodes).sum::<usize>(),
+        Value::Object(map) => 1 + map.values().map(nodes).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Whether `value` holds a `$ref` anywhere.
+fn contains_ref(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(contains_ref),
+        Value::Array(items) => items.iter().any(contains_ref),
+        _ => false,
+    }
+}
+
 /// A YAML (or JSON) document as JSON; anchors and aliases are expanded by
 /// the parser, which refuses documents that expand without bound.
 fn parse_yaml(text: &str) -> Result<Value, CaseErrorKind> {
@@ -295,6 +375,31 @@ struct Files<'a> {
 }
 
 impl Files<'_> {
+    /// The references a `file://` glob stands for (`file://tests/*.yaml`),
+    /// sorted: the files it matches in the config's folder (no `..`, no
+    /// absolute path; listed through the config's access); a glob matching
+    /// nothing is an error.
+    fn expand_glob(&self, reference: &str) -> Result<Vec<String>, CaseErrorKind> {
+        let relative = reference.trim_start_matches("file://");
+        let at = "file://";
+        let path = Path::new(relative);
+        if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+            return Err(invalid(at, format!("`{reference}`: a glob must stay in the config's folder (no `..`)")));
+        }
+        let folder = if self.folder.as_os_str().is_empty() { Path::new(".") } else { self.folder };
+        let pattern = folder.join(relative);
+        let matched = crate::case::glob_files(self.access, &pattern.to_string_lossy())
+            .map_err(|e| invalid(at, format!("`{reference}`: {e}")))?;
+        if matched.is_empty() {
+            return Err(invalid(at, format!("`{reference}` matches no file in the config's folder")));
+        }
+        Ok(matched
+            .iter()
+            .filter_map(|path| path.strip_prefix(folder).ok())
+            .map(|path| format!("file://{}", path.to_string_lossy()))
+            .collect())
+    }
+
     /// The file a `file://` reference names, which must be in the config's
     /// folder.
     fn resolve(&self, reference: &str) -> Result<PathBuf, CaseErrorKind> {
@@ -561,6 +666,11 @@ fn read_tests(tests: Option<&Value>, files: &Files<'_>) -> Result<Vec<Value>, Ca
     let mut out = Vec::new();
     for entry in entries {
         match entry {
+            Value::String(reference) if reference.starts_with("file://") && reference.contains(['*', '?', '[']) => {
+                for one in files.expand_glob(&reference)? {
+                    out.extend(test_file(&one, files)?);
+                }
+            }
             Value::String(reference) if reference.starts_with("file://") => out.extend(test_file(&reference, files)?),
             Value::String(other) => {
                 return Err(invalid("tests", format!("`{other}` is neither a test nor a `file://` reference")));
@@ -746,6 +856,52 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn refs_into_the_config_are_resolved_and_tests_files_globbed_loops_bombs_and_other_files_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("promptfooconfig.yaml");
+        let read_config = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            read(&FileAccess::anywhere(), &path)
+        };
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/b.yaml"), "- vars: {q: two}\n").unwrap();
+        std::fs::write(dir.path().join("tests/a.yaml"), "- vars: {q: one}\n").unwrap();
+        let config = read_config(
+            "definitions:\n  check: {type: contains, value: o}\nprompts: ['{{q}}']\nproviders: [echo]\n\
+             defaultTest:\n  assert: [{$ref: '#/definitions/check'}]\ntests: ['file://tests/*.yaml']\n",
+        );
+        // `definitions` is not a key assay reads: refused by name.
+        assert!(config.unwrap_err().to_string().contains("`definitions` is not a promptfoo config key"));
+        let config = read_config(
+            "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: o}]\n  \
+             vars: {x: {$ref: '#/defaultTest/assert/0'}}\ntests: ['file://tests/*.yaml']\n",
+        )
+        .unwrap();
+        let qs: Vec<&Value> = config.tests.iter().map(|t| &t.vars["q"]).collect();
+        assert_eq!(qs, ["one", "two"]);
+        assert_eq!(config.tests[0].vars["x"], serde_json::json!({"type": "contains", "value": "o"}));
+        for (text, error) in [
+            ("prompts: [{$ref: '#/prompts'}]\nproviders: [echo]\n", "nest too deep"),
+            ("prompts: [{$ref: '#/nowhere'}]\nproviders: [echo]\n", "names nothing"),
+            ("prompts: [{$ref: 'other.yaml#/a'}]\nproviders: [echo]\n", "names another file"),
+            ("prompts: [x]\nproviders: [echo]\ntests: ['file://nothing/*.yaml']\n", "matches no file"),
+            ("prompts: [x]\nproviders: [echo]\ntests: ['file://../*.yaml']\n", "must stay in the config's folder"),
+        ] {
+            let got = read_config(text).unwrap_err().to_string();
+            assert!(got.contains(error), "{text}: {got}");
+        }
+        // References that double at every level stop at the bound.
+        let mut bomb = String::from("prompts: [x]\nproviders: [echo]\ndefaultTest:\n  vars:\n    l0: [a, a]\n");
+        for level in 1..40 {
+            bomb.push_str(&format!(
+                "    l{level}: [{{$ref: '#/defaultTest/vars/l{0}'}}, {{$ref: '#/defaultTest/vars/l{0}'}}]\n",
+                level - 1
+            ));
+        }
+        assert!(read_config(&bomb).unwrap_err().to_string().contains("expand the config past"));
+    }
 
     #[test]
     fn each_assertion_template_is_parsed_once_for_every_test_and_combination() {
