@@ -27,6 +27,7 @@
 
 mod engine;
 mod fields;
+mod filters;
 mod nunjucks;
 mod request;
 mod value;

@@ -10,9 +10,12 @@
 //! a list as its elements joined by `,`; an object as `[object Object]`; a
 //! variable that is not set, or `null`, as nothing, and so is a path
 //! through one); `dump` is `JSON.stringify`; a trailing newline is kept.
-//! What Nunjucks has and Jinja lacks (the filters `truncate`, `wordcount`
-//! and others, `{% elseif %}`, `{% for k, v in object %}`) is an error that
-//! says what to write instead, never a prompt sent half-rendered. A render
+//! Nunjucks' own filters are added as Nunjucks writes them (`truncate`,
+//! `wordcount`, `striptags`, `center`, `nl2br`, `forceescape`: see
+//! `filters.rs`); what else Nunjucks has and Jinja lacks (`random`, which
+//! would make a prompt differ between runs, `urlize`, `{% elseif %}`,
+//! `{% for k, v in object %}`) is an error that says what to write
+//! instead, never a prompt sent half-rendered. A render
 //! stops at [`MAX_RENDERED_BYTES`], and at the fuel that bounds its work.
 
 use crate::template::engine::{self, Compiled, Failure};
@@ -30,9 +33,9 @@ pub const MAX_RENDERED_BYTES: usize = 4 << 20;
 /// values made (a loop or a string doubled by `{% set %}` stops there).
 const FUEL: u64 = 1_000_000;
 
-/// Nunjucks' filters that Jinja does not have: each is an error saying so.
-const NUNJUCKS_ONLY: &[&str] =
-    &["center", "forceescape", "nl2br", "random", "striptags", "truncate", "urlize", "wordcount"];
+/// Nunjucks' filters that Jinja does not have and assay does not add: each
+/// is an error saying so.
+const NUNJUCKS_ONLY: &[&str] = &["random", "urlize"];
 
 /// The environment of every promptfoo template, built once.
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -41,6 +44,7 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
         value::write_nunjucks(&mut text, value);
         out.write_str(&text).map_err(Error::from)
     });
+    super::filters::add_nunjucks_filters(&mut env);
     for name in NUNJUCKS_ONLY {
         env.add_filter(*name, move |_: &Value, _: Rest<Value>| -> Result<Value, Error> {
             Err(Error::new(
@@ -156,7 +160,7 @@ mod tests {
     fn what_nunjucks_has_and_jinja_lacks_is_an_error_saying_what_to_write() {
         let vars = json!({"x": "a b c", "o": {"k": 1}});
         let cases = [
-            ("{{ x | truncate(3) }}", "`truncate` is a Nunjucks filter that assay's templates do not have (line 1"),
+            ("{{ x | random }}", "`random` is a Nunjucks filter that assay's templates do not have (line 1"),
             ("{{ x | upperr }}", "unknown filter `upperr` (did you mean `upper`?) (line 1: `{{ x | upperr }}`)"),
             ("{% if x %}a{% elseif x %}b{% endif %}", "Consider: `elseif` is Nunjucks'; Jinja writes `{% elif … %}`"),
             ("{% for k, v in o %}{{k}}{% endfor %}", "write `{% for k, v in obj | items %}`"),
