@@ -116,6 +116,7 @@ impl ExecAgents {
             chat_context: None,
             messages: vec![message],
             usage: None,
+            cost: None,
         };
         Ok(response)
     }

@@ -75,6 +75,9 @@ pub struct OpenAiSettings {
     /// `config`: `seed`, `tools`, `passthrough`…); the body's own keys
     /// (`model`, `messages`, `stream`) are not overridden.
     pub body: Map<String, Value>,
+    /// US dollars per prompt token and per completion token: with them, an
+    /// answer's cost is its usage priced (promptfoo's `cost`).
+    pub prices: Option<(f64, f64)>,
     /// Whether a request's text that is a list of chat messages (JSON, or
     /// YAML starting `- role:`) is sent as those messages, as promptfoo's
     /// openai provider sends a chat-format prompt (a new conversation only).
@@ -101,6 +104,7 @@ impl Default for OpenAiSettings {
             connect_timeout: Duration::from_secs(10),
             ca_file: None,
             body: Map::new(),
+            prices: None,
             chat_prompts: false,
         }
     }
@@ -204,7 +208,14 @@ impl OpenAiAgents {
         loop {
             attempts += 1;
             match self.attempt(&headers, &body, model).await {
-                Ok(answer) => return answer.into_response(request),
+                Ok(answer) => {
+                    let mut response = answer.into_response(request)?;
+                    if let (Some((input, output)), Some(usage)) = (self.settings.prices, response.usage) {
+                        response.cost =
+                            Some(input * usage.prompt_tokens as f64 + output * usage.completion_tokens as f64);
+                    }
+                    return Ok(response);
+                }
                 Err(Failure::Busy { wait, .. }) if attempts <= self.settings.retries => {
                     tokio::time::sleep(wait.map_or(backoff, |w| w.min(MAX_RETRY_AFTER))).await;
                     backoff *= 2;

@@ -25,6 +25,9 @@ pub struct AgentResponse {
     /// The tokens the answer cost, when the connection reports them
     /// (OpenAI-compatible endpoints do).
     pub usage: Option<Usage>,
+    /// What the answer cost, in US dollars, when the connection knows (an
+    /// openai connection with prices: `OpenAiSettings::prices`).
+    pub cost: Option<f64>,
 }
 
 /// The tokens one answer cost.
@@ -84,7 +87,7 @@ fn reduce_with(messages: Vec<ChatMessage>, json_in_text: JsonInText) -> AgentRes
             (None, None) => (None, None),
         },
     };
-    AgentResponse { text, structure, sly_data, chat_context, messages, usage: None }
+    AgentResponse { text, structure, sly_data, chat_context, messages, usage: None, cost: None }
 }
 
 /// Whether a message can be the answer.

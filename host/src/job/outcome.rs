@@ -189,6 +189,9 @@ pub struct InteractionResult {
     /// The tokens the answer cost, when the connection reports them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What the answer cost in US dollars, when the connection knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// How long the agent took to answer (the request's latency), in
     /// milliseconds.
     pub agent_ms: f64,
@@ -242,6 +245,7 @@ impl ResponseRecord {
             chat_context: self.chat_context,
             messages: self.messages,
             usage: None,
+            cost: None,
         }
     }
 }

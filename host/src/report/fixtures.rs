@@ -41,6 +41,7 @@ fn sample(index: u32, checks: Vec<CheckResult>, text: &str, millis: f64) -> Samp
         logs: Vec::new(),
         response: Some(ResponseRecord { text: Some(text.into()), ..ResponseRecord::default() }),
         usage: (index == 0).then_some(crate::agent::Usage { prompt_tokens: 12, completion_tokens: 5 }),
+        cost: None,
         agent_ms: millis / 2.0,
         duration_ms: millis,
     };

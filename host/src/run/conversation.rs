@@ -125,13 +125,14 @@ pub async fn converse(
             }
         }
         let latency = serde_json::Number::from_f64(agent_ms).map(Value::Number);
+        let cost = response.cost.and_then(serde_json::Number::from_f64).map(Value::Number);
         let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
             let view = ResponseView {
                 text: response.text.as_deref(),
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
                 latency_ms: latency.as_ref(),
-                cost: None,
+                cost: cost.as_ref(),
             };
             let (results, logs) = plugin::evaluate(&job.turns[index].checks, &view, registry);
             (results, logs, response)
@@ -154,7 +155,7 @@ pub async fn converse(
             }
         };
         let passed = interaction.pass_rule.passes(&checks);
-        let usage = response.usage;
+        let (usage, cost) = (response.usage, response.cost);
         interactions.push(InteractionResult {
             index,
             passed,
@@ -163,6 +164,7 @@ pub async fn converse(
             logs,
             response: Some(ResponseRecord::of(response, interaction.chat_filter)),
             usage,
+            cost,
             agent_ms,
             duration_ms: millis(started.elapsed()),
         });
@@ -191,6 +193,7 @@ fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult 
         logs: Vec::new(),
         response: None,
         usage: None,
+        cost: None,
         agent_ms: millis(started.elapsed()),
         duration_ms: millis(started.elapsed()),
     }

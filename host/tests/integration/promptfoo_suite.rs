@@ -455,6 +455,51 @@ tests:
 }
 
 #[test]
+fn cost_is_priced_from_token_usage_with_promptfoo_s_table_or_the_provider_s_own_price() {
+    let server = FakeServer::start(|request| {
+        json_reply(
+            200,
+            "",
+            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000}}),
+        )
+    });
+    // gpt-4o-mini: 1,000 tokens in at $0.15/M and out at $0.60/M is $0.00075.
+    let config = format!(
+        r#"prompts: [hi]
+providers:
+  - id: openai:chat:gpt-4o-mini
+    config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1'}}
+  - id: openai:chat:my-own-model
+    label: priced
+    config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1', cost: 0.000001}}
+  - id: openai:chat:unknown-model
+    label: unpriced
+    config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1'}}
+tests:
+  - description: cheap
+    assert: [{{type: cost, threshold: 0.001}}]
+  - description: dear
+    assert: [{{type: cost, threshold: 0.0005}}]
+"#,
+        port = server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    let status = |id: &str| ran.case(id)["status"].as_str().unwrap().to_owned();
+    assert_eq!(status("[openai:chat:gpt-4o-mini] cheap"), "passed");
+    assert_eq!(status("[openai:chat:gpt-4o-mini] dear"), "failed");
+    let cost = &ran.case("[openai:chat:gpt-4o-mini] cheap")["samples"][0]["runs"][0]["interactions"][0]["cost"];
+    assert!((cost.as_f64().unwrap() - 0.00075).abs() < 1e-12, "{cost}");
+    // The provider's own price: 2,000 tokens at $1/M is $0.002, over both.
+    assert_eq!((status("[priced] cheap"), status("[priced] dear")), ("failed".into(), "failed".into()));
+    // A model promptfoo does not price: the check says no cost is known.
+    let unpriced = &ran.case("[unpriced] cheap")["samples"][0]["runs"][0]["interactions"][0]["checks"][0];
+    assert!(unpriced["message"].as_str().unwrap().contains("reports no cost"), "{unpriced}");
+}
+
+#[test]
 fn an_openai_answer_holding_json_reaches_the_assertions_whole() {
     // The model answers with the prompt's own text: pure JSON, or prose
     // around a JSON object.

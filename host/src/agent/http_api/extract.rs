@@ -100,7 +100,7 @@ impl Queries {
             chat_context: chat_context.clone(),
             origin: Vec::new(),
         };
-        Ok(AgentResponse { text, structure, sly_data, chat_context, messages: vec![message], usage: None })
+        Ok(AgentResponse { text, structure, sly_data, chat_context, messages: vec![message], usage: None, cost: None })
     }
 
     fn object(

@@ -18,7 +18,7 @@ use crate::config::HttpConnection;
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::config::ProviderEntry;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -243,6 +243,30 @@ const OPENAI_BODY_KEYS: &[&str] = &[
     "service_tier",
 ];
 
+/// promptfoo's OpenAI prices (US dollars per token, by model), as
+/// `plugins/promptfoo/differential/prices.mjs` extracted them from its own
+/// table.
+static OPENAI_PRICES: std::sync::LazyLock<HashMap<String, (f64, f64)>> = std::sync::LazyLock::new(|| {
+    #[derive(serde::Deserialize)]
+    struct Table {
+        prices: Vec<(String, f64, f64)>,
+    }
+    let table: Table = serde_json::from_str(include_str!("openai_prices.json")).expect("the price table is JSON");
+    table.prices.into_iter().map(|(model, input, output)| (model, (input, output))).collect()
+});
+
+/// What a token of `model` costs in and out, as promptfoo's
+/// `calculateCost` prices it: `config.inputCost`/`outputCost`, else
+/// `config.cost`, else its table's price for the model (none for a model
+/// it does not know: a `cost` check then says the connection reports none).
+fn prices(model: &str, config: &Map<String, Value>) -> Option<(f64, f64)> {
+    let number = |key: &str| config.get(key).and_then(Value::as_f64);
+    let table = OPENAI_PRICES.get(model).copied();
+    let input = number("inputCost").or(number("cost")).or(table.map(|(input, _)| input))?;
+    let output = number("outputCost").or(number("cost")).or(table.map(|(_, output)| output))?;
+    Some((input, output))
+}
+
 /// An `openai` connection from the provider's config.
 fn openai(
     entry: &ProviderEntry,
@@ -251,7 +275,17 @@ fn openai(
 ) -> Result<(OpenAiAgents, Vec<String>), MapError> {
     let id = &entry.id;
     let config = &entry.config;
-    const KNOWN: &[&str] = &["apiBaseUrl", "apiHost", "apiKey", "apiKeyEnvar", "organization", "passthrough"];
+    const KNOWN: &[&str] = &[
+        "apiBaseUrl",
+        "apiHost",
+        "apiKey",
+        "apiKeyEnvar",
+        "organization",
+        "passthrough",
+        "cost",
+        "inputCost",
+        "outputCost",
+    ];
     if let Some(key) =
         config.keys().find(|key| !KNOWN.contains(&key.as_str()) && !OPENAI_BODY_KEYS.contains(&key.as_str()))
     {
@@ -324,6 +358,7 @@ fn openai(
         api_key: api_key.clone(),
         api_key_env: Some(key_variable),
         body,
+        prices: prices(model, config),
         chat_prompts: true,
         ..defaults
     };
