@@ -15,6 +15,7 @@
 use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::formats::promptfoo::python::PythonFiles;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,8 @@ pub struct Config {
     pub tests: Vec<Test>,
     /// The templates of the tests' assertions, parsed once.
     pub assert_templates: AssertTemplates,
+    /// The `.py` files of the tests' `python` assertions, read once.
+    pub python_files: PythonFiles,
 }
 
 /// One prompt.
@@ -189,7 +192,10 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         tests.push(merge(0, &default_test, Map::new()));
     }
     let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
-    Ok(Config { prompts, providers, tests, assert_templates })
+    let python_files = PythonFiles::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+        files.text(reference).map(|(_, text)| text).map_err(|e| e.to_string())
+    });
+    Ok(Config { prompts, providers, tests, assert_templates, python_files })
 }
 
 /// A YAML (or JSON) document as JSON; anchors and aliases are expanded by

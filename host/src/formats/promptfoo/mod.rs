@@ -26,6 +26,7 @@ mod asserts;
 pub mod config;
 mod csv;
 mod providers;
+mod python;
 
 pub use config::is_config;
 pub use providers::ProviderContext;
@@ -245,9 +246,10 @@ impl PromptfooCase {
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
+        let python = python::PythonScope { test, files: &config.python_files };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
-            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), keys)?;
+            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &python, keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }
