@@ -10,7 +10,9 @@
 //!
 //! The expected reasons are promptfoo 0.123.1's (`handlePython` and
 //! `normalizeScriptResult` in its `dist/src/evaluator-*.js`, and the Python
-//! wrapper's error path in `pythonUtils-*.js`).
+//! wrapper's error path in `pythonUtils-*.js`), and
+//! `the_runner_agrees_with_promptfoo` checks 32 cases against verdicts
+//! recorded from promptfoo itself (`plugins/python/differential/`).
 
 use crate::hostile_support::{log_text, warm_plugin};
 use crate::promptfoo_suite::{Ran, run, run_with, suite};
@@ -388,4 +390,49 @@ fn hostile_python_asking_for_all_memory_stops_at_its_cap() {
     assert_eq!(outcome, "error");
     assert!(message.starts_with("plugin `promptfoo-python` exceeded its memory limit of 64 MiB"), "{message}");
     assert_eq!(check(&ran, "/hostile", 0)["error_kind"], "memory");
+}
+
+/// The cases promptfoo 0.123.1 graded (`plugins/python/differential/`,
+/// recorded by its `record.mjs` through promptfoo's own `runAssertion`
+/// and the host's python3), each a test of one config run through assay:
+/// the same pass, score (promptfoo's number where assay clamps it) and
+/// reason (up to promptfoo's `Stack Trace`, which is Node's).
+#[test]
+fn the_runner_agrees_with_promptfoo() {
+    let dir = crate::util::root().join("plugins/python/differential");
+    let recorded = std::fs::read_to_string(dir.join("recorded.jsonl")).unwrap();
+    let mut lines = recorded.lines().map(|line| serde_json::from_str::<Value>(line).unwrap());
+    let header = lines.next().unwrap();
+    assert_eq!(header["promptfoo"], "0.123.1");
+    let cases: Vec<Value> = lines.collect();
+    let tests: Vec<Value> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let mut assertion = json!({"type": case["type"], "value": case["value"]});
+            if !case["threshold"].is_null() {
+                assertion["threshold"] = case["threshold"].clone();
+            }
+            json!({"description": format!("case {i}"), "vars": {"q": case["output"]}, "assert": [assertion]})
+        })
+        .collect();
+    // JSON is YAML (the top-level keys start lines, as a config's do).
+    let config = format!("prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests: {}\n", Value::Array(tests));
+    let checks = std::fs::read_to_string(dir.join("checks.py")).unwrap();
+    let ran = ran(&config, &[("checks.py", &checks)]);
+    assert_eq!(ran.lines.len(), cases.len(), "{}", stdout(&ran.output));
+    for (i, case) in cases.iter().enumerate() {
+        let check = check(&ran, &format!("/case {i}"), 0);
+        let negated = case["type"] == "not-python";
+        let extras = if negated { &check["extras"]["negated"] } else { &check["extras"] };
+        let score = extras.get("promptfoo_score").unwrap_or(&check["score"]).as_f64();
+        let reason = case["reason"].as_str().unwrap();
+        let reason = reason.split("\nStack Trace:").next().unwrap();
+        let outcome = if case["pass"] == true { "pass" } else { "fail" };
+        assert_eq!(
+            (check["outcome"].as_str(), score, check["message"].as_str()),
+            (Some(outcome), case["score"].as_f64(), Some(reason)),
+            "case {i}: {case}\n{check}"
+        );
+    }
 }
