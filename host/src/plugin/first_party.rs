@@ -67,7 +67,6 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
         ],
         grants: &["judge", "embeddings"],
     },
-    FirstParty { label: "promptfoo-python", path: "plugins/python/python.wasm", keys: &["pf_python"], grants: &[] },
     FirstParty {
         label: "readability",
         path: "plugins/readability-py/readability.wasm",

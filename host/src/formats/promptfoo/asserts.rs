@@ -201,11 +201,10 @@ pub fn plan(
     let key = format!("{}pf_{}", if negated { "not_" } else { "" }, base.replace('-', "_"));
     let base_key = key.trim_start_matches("not_");
     if !keys.has_key(base_key) {
-        let (label, path) = crate::plugin::first_party_for(base_key)
-            .map_or(("promptfoo", "plugins/promptfoo/promptfoo.wasm"), |plugin| (plugin.label, plugin.path));
         return Err(format!(
-            "{at} (`{kind}`) needs the key `{base_key}` of the `{label}` plugin, which is not loaded\n\n\
-             Consider [plugins.{label}] path = \"{path}\" in assay.toml, or --plugin {path}"
+            "{at} (`{kind}`) needs the key `{base_key}` of the promptfoo assertions plugin, which is not loaded\n\n\
+             Consider [plugins.promptfoo] path = \"plugins/promptfoo/promptfoo.wasm\" in assay.toml, or --plugin \
+             plugins/promptfoo/promptfoo.wasm"
         ));
     }
     let mut checks = plan_entry(&key, &Value::Object(expected), target, &at, keys).map_err(|e| e.to_string())?;
