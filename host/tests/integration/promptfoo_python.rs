@@ -72,9 +72,13 @@ tests:
           if len(words) == 3:
               return {'pass': True, 'score': 0.5, 'reason': f"{len(words)} words; prompt {context['prompt']!r}"}
           return False
+  - file://rows.csv
 "#;
-    let ran = ran(config, &[]);
+    // A CSV row's `__expected` of `python: CODE` is a python assertion.
+    let rows = "q,__expected,__description\nhello csv,python: output.endswith('csv'),from csv\n";
+    let ran = ran(config, &[("rows.csv", rows)]);
     assert_eq!(ran.output.status.code(), Some(1), "{}", stdout(&ran.output));
+    assert_eq!(verdict(&ran, "/from csv", 0), ("pass".into(), "Assertion passed".into()));
     assert_eq!(verdict(&ran, "/expression", 0), ("pass".into(), "Assertion passed".into()));
     // The value is a template, rendered with the vars before it runs (so
     // `world` fails); a failure's reason ends with the value as written,
