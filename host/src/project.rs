@@ -25,7 +25,7 @@ use crate::formats::{
     Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
 };
 use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
-use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
+use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_BUILTINS, Registry};
 use crate::report::Redactor;
 use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -241,7 +241,7 @@ impl Project {
     /// Every matcher plugin: the built-ins (compiled when one of their
     /// checks first runs), then [`Project::plugin_files`] (loaded now),
     /// then, once [`Project::discover`] has found promptfoo configs and no
-    /// plugin provides their keys, the embedded promptfoo plugin (compiled
+    /// plugin provides their keys, the embedded promptfoo plugins (compiled
     /// on first use too); `[keys]` settles conflicts. Built on first use,
     /// and again with the promptfoo plugin added when promptfoo configs are
     /// discovered after that (the plugins loaded already are kept).
@@ -251,7 +251,8 @@ impl Project {
             Some(registry) => registry.clone(),
             None => Arc::new(self.load_registry()?),
         };
-        let registry = match self.promptfoo_suites().is_empty() || registry.has_key("pf_equals") {
+        let provided = PROMPTFOO_BUILTINS.iter().all(|builtin| registry.has_key(builtin.keys[0].0));
+        let registry = match self.promptfoo_suites().is_empty() || provided {
             true => registry,
             false => Arc::new(self.with_promptfoo(&registry)?),
         };
@@ -288,17 +289,22 @@ impl Project {
         Ok(registry)
     }
 
-    /// `registry` and the embedded promptfoo plugin, which a run of
-    /// promptfoo configs needs for their assertions: with the project's
-    /// judge and embeddings, as built-ins get them, and compiled only when
-    /// one of its checks runs.
+    /// `registry` and the embedded promptfoo plugins (the assertions plugin,
+    /// the Python runner), which a run of promptfoo configs needs for their
+    /// assertions, each unless a plugin of the project provides its keys:
+    /// with the project's judge and embeddings, as built-ins get them, and
+    /// compiled only when one of its checks runs.
     fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
         let mut registry = registry.clone();
         let capabilities = Capabilities {
             judge: self.judge.clone().map(|j| j as Arc<dyn Judge>),
             embeddings: self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>),
         };
-        registry.add_builtin(&self.runtime, &PROMPTFOO_PLUGIN, &capabilities)?;
+        for builtin in PROMPTFOO_BUILTINS {
+            if !registry.has_key(builtin.keys[0].0) {
+                registry.add_builtin(&self.runtime, builtin, &capabilities)?;
+            }
+        }
         Ok(registry)
     }
 

@@ -21,6 +21,10 @@ pub struct BuiltinPlugin {
     pub version: &'static str,
     /// The keys its `describe()` gives, with their summaries, in its order.
     pub keys: &'static [(&'static str, &'static str)],
+    /// Whether every call gets a fresh instance
+    /// ([`crate::sandbox::ComponentOptions::fresh_instances`]): a plugin
+    /// running code from test files, which could leave state behind.
+    pub fresh_instances: bool,
 }
 
 impl BuiltinPlugin {
@@ -46,6 +50,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
             ("greater", "the value is greater than the expected number or string"),
             ("keywords", "the keyword occurs in the string, is an element of the list or a key of the object"),
         ],
+        fresh_instances: false,
     },
     BuiltinPlugin {
         name: "gist",
@@ -53,6 +58,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         grants: Grants { log: true, judge: true, embeddings: false },
         version: "0.1.0",
         keys: &[("gist", "a language-model judge decides whether the text meets the acceptance criteria")],
+        fresh_instances: false,
     },
 ];
 
@@ -96,7 +102,38 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
         ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
         ("pf_cost", "promptfoo cost: the response cost at most threshold"),
     ],
+    fresh_instances: false,
 };
+
+/// The promptfoo Python runner (`plugins/python/`, the key `pf_python`):
+/// promptfoo's `python` assertions, run in CPython inside the sandbox (its
+/// standard library only; no files, network, environment or
+/// subprocesses). Embedded and registered like [`PROMPTFOO_PLUGIN`]. It is
+/// CPython, so it is big: 20.8 MB, which the binary carries as it is
+/// (deflated it would be 6.6 MB, but inflating it took ~0.4 s, twice what
+/// loading it from the compile cache takes, on every first use), and its
+/// first compile takes ~16 s of CPU (25-45 s on a busy 2-core machine) and
+/// leaves a 37 MB artifact in the compile cache, from which every later run
+/// loads it in ~0.2 s.
+pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
+    name: "promptfoo-python",
+    bytes: include_bytes!("../../../plugins/python/python.wasm"),
+    grants: Grants { log: true, judge: false, embeddings: false },
+    version: "0.1.0",
+    keys: &[(
+        "pf_python",
+        "promptfoo python: the assertion's Python code (inline, or a file's get_assert) passes the output",
+    )],
+    // An assertion may replace the interpreter's builtins (`len`), which
+    // would change the verdicts of the cases after it: each call (one
+    // case's assertions) runs in an interpreter of its own, as promptfoo
+    // runs each in a process of its own.
+    fresh_instances: true,
+};
+
+/// The built-ins a run of promptfoo configs registers, each unless a plugin
+/// of the project provides its keys already.
+pub const PROMPTFOO_BUILTINS: &[BuiltinPlugin] = &[PROMPTFOO_PLUGIN, PROMPTFOO_PYTHON_PLUGIN];
 
 #[cfg(test)]
 mod tests {

@@ -71,6 +71,7 @@ impl LazyPlugin {
         let options = ComponentOptions {
             grants: builtin.grants,
             capabilities: capabilities.clone(),
+            fresh_instances: builtin.fresh_instances,
             ..ComponentOptions::default()
         };
         LazyPlugin {

@@ -75,6 +75,7 @@ const BROKEN: BuiltinPlugin = BuiltinPlugin {
     grants: Grants { log: true, judge: false, embeddings: false },
     version: "0.1.0",
     keys: &[("shiny", "never answers")],
+    fresh_instances: false,
 };
 
 /// The stock component with a table that does not match its describe().

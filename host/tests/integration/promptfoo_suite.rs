@@ -18,7 +18,7 @@ use std::path::Path;
 /// A folder holding `promptfooconfig.yaml` and the other files given, and
 /// an `assay.toml` that trusts the config (its `exec:` providers run; see
 /// `trust.rs` for a config that is data).
-fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
     std::fs::write(dir.path().join("assay.toml"), "[trust]\ncommands = [\"promptfooconfig.yaml\"]\n").unwrap();
@@ -30,15 +30,15 @@ fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// What a run gave: its output, its results lines, and promptfoo's output
 /// file.
-struct Ran {
-    output: std::process::Output,
-    lines: Vec<Value>,
-    promptfoo: Value,
+pub(crate) struct Ran {
+    pub(crate) output: std::process::Output,
+    pub(crate) lines: Vec<Value>,
+    pub(crate) promptfoo: Value,
 }
 
 impl Ran {
     /// The results line of the case whose id ends with `suffix`.
-    fn case(&self, suffix: &str) -> &Value {
+    pub(crate) fn case(&self, suffix: &str) -> &Value {
         let ids: Vec<&str> = self.lines.iter().filter_map(|l| l["id"].as_str()).collect();
         self.lines
             .iter()
@@ -52,7 +52,7 @@ impl Ran {
     }
 
     /// promptfoo's result of the case whose id ends with `suffix`.
-    fn promptfoo_result(&self, suffix: &str) -> &Value {
+    pub(crate) fn promptfoo_result(&self, suffix: &str) -> &Value {
         let results = self.promptfoo["results"]["results"].as_array().expect("results.results");
         results
             .iter()
@@ -60,18 +60,18 @@ impl Ran {
             .unwrap_or_else(|| panic!("no promptfoo result for {suffix:?}"))
     }
 
-    fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.lines.iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect()
     }
 }
 
 /// `assay run DIR/promptfooconfig.yaml` with the folder's assay.toml and
 /// `-o DIR/out.json`, plus `extra`.
-fn run(dir: &Path, extra: &[&str]) -> Ran {
+pub(crate) fn run(dir: &Path, extra: &[&str]) -> Ran {
     run_with(assay_command(), dir, extra)
 }
 
-fn run_with(mut command: std::process::Command, dir: &Path, extra: &[&str]) -> Ran {
+pub(crate) fn run_with(mut command: std::process::Command, dir: &Path, extra: &[&str]) -> Ran {
     let config = dir.join("promptfooconfig.yaml");
     let results = dir.join("results");
     let out = dir.join("out.json");
@@ -147,7 +147,7 @@ tests:
   - description: js
     assert: [{type: javascript, value: "output.length > 1"}]
   - description: py
-    assert: [{type: not-python, value: "len(output) > 1"}]
+    assert: [{type: not-python, value: "file://check.txt"}]
   - description: transform
     assert: [{type: assay:keywords, value: x, transform: "output.toUpperCase()"}]
   - description: unknown type
@@ -170,7 +170,11 @@ tests:
         "{js}"
     );
     let py = error("/py");
-    assert!(py.contains("`not-python`") && py.contains("assay plugin new NAME --python"), "{py}");
+    assert!(
+        py.contains("tests[1] (\"py\")")
+            && py.contains("`not-python`) names `file://check.txt`, which is not a `.py` file; write `file://FILE.py`"),
+        "{py}"
+    );
     assert!(error("/transform").contains("`transform`, which is JavaScript"), "{}", error("/transform"));
     let unknown = error("/unknown type");
     assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");

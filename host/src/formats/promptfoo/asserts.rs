@@ -2,12 +2,14 @@
 //! `pf_contains` (`-` as `_`), `not-contains` its negation `not_pf_contains`,
 //! checked on the answer's text (`latency` on the interaction's latency in
 //! ms, `cost` on its cost) with the expected value `{"value", "threshold",
-//! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads. `weight`
-//! and `metric` stay with the case, for the test's grading and named
-//! scores. `javascript` and `python` assertions, `transform`s and
-//! assertion sets are errors naming the test and what to do instead.
+//! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads; `python`
+//! is the key `pf_python` of the embedded Python runner (`python.rs`).
+//! `weight` and `metric` stay with the case, for the test's grading and
+//! named scores. `javascript` assertions, `transform`s and assertion sets
+//! are errors naming the test and what to do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
+use crate::formats::promptfoo::python::{self, PythonScope};
 use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -84,6 +86,10 @@ pub const TYPES: &[&str] = &[
     "cost",
 ];
 
+/// The script assertion types assay runs, each in its own sandboxed
+/// runner (`python`: `plugins/python/`).
+pub const SCRIPT_TYPES: &[&str] = &["python"];
+
 /// The types whose plugin asks the judge the rendered prompt.
 const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality"];
 
@@ -104,6 +110,7 @@ pub fn plan(
     vars: &Vars<'_>,
     prompt: &str,
     rubric_prompt: Option<&str>,
+    python: &PythonScope<'_>,
     keys: &dyn KeySet,
 ) -> Result<Planned, String> {
     let at = format!("assert[{index}]");
@@ -122,21 +129,20 @@ pub fn plan(
         Some(base) => (true, base),
         None => (false, kind),
     };
-    if matches!(base, "javascript" | "python") {
-        let flag = if base == "python" { " --python" } else { "" };
+    if base == "javascript" {
         return Err(format!(
             "{at} is a `{kind}` assertion, which assay does not run in the host (it would run unsandboxed)\n\n\
-             Consider writing it as a plugin (`assay plugin new NAME{flag}`), a sandboxed component, and using \
+             Consider writing it as a plugin (`assay plugin new NAME`), a sandboxed component, and using \
              its key in the test instead"
         ));
     }
     if matches!(base, "assert-set" | "select-best" | "max-score") {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
-    if !TYPES.contains(&base) {
+    if !TYPES.contains(&base) && !SCRIPT_TYPES.contains(&base) {
         return Err(format!(
             "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
-            TYPES.join(", ")
+            TYPES.iter().chain(SCRIPT_TYPES).copied().collect::<Vec<_>>().join(", ")
         ));
     }
     if assertion.contains_key("provider") {
@@ -176,7 +182,9 @@ pub fn plan(
         Some(other) => return Err(format!("{at}.metric is {other}, not a name")),
     }
     let mut expected = Map::new();
-    if let Some(value) = assertion.get("value") {
+    if base == "python" {
+        expected = python::expected(assertion, &at, negated, vars, prompt, python)?;
+    } else if let Some(value) = assertion.get("value") {
         expected.insert("value".into(), vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?);
     }
     if let Some(threshold) = threshold {
@@ -276,7 +284,7 @@ impl Vars<'_> {
     }
 
     /// A value with every string in it filled with the vars.
-    fn fill(&self, value: &Value) -> Result<Value, String> {
+    pub(super) fn fill(&self, value: &Value) -> Result<Value, String> {
         Ok(match value {
             Value::String(text) if is_template(text) => Value::String(self.render(text)?),
             Value::Array(items) => Value::Array(items.iter().map(|item| self.fill(item)).collect::<Result<_, _>>()?),

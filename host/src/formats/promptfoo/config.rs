@@ -15,6 +15,7 @@
 use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::formats::promptfoo::python::PythonFiles;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -42,6 +43,8 @@ pub struct Config {
     pub tests: Vec<Test>,
     /// The templates of the tests' assertions, parsed once.
     pub assert_templates: AssertTemplates,
+    /// The `.py` files of the tests' `python` assertions, read once.
+    pub python_files: PythonFiles,
 }
 
 /// One prompt.
@@ -285,7 +288,10 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         }
     }
     let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
-    Ok(Config { prompts, providers, tests, assert_templates })
+    let python_files = PythonFiles::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+        files.text(reference).map(|(_, text)| text).map_err(|e| e.to_string())
+    });
+    Ok(Config { prompts, providers, tests, assert_templates, python_files })
 }
 
 /// The most values `$ref`s may copy into one config, counted node by node

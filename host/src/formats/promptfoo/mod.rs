@@ -6,10 +6,11 @@
 //! `promptfoo` plugin's `pf_*` keys; a test's `threshold` decides it on
 //! the weighted assertion scores ([`PassRule::WeightedScore`]).
 //!
-//! [`expand`] reads the config (and its `file://` prompts and tests) when
-//! the run is discovered, maps its providers onto connections
-//! (`providers.rs`) and keeps what it read in a [`Suite`] shared by its
-//! cases; each [`PromptfooCase`] renders its prompt and plans its checks
+//! [`expand`] reads the config (and its `file://` prompts and tests, and
+//! the `.py` files its `python` assertions name: `python.rs`, whose checks
+//! the embedded Python runner answers) when the run is discovered, maps its
+//! providers onto connections (`providers.rs`) and keeps what it read in a
+//! [`Suite`] shared by its cases; each [`PromptfooCase`] renders its prompt and plans its checks
 //! when its turn comes. The suite also gives the run the connections its
 //! providers need ([`Suite::transports`]), the secrets reports hide, and
 //! what promptfoo's own output file shows (`crate::report::PromptfooOutput`).
@@ -28,6 +29,7 @@ mod asserts;
 pub mod config;
 mod csv;
 mod providers;
+mod python;
 mod render;
 
 pub use config::is_config;
@@ -249,9 +251,10 @@ impl PromptfooCase {
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
+        let python = python::PythonScope { test, files: &config.python_files };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
-            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), keys)?;
+            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &python, keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }
