@@ -178,20 +178,22 @@ tests:
     assert!(error("/transform").contains("`transform`, which is JavaScript"), "{}", error("/transform"));
     let unknown = error("/unknown type");
     assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");
-    // Vars are data: a var holding template syntax is sent as it is.
+    // A var holding template syntax is rendered too (promptfoo renders a
+    // rendered prompt again): `x` is not set, so nothing is sent.
     assert_eq!(ran.case("/tag")["status"], "passed");
+    assert_eq!(ran.answer("/tag"), "");
     assert_eq!(ran.case("/the plugin loads on demand")["status"], "passed");
     assert!(error("/test provider").contains("`provider` is not supported"), "{}", error("/test provider"));
 
     // Tags, loops and filters render as promptfoo's Nunjucks renders them;
     // what Nunjucks has and Jinja lacks is the case's error, saying so.
-    let config = "prompts:\n  - {raw: '{% for x in o.xs %}{{ loop.index }}{{x}} {% endfor %}{% if q %}{{ q | upper }}{% endif %}', label: loop}\n  - {raw: '{{ q | truncate(3) }}', label: truncate}\n  - {raw: '{{ q | upperr }}', label: typo}\nproviders: [echo]\ntests: [{vars: {o: {xs: [a, b]}, q: hi}}]\n";
+    let config = "prompts:\n  - {raw: '{% for x in o.xs %}{{ loop.index }}{{x}} {% endfor %}{% if q %}{{ q | upper }}{% endif %}', label: loop}\n  - {raw: '{{ q | random }}', label: random}\n  - {raw: '{{ q | upperr }}', label: typo}\nproviders: [echo]\ntests: [{vars: {o: {xs: [a, b]}, q: hi}}]\n";
     let dir = suite(config, &[]);
     let ran = run(dir.path(), &[]);
     let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
     assert_eq!(ran.answer("[loop] test 1"), "1a 2b HI");
-    let truncate = error("[truncate] test 1");
-    assert!(truncate.contains("`truncate` is a Nunjucks filter that assay's templates do not have"), "{truncate}");
+    let random = error("[random] test 1");
+    assert!(random.contains("`random` is a Nunjucks filter that assay's templates do not have"), "{random}");
     let typo = error("[typo] test 1");
     assert!(typo.contains("unknown filter `upperr` (did you mean `upper`?)"), "{typo}");
 }
