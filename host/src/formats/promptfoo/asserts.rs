@@ -183,7 +183,7 @@ pub fn plan(
     }
     let mut expected = Map::new();
     if base == "python" {
-        expected = python::expected(assertion, &at, negated, vars, prompt, python)?;
+        expected = python::expected(assertion, &at, negated, &|value| vars.fill(value), prompt, python)?;
     } else if let Some(value) = assertion.get("value") {
         expected.insert("value".into(), vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?);
     }

@@ -111,6 +111,25 @@ pub struct Test {
     pub error: Option<String>,
 }
 
+impl Test {
+    /// The test as promptfoo's script assertions see it in
+    /// `context.test`: its `description`, `vars`, `assert`, `options` and
+    /// `threshold`.
+    pub fn context_object(&self) -> Value {
+        let mut test = Map::new();
+        if let Some(description) = &self.description {
+            test.insert("description".into(), Value::String(description.clone()));
+        }
+        test.insert("vars".into(), Value::Object(self.vars.clone()));
+        test.insert("assert".into(), Value::Array(self.asserts.iter().cloned().map(Value::Object).collect()));
+        test.insert("options".into(), Value::Object(self.options.clone()));
+        if let Some(threshold) = self.threshold {
+            test.insert("threshold".into(), serde_json::json!(threshold));
+        }
+        Value::Object(test)
+    }
+}
+
 /// Top-level keys that change what a config means and that assay does not
 /// do, with why.
 const REFUSED_KEYS: &[(&str, &str)] = &[

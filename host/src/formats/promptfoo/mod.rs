@@ -251,7 +251,8 @@ impl PromptfooCase {
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
-        let python = python::PythonScope { test, files: &config.python_files };
+        let test_context = || test.context_object();
+        let python = python::PythonScope { test: &test_context, files: &config.python_files };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &python, keys)?;

@@ -11,8 +11,6 @@
 //! context object (`prompt`, `vars`, `test`, the assertion's `config`), the
 //! assertion's `threshold`, and `inverse` for `not-python`.
 
-use crate::formats::promptfoo::asserts::Vars;
-use crate::formats::promptfoo::config::Test;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -63,22 +61,25 @@ fn file_reference(assertion: &Map<String, Value>) -> Option<FileReference<'_>> {
     })
 }
 
-/// What a test gives its `python` assertions: itself (for promptfoo's
-/// context object) and the files they name.
+/// What a test gives its `python` assertions: itself (promptfoo's
+/// `context.test`, made when a `python` assertion asks for it) and the
+/// files they name.
 pub struct PythonScope<'a> {
-    /// The test.
-    pub test: &'a Test,
+    /// The test as promptfoo's context holds it (`description`, `vars`,
+    /// `assert`, `options`, `threshold`).
+    pub test: &'a dyn Fn() -> Value,
     /// The config's `.py` files.
     pub files: &'a PythonFiles,
 }
 
 /// The `pf_python` check's expected value for the `python` assertion
-/// `assertion` (`at` names it in errors) on the answer to `prompt`.
+/// `assertion` (`at` names it in errors) on the answer to `prompt`;
+/// `fill` fills the test's vars into inline code.
 pub fn expected(
     assertion: &Map<String, Value>,
     at: &str,
     negated: bool,
-    vars: &Vars<'_>,
+    fill: &dyn Fn(&Value) -> Result<Value, String>,
     prompt: &str,
     scope: &PythonScope<'_>,
 ) -> Result<Map<String, Value>, String> {
@@ -104,7 +105,7 @@ pub fn expected(
             expected.insert("source".into(), Value::String(source));
         }
         (None, Some(value @ Value::String(_))) => {
-            let code = vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?;
+            let code = fill(value).map_err(|e| format!("{at}.value: {e}"))?;
             expected.insert("code".into(), code);
         }
         (None, None) => {
@@ -120,7 +121,7 @@ pub fn expected(
         // promptfoo appends the value to a failure's reason.
         expected.insert("value".into(), Value::String(value.clone()));
     }
-    expected.insert("context".into(), context(assertion, prompt, scope.test));
+    expected.insert("context".into(), context(assertion, prompt, (scope.test)()));
     if negated {
         expected.insert("inverse".into(), Value::Bool(true));
     }
@@ -131,18 +132,9 @@ pub fn expected(
 /// test's vars, the test, and the assertion's `config` when it has one
 /// (promptfoo's `logProbs`, `provider` and `providerResponse` have no
 /// counterpart here).
-fn context(assertion: &Map<String, Value>, prompt: &str, test: &Test) -> Value {
-    let mut test_object = Map::new();
-    if let Some(description) = &test.description {
-        test_object.insert("description".into(), Value::String(description.clone()));
-    }
-    test_object.insert("vars".into(), Value::Object(test.vars.clone()));
-    test_object.insert("assert".into(), Value::Array(test.asserts.iter().cloned().map(Value::Object).collect()));
-    test_object.insert("options".into(), Value::Object(test.options.clone()));
-    if let Some(threshold) = test.threshold {
-        test_object.insert("threshold".into(), json!(threshold));
-    }
-    let mut context = json!({"prompt": prompt, "vars": test.vars, "test": test_object});
+fn context(assertion: &Map<String, Value>, prompt: &str, test: Value) -> Value {
+    let vars = test.get("vars").cloned().unwrap_or_else(|| json!({}));
+    let mut context = json!({"prompt": prompt, "vars": vars, "test": test});
     if let Some(config) = assertion.get("config").filter(|c| !c.is_null()) {
         context["config"] = config.clone();
     }
