@@ -368,12 +368,7 @@ fn openai_providers_reach_an_openai_compatible_server() {
 fn an_openai_api_key_is_sent_and_never_reported() {
     let server = FakeServer::start(|request| {
         let content = format!("key seen: {}", request.header("authorization").unwrap_or("none"));
-        json_reply(
-            200,
-            "",
-            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
-        )
+        completion(request, &content, None)
     });
     let config = format!(
         "prompts: [hello]\nproviders:\n  - id: openai:chat:m\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: sk-literal-0123456789}}\n  - id: openai:chat:n\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKeyEnvar: MY_KEY}}\n",
@@ -407,12 +402,7 @@ fn prompts_vars_and_providers_render_as_promptfoo_renders_them() {
         let content =
             json!({"messages": request.body["messages"], "seed": request.body["seed"], "top": request.body["top_k"]})
                 .to_string();
-        json_reply(
-            200,
-            "",
-            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
-        )
+        completion(request, &content, None)
     });
     let config = format!(
         r#"prompts:
@@ -460,16 +450,24 @@ tests:
     );
 }
 
+/// An OpenAI chat completion answering `content`, with `usage` if given.
+fn completion(
+    request: &crate::fake_server::Recorded,
+    content: &str,
+    usage: Option<Value>,
+) -> crate::fake_server::Reply {
+    let mut body = json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
+                          "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
+    if let Some(usage) = usage {
+        body["usage"] = usage;
+    }
+    json_reply(200, "", &body)
+}
+
 #[test]
 fn cost_is_priced_from_token_usage_with_promptfoo_s_table_or_the_provider_s_own_price() {
     let server = FakeServer::start(|request| {
-        json_reply(
-            200,
-            "",
-            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000}}),
-        )
+        completion(request, "hi", Some(json!({"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000})))
     });
     // gpt-4o-mini: 1,000 tokens in at $0.15/M and out at $0.60/M is $0.00075.
     let config = format!(
@@ -511,12 +509,7 @@ fn an_openai_answer_holding_json_reaches_the_assertions_whole() {
     // around a JSON object.
     let server = FakeServer::start(|request| {
         let content = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
-        json_reply(
-            200,
-            "",
-            &json!({"id": "c", "object": "chat.completion", "created": 1, "model": request.body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
-        )
+        completion(request, &content, None)
     });
     let config = format!(
         r#"prompts: ['{{{{answer}}}}']
