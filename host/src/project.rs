@@ -25,7 +25,7 @@ use crate::formats::{
     Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
 };
 use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
-use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
+use crate::plugin::{BUILTIN_MATCHERS, JAVASCRIPT_PLUGIN, MatcherPlugin, PROMPTFOO_PLUGIN, Registry};
 use crate::report::Redactor;
 use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -251,7 +251,8 @@ impl Project {
             Some(registry) => registry.clone(),
             None => Arc::new(self.load_registry()?),
         };
-        let registry = match self.promptfoo_suites().is_empty() || registry.has_key("pf_equals") {
+        let covered = registry.has_key("pf_equals") && registry.has_key("pf_javascript");
+        let registry = match self.promptfoo_suites().is_empty() || covered {
             true => registry,
             false => Arc::new(self.with_promptfoo(&registry)?),
         };
@@ -288,17 +289,23 @@ impl Project {
         Ok(registry)
     }
 
-    /// `registry` and the embedded promptfoo plugin, which a run of
-    /// promptfoo configs needs for their assertions: with the project's
-    /// judge and embeddings, as built-ins get them, and compiled only when
-    /// one of its checks runs.
+    /// `registry` and the embedded promptfoo plugins, which a run of
+    /// promptfoo configs needs for their assertions (each unless a plugin
+    /// of the project provides its keys): the promptfoo plugin with the
+    /// project's judge and embeddings, as built-ins get them, and the
+    /// javascript plugin; each compiled only when one of its checks runs.
     fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
         let mut registry = registry.clone();
         let capabilities = Capabilities {
             judge: self.judge.clone().map(|j| j as Arc<dyn Judge>),
             embeddings: self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>),
         };
-        registry.add_builtin(&self.runtime, &PROMPTFOO_PLUGIN, &capabilities)?;
+        if !registry.has_key("pf_equals") {
+            registry.add_builtin(&self.runtime, &PROMPTFOO_PLUGIN, &capabilities)?;
+        }
+        if !registry.has_key("pf_javascript") {
+            registry.add_builtin(&self.runtime, &JAVASCRIPT_PLUGIN, &Capabilities { judge: None, embeddings: None })?;
+        }
         Ok(registry)
     }
 

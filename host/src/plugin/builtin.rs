@@ -98,6 +98,22 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     ],
 };
 
+/// The `javascript` plugin (`plugins/javascript/`, the key
+/// `pf_javascript`): promptfoo's `javascript` assertions, run by a
+/// JavaScript engine (Boa) inside the component. Embedded and registered
+/// like [`PROMPTFOO_PLUGIN`], for runs that hold promptfoo configs; it
+/// needs nothing but the log.
+pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
+    name: "javascript",
+    bytes: include_bytes!("../../../plugins/javascript/javascript.wasm"),
+    grants: Grants { log: true, judge: false, embeddings: false },
+    version: "0.1.0",
+    keys: &[(
+        "pf_javascript",
+        "promptfoo javascript: the assertion's JavaScript function passes (run sandboxed, without Node)",
+    )],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +126,7 @@ mod tests {
     #[test]
     fn every_builtin_describes_itself_as_its_table_says() {
         let runtime = Runtime::default();
-        for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN]) {
+        for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN, &JAVASCRIPT_PLUGIN]) {
             let options = ComponentOptions { grants: builtin.grants, ..ComponentOptions::default() };
             let plugin = MatcherPlugin::load(&runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options)
                 .unwrap_or_else(|e| panic!("{}: {e}", builtin.name));
@@ -121,6 +137,19 @@ mod tests {
                 builtin.name
             );
         }
+    }
+
+    /// The JavaScript engine runs code from configs: its component must
+    /// reach nothing but the log (no WASI: no files, network, environment
+    /// or clock), whatever the policy would grant.
+    #[test]
+    fn the_javascript_plugin_imports_nothing_but_the_log() {
+        let engine = wasmtime::Engine::default();
+        let component = wasmtime::component::Component::new(&engine, JAVASCRIPT_PLUGIN.bytes).unwrap();
+        let mut imports: Vec<String> =
+            component.component_type().imports(&engine).map(|(name, _)| name.to_owned()).collect();
+        imports.sort();
+        assert_eq!(imports, ["assay:plugin/log@0.2.0", "assay:plugin/types@0.2.0"]);
     }
 
     #[test]

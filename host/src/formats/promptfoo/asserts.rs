@@ -2,12 +2,15 @@
 //! `pf_contains` (`-` as `_`), `not-contains` its negation `not_pf_contains`,
 //! checked on the answer's text (`latency` on the interaction's latency in
 //! ms, `cost` on its cost) with the expected value `{"value", "threshold",
-//! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads. `weight`
-//! and `metric` stay with the case, for the test's grading and named
-//! scores. `javascript` and `python` assertions, `transform`s and
-//! assertion sets are errors naming the test and what to do instead.
+//! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads;
+//! `javascript` is the `javascript` plugin's `pf_javascript`, its expected
+//! value made in `javascript.rs`. `weight` and `metric` stay with the case,
+//! for the test's grading and named scores. `python` assertions,
+//! `transform`s and assertion sets are errors naming the test and what to
+//! do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
+use crate::formats::promptfoo::javascript::{self, ScriptContext};
 use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -97,13 +100,15 @@ pub struct Planned {
 }
 
 /// Plans `assertion` (the `index`-th of a test) on the answer to `prompt`,
-/// with `vars` filled into its value; the error says what is wrong.
+/// with `vars` filled into its value (and `script`, what a `javascript`
+/// assertion's context holds besides); the error says what is wrong.
 pub fn plan(
     assertion: &Map<String, Value>,
     index: usize,
     vars: &Vars<'_>,
     prompt: &str,
     rubric_prompt: Option<&str>,
+    script: &ScriptContext<'_>,
     keys: &dyn KeySet,
 ) -> Result<Planned, String> {
     let at = format!("assert[{index}]");
@@ -122,7 +127,7 @@ pub fn plan(
         Some(base) => (true, base),
         None => (false, kind),
     };
-    if matches!(base, "javascript" | "python") {
+    if matches!(base, "python") {
         let flag = if base == "python" { " --python" } else { "" };
         return Err(format!(
             "{at} is a `{kind}` assertion, which assay does not run in the host (it would run unsandboxed)\n\n\
@@ -133,7 +138,7 @@ pub fn plan(
     if matches!(base, "assert-set" | "select-best" | "max-score") {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
-    if !TYPES.contains(&base) {
+    if !TYPES.contains(&base) && base != "javascript" {
         return Err(format!(
             "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
             TYPES.join(", ")
@@ -172,10 +177,19 @@ pub fn plan(
         Some(other) => return Err(format!("{at}.metric is {other}, not a name")),
     }
     let mut expected = Map::new();
-    if let Some(value) = assertion.get("value") {
+    if base == "javascript" {
+        let Some(Value::String(code)) = assertion.get("value") else {
+            return Err(format!("{at} (`{kind}`) needs a `value`: the JavaScript code, or a `file://` module"));
+        };
+        let rendered = || match is_template(code) {
+            true => vars.render(code).map_err(|e| format!("{at}.value: {e}")),
+            false => Ok(code.clone()),
+        };
+        expected = javascript::expected(assertion, &at, code, rendered, threshold, prompt, script)?;
+    } else if let Some(value) = assertion.get("value") {
         expected.insert("value".into(), vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?);
     }
-    if let Some(threshold) = threshold {
+    if let Some(threshold) = threshold.filter(|_| base != "javascript") {
         expected.insert("threshold".into(), json!(threshold));
     }
     if MODEL_GRADED.contains(&base) {
@@ -192,6 +206,13 @@ pub fn plan(
     };
     let key = format!("{}pf_{}", if negated { "not_" } else { "" }, base.replace('-', "_"));
     let base_key = key.trim_start_matches("not_");
+    if base_key == javascript::KEY && !keys.has_key(base_key) {
+        return Err(format!(
+            "{at} (`{kind}`) needs the key `{base_key}` of the javascript plugin, which is not loaded\n\n\
+             Consider [plugins.javascript] path = \"plugins/javascript/javascript.wasm\" in assay.toml, or --plugin \
+             plugins/javascript/javascript.wasm"
+        ));
+    }
     if !keys.has_key(base_key) {
         return Err(format!(
             "{at} (`{kind}`) needs the key `{base_key}` of the promptfoo assertions plugin, which is not loaded\n\n\

@@ -15,6 +15,7 @@
 use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::formats::promptfoo::javascript::AssertScripts;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,9 @@ pub struct Config {
     pub tests: Vec<Test>,
     /// The templates of the tests' assertions, parsed once.
     pub assert_templates: AssertTemplates,
+    /// The `file://` modules of the tests' `javascript` assertions, read
+    /// once.
+    pub assert_scripts: AssertScripts,
 }
 
 /// One prompt.
@@ -189,7 +193,13 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         tests.push(merge(0, &default_test, Map::new()));
     }
     let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
-    Ok(Config { prompts, providers, tests, assert_templates })
+    let assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+        files.text(reference).map(|(_, text)| text).map_err(|error| match error {
+            CaseErrorKind::Invalid { message, .. } => message,
+            other => other.to_string(),
+        })
+    });
+    Ok(Config { prompts, providers, tests, assert_templates, assert_scripts })
 }
 
 /// A YAML (or JSON) document as JSON; anchors and aliases are expanded by

@@ -19,12 +19,15 @@
 //! for the K-th var combination and ` (N)` when a description repeats; with
 //! several providers or prompts, `[PROVIDER]` and `[PROMPT]` (labels) come
 //! before TEST. A config that cannot be read is one error case with the id
-//! CONFIG; a test that cannot run (a JavaScript assertion, a template
-//! assay does not render) is an error case of its own, naming the test.
+//! CONFIG; a test that cannot run (a Python assertion, a template assay
+//! does not render) is an error case of its own, naming the test.
+//! `javascript` assertions run in the embedded `javascript` plugin's
+//! sandboxed engine (`javascript.rs`).
 
 mod asserts;
 pub mod config;
 mod csv;
+mod javascript;
 mod providers;
 
 pub use config::is_config;
@@ -243,11 +246,16 @@ impl PromptfooCase {
         let text = render_prompt(config, self.prompt, test)?;
         crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
+        let script = javascript::ScriptContext {
+            test,
+            provider: &config.providers[self.provider],
+            scripts: &config.assert_scripts,
+        };
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
-            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), keys)?;
+            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &script, keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }
