@@ -18,7 +18,7 @@ use std::path::Path;
 /// A folder holding `promptfooconfig.yaml` and the other files given, and
 /// an `assay.toml` that trusts the config (its `exec:` providers run; see
 /// `trust.rs` for a config that is data).
-fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
     std::fs::write(dir.path().join("assay.toml"), "[trust]\ncommands = [\"promptfooconfig.yaml\"]\n").unwrap();
@@ -30,15 +30,15 @@ fn suite(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// What a run gave: its output, its results lines, and promptfoo's output
 /// file.
-struct Ran {
-    output: std::process::Output,
-    lines: Vec<Value>,
-    promptfoo: Value,
+pub(crate) struct Ran {
+    pub(crate) output: std::process::Output,
+    pub(crate) lines: Vec<Value>,
+    pub(crate) promptfoo: Value,
 }
 
 impl Ran {
     /// The results line of the case whose id ends with `suffix`.
-    fn case(&self, suffix: &str) -> &Value {
+    pub(crate) fn case(&self, suffix: &str) -> &Value {
         let ids: Vec<&str> = self.lines.iter().filter_map(|l| l["id"].as_str()).collect();
         self.lines
             .iter()
@@ -60,14 +60,14 @@ impl Ran {
             .unwrap_or_else(|| panic!("no promptfoo result for {suffix:?}"))
     }
 
-    fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.lines.iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect()
     }
 }
 
 /// `assay run DIR/promptfooconfig.yaml` with the folder's assay.toml and
 /// `-o DIR/out.json`, plus `extra`.
-fn run(dir: &Path, extra: &[&str]) -> Ran {
+pub(crate) fn run(dir: &Path, extra: &[&str]) -> Ran {
     run_with(assay_command(), dir, extra)
 }
 
@@ -144,8 +144,6 @@ fn each_unsupported_construct_is_an_error_naming_the_test_and_the_fix() {
 prompts: ["{{q}}"]
 providers: [echo]
 tests:
-  - description: js
-    assert: [{type: javascript, value: "output.length > 1"}]
   - description: py
     assert: [{type: not-python, value: "len(output) > 1"}]
   - description: transform
@@ -164,11 +162,6 @@ tests:
     let ran = run(dir.path(), &[]);
     assert_eq!(ran.output.status.code(), Some(1));
     let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
-    let js = error("/js");
-    assert!(
-        js.contains("tests[0] (\"js\")") && js.contains("`javascript`") && js.contains("assay plugin new NAME`"),
-        "{js}"
-    );
     let py = error("/py");
     assert!(py.contains("`not-python`") && py.contains("assay plugin new NAME --python"), "{py}");
     assert!(error("/transform").contains("`transform`, which is JavaScript"), "{}", error("/transform"));
