@@ -1,18 +1,24 @@
-//! The JavaScript engine (Boa) the assertions run in, and what it lets them
-//! reach: a fresh context per assertion, with the language's built-ins, a
-//! `console` that writes to the host's log, timers in virtual time, and
-//! `require`, `process`, `fetch` and `import()` that throw a clear error.
-//! The clock is fixed (`Date.now()` is 0, the Unix epoch, and moves only
-//! with virtual timers) and `Math.random()` is a fixed sequence
-//! (`random.rs`), so that a verdict depends on the code and the answer
-//! alone. Endless loops and memory bombs are the host's to stop: its
-//! deadline and memory cap end the call.
+//! The JavaScript engine (Boa) the assertions run in: a fresh context per
+//! assertion, so that no assertion sees what another left (promptfoo runs
+//! them all in Node's one realm), with the language's built-ins and the
+//! sandbox's globals (`sandbox.rs`). The clock is fixed (`Date.now()` is
+//! 0, the Unix epoch, and moves only with virtual timers), so that a
+//! verdict depends on the code and the answer alone. Endless loops and
+//! memory bombs are the host's to stop: its deadline and memory cap end the
+//! call.
+//!
+//! Here: promptfoo's call (`new Function('output', 'context', 'process',
+//! body)`, or a `file://` module's function, loaded as `modules.js` says),
+//! the promise settled (promise jobs, then timers), the result validated
+//! as promptfoo's `validateResult` does, and a thrown error's message and
+//! stack.
 
 use crate::grade::Returned;
+use crate::sandbox;
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::context::time::FixedClock;
 use boa_engine::module::{ModuleLoader, ModuleRequest, Referrer};
-use boa_engine::object::builtins::JsPromise;
+use boa_engine::object::builtins::{JsFunction, JsPromise};
 use boa_engine::{
     Context, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, Module, NativeFunction, Source, js_string,
 };
@@ -21,12 +27,13 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 
-/// The harness of `prelude.js`.
-const PRELUDE: &str = include_str!("prelude.js");
+/// How a `file://` module is loaded: evaluated in the contexts of the
+/// assertions that name a file.
+const MODULES: &str = include_str!("modules.js");
 
-/// The prelude's name in stack traces, whose frames are left out of the
-/// stacks the assertion's errors show.
-const PRELUDE_NAME: &str = "assay-sandbox.js";
+/// The name of `modules.js` in stack traces, whose frames are left out of
+/// the stacks the assertion's errors show.
+const MODULES_NAME: &str = "assay-modules.js";
 
 /// What an assertion runs.
 #[derive(Clone, Copy, Debug)]
@@ -64,33 +71,31 @@ pub fn run(script: Script<'_>, output: &Json, context: &Json) -> Result<Returned
     engine.run(script, output, context)
 }
 
-/// A context and its harness.
+/// A context, and the clock its timers move.
 struct Engine {
     context: Context,
     clock: Rc<FixedClock>,
-    harness: JsObject,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        sandbox::reset();
+    }
 }
 
 impl Engine {
     fn new() -> JsResult<Engine> {
+        sandbox::reset();
         let clock = Rc::new(FixedClock::from_millis(0));
         let mut context = Context::builder().clock(clock.clone()).module_loader(Rc::new(SandboxLoader)).build()?;
-        let log = NativeFunction::from_fn_ptr(log).to_js_function(context.realm());
-        let prelude = context.eval(Source::from_bytes(PRELUDE).with_path(Path::new(PRELUDE_NAME)))?;
-        let prelude =
-            prelude.as_callable().ok_or_else(|| JsNativeError::typ().with_message("the prelude is not a function"))?;
-        let harness = prelude.call(&JsValue::undefined(), &[log.into()], &mut context)?;
-        let harness =
-            harness.as_object().ok_or_else(|| JsNativeError::typ().with_message("the prelude gave no harness"))?;
-        Ok(Engine { context, clock, harness })
+        sandbox::install(&mut context)?;
+        Ok(Engine { context, clock })
     }
 
     fn run(&mut self, script: Script<'_>, output: &Json, context: &Json) -> Result<Returned, String> {
         let file = match script {
-            Script::File { name, function, .. } => Some(match function {
-                Some(function) => format!("file://{name}:{function}"),
-                None => format!("file://{name}"),
-            }),
+            Script::File { name, function: Some(function), .. } => Some(format!("file://{name}:{function}")),
+            Script::File { name, function: None, .. } => Some(format!("file://{name}")),
             Script::Inline { .. } => None,
         };
         let settled = self.call(script, output, context).and_then(|value| self.settle(value));
@@ -98,16 +103,13 @@ impl Engine {
             (Ok(value), _) => value,
             (Err(error), None) => return Ok(self.thrown(error)),
             (Err(error), Some(file)) => {
-                let (message, stack) = match self.thrown(error) {
-                    Returned::Threw { message, stack } => (message, stack),
-                    _ => unreachable!("an error is thrown"),
-                };
+                let Returned::Threw { message, stack } = self.thrown(error) else { unreachable!("an error is thrown") };
                 let stack = if stack.is_empty() { message } else { stack };
                 return Err(format!("{file} threw {stack}"));
             }
         };
-        Ok(match self.harness_call("validate", &[value]) {
-            Ok(value) => self.returned(&value),
+        Ok(match self.validate(value) {
+            Ok(returned) => returned,
             Err(error) => self.thrown(error),
         })
     }
@@ -116,31 +118,65 @@ impl Engine {
     fn call(&mut self, script: Script<'_>, output: &Json, context: &Json) -> JsResult<JsValue> {
         let output = JsValue::from_json(output, &mut self.context)?;
         let context = JsValue::from_json(context, &mut self.context)?;
-        let context = self.harness_call("context", &[context])?;
+        self.provider_id_as_function(&context)?;
         match script {
             Script::Inline { body } => {
-                let function = self.harness_call("inline", &[JsString::from(body).into()])?;
-                let process = self.harness.get(js_string!("process"), &mut self.context)?;
-                self.call_function(&function, &[output, context, process])
+                let constructor = self.context.intrinsics().constructors().function().constructor();
+                let args = ["output", "context", "process", body].map(|s| JsValue::from(JsString::from(s)));
+                let function = constructor.construct(&args, None, &mut self.context)?;
+                let process = self.context.global_object().get(js_string!("process"), &mut self.context)?;
+                function.call(&JsValue::undefined(), &[output, context, process], &mut self.context)
             }
             Script::File { name, source, function } => {
-                let namespace = self.load(name, source)?;
+                let modules = self.modules()?;
+                let namespace = self.load(&modules, name, source)?;
                 let wanted = function.map_or_else(JsValue::undefined, |f| JsString::from(f).into());
-                let function = self.harness_call("pick", &[namespace, wanted, JsString::from(name).into()])?;
-                self.call_function(&function, &[output, context])
+                let function = call_method(
+                    &modules,
+                    "pick",
+                    &[namespace, wanted, JsString::from(name).into()],
+                    &mut self.context,
+                )?;
+                let function = function
+                    .as_callable()
+                    .ok_or_else(|| JsNativeError::typ().with_message("the module gave no function"))?;
+                function.call(&JsValue::undefined(), &[output, context], &mut self.context)
             }
         }
     }
 
+    /// promptfoo's providers have `id()`: the context's `provider.id`
+    /// becomes a function giving it.
+    fn provider_id_as_function(&mut self, context: &JsValue) -> JsResult<()> {
+        let Some(context) = context.as_object() else { return Ok(()) };
+        let Some(provider) = context.get(js_string!("provider"), &mut self.context)?.as_object() else {
+            return Ok(());
+        };
+        let Some(id) = provider.get(js_string!("id"), &mut self.context)?.as_string() else { return Ok(()) };
+        let function = NativeFunction::from_copy_closure_with_captures(|_, _, id, _| Ok(id.clone().into()), id);
+        let function = function.to_js_function(self.context.realm());
+        provider.set(js_string!("id"), function, true, &mut self.context)?;
+        Ok(())
+    }
+
+    /// The harness of `modules.js`.
+    fn modules(&mut self) -> JsResult<JsObject> {
+        let source = Source::from_bytes(MODULES).with_path(Path::new(MODULES_NAME));
+        let factory = self.context.eval(source)?;
+        let factory = factory.as_callable().ok_or_else(|| JsNativeError::typ().with_message("modules.js"))?;
+        let modules = factory.call(&JsValue::undefined(), &[], &mut self.context)?;
+        modules.as_object().ok_or_else(|| JsNativeError::typ().with_message("modules.js").into())
+    }
+
     /// A file's module namespace: as CommonJS, or as an ES module when it
     /// has `import` or `export` statements.
-    fn load(&mut self, name: &str, source: &str) -> JsResult<JsValue> {
+    fn load(&mut self, modules: &JsObject, name: &str, source: &str) -> JsResult<JsValue> {
         if !is_es_module(source) {
             // Node's wrapper, opened on the source's first line so that
             // stack traces give the file's own line numbers.
             let wrapped = format!("(function (exports, require, module, __filename, __dirname) {{{source}\n}})");
             let body = self.context.eval(Source::from_bytes(&wrapped).with_path(Path::new(name)))?;
-            return self.harness_call("commonjs", &[body, JsString::from(name).into()]);
+            return call_method(modules, "commonjs", &[body, JsString::from(name).into()], &mut self.context);
         }
         let module = Module::parse(Source::from_bytes(source).with_path(Path::new(name)), None, &mut self.context)?;
         let promise = module.load_link_evaluate(&mut self.context);
@@ -172,36 +208,72 @@ impl Engine {
                 PromiseState::Rejected(error) => return Err(JsError::from_opaque(error)),
                 PromiseState::Pending => {}
             }
-            let at = self.harness_call("nextTimer", &[])?.as_number().unwrap_or(-1.0);
-            if at < 0.0 {
+            let Some(at) = sandbox::next_timer() else {
                 return Err(JsNativeError::error()
                     .with_message("the promise the function returned never settled (nothing is left to run)")
                     .into());
-            }
+            };
             let now = self.context.clock().system_time_millis() as f64;
             if at > now {
                 self.clock.forward((at - now) as u64);
             }
-            self.harness_call("fireTimer", &[])?;
+            sandbox::fire_timer(&mut self.context)?;
         }
     }
 
-    /// A validated result (a boolean, a number or a GradingResult).
-    fn returned(&mut self, value: &JsValue) -> Returned {
+    /// promptfoo's `validateResult`: a boolean, a number or a GradingResult,
+    /// else the error promptfoo throws.
+    fn validate(&mut self, value: JsValue) -> JsResult<Returned> {
         if let Some(pass) = value.as_boolean() {
-            return Returned::Bool(pass);
+            return Ok(Returned::Bool(pass));
         }
         if let Some(score) = value.as_number() {
-            return Returned::Number(score);
+            return Ok(Returned::Number(score));
         }
-        let read = |engine: &mut Engine| -> JsResult<Returned> {
-            let object = value.as_object().ok_or_else(|| JsNativeError::typ().with_message("not an object"))?;
-            let pass = object.get(js_string!("pass"), &mut engine.context)?.to_boolean();
-            let score = object.get(js_string!("score"), &mut engine.context)?.to_number(&mut engine.context)?;
-            let reason = object.get(js_string!("reason"), &mut engine.context)?.to_string(&mut engine.context)?;
-            Ok(Returned::Grading { pass, score, reason: reason.to_std_string_escaped() })
+        if let Some(object) = value.as_object()
+            && let Some(returned) = self.grading_result(&object)?
+        {
+            return Ok(returned);
+        }
+        let stringify = self.context.intrinsics().objects().json().get(js_string!("stringify"), &mut self.context)?;
+        let shown = match stringify.as_callable() {
+            Some(stringify) => {
+                stringify.call(&JsValue::undefined(), std::slice::from_ref(&value), &mut self.context)?
+            }
+            None => JsValue::undefined(),
         };
-        read(self).unwrap_or_else(|error| self.thrown(error))
+        let shown = shown.to_string(&mut self.context)?.to_std_string_escaped();
+        Err(JsNativeError::error()
+            .with_message(format!(
+                "Custom function must return a boolean, number, or GradingResult object. Got type {}: {shown}",
+                value.type_of()
+            ))
+            .into())
+    }
+
+    /// promptfoo's `isGradingResult`, and what it holds when it is one.
+    fn grading_result(&mut self, object: &JsObject) -> JsResult<Option<Returned>> {
+        let mut get = |key: &str| object.get(JsString::from(key), &mut self.context);
+        let (pass, score, reason) = (get("pass")?, get("score")?, get("reason")?);
+        let (Some(pass), Some(score), Some(reason)) = (pass.as_boolean(), score.as_number(), reason.as_string()) else {
+            return Ok(None);
+        };
+        for (key, allowed) in [
+            ("namedScores", &["undefined", "object"][..]),
+            ("namedScoreWeights", &["undefined", "object"]),
+            ("tokensUsed", &["undefined", "object"]),
+            ("assertion", &["undefined", "object"]),
+            ("comment", &["undefined", "string"]),
+        ] {
+            if !allowed.contains(&get(key)?.type_of()) {
+                return Ok(None);
+            }
+        }
+        let components = get("componentResults")?;
+        if !components.is_undefined() && !components.as_object().is_some_and(|o| o.is_array()) {
+            return Ok(None);
+        }
+        Ok(Some(Returned::Grading { pass, score, reason: reason.to_std_string_escaped() }))
     }
 
     /// A thrown error as promptfoo reports it: its message and stack.
@@ -226,13 +298,13 @@ impl Engine {
         let stack = match stack {
             Some(stack) => {
                 let stack = self.string_of(&stack);
-                let stack: Vec<&str> = stack.lines().filter(|line| !line.contains(PRELUDE_NAME)).collect();
-                let stack = stack.join("\n");
+                let frames: Vec<&str> = stack.lines().filter(|line| !line.contains(MODULES_NAME)).collect();
+                let stack = frames.join("\n");
                 if stack.starts_with(&headline) { stack } else { format!("{headline}\n{stack}") }
             }
             None => headline,
         };
-        Returned::Threw { message, stack }
+        Returned::Threw { message, stack: stack.trim_end().to_owned() }
     }
 
     /// `String(value)`, or a description when that throws.
@@ -242,21 +314,16 @@ impl Engine {
             Err(_) => format!("a thrown {}", value.type_of()),
         }
     }
+}
 
-    fn harness_call(&mut self, name: &str, args: &[JsValue]) -> JsResult<JsValue> {
-        let function = self.harness.get(JsString::from(name), &mut self.context)?;
-        let harness = JsValue::from(self.harness.clone());
-        let function =
-            function.as_callable().ok_or_else(|| JsNativeError::typ().with_message(format!("no harness `{name}`")))?;
-        function.call(&harness, args, &mut self.context)
-    }
-
-    fn call_function(&mut self, function: &JsValue, args: &[JsValue]) -> JsResult<JsValue> {
-        let function = function
-            .as_callable()
-            .ok_or_else(|| JsNativeError::typ().with_message("the assertion is not a function"))?;
-        function.call(&JsValue::undefined(), args, &mut self.context)
-    }
+/// `object.name(...args)`.
+fn call_method(object: &JsObject, name: &str, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
+    let method = object.get(JsString::from(name), context)?;
+    let method = method
+        .as_callable()
+        .and_then(JsFunction::from_object)
+        .ok_or_else(|| JsNativeError::typ().with_message(format!("no method `{name}`")))?;
+    method.call(&JsValue::from(object.clone()), args, context)
 }
 
 /// An error of the engine rather than of the script.
@@ -269,30 +336,10 @@ fn threw_internal(message: &str) -> Returned {
 /// scripts have too).
 fn is_es_module(source: &str) -> bool {
     source.lines().map(str::trim_start).any(|line| {
-        line.starts_with("export ")
-            || line.starts_with("export{")
-            || line.starts_with("export default")
-            || (line.starts_with("import ")
-                || line.starts_with("import{")
-                || line.starts_with("import\"")
-                || line.starts_with("import'"))
+        ["export ", "export{", "export*", "import ", "import{", "import\"", "import'", "import*"]
+            .iter()
+            .any(|start| line.starts_with(start))
     })
-}
-
-/// `console.*`: one line to the host's log (capped there).
-fn log(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
-    use assay_plugin_sdk::log::{Level, emit};
-    let level = args.first().map(|l| l.to_string(context)).transpose()?.map(|l| l.to_std_string_escaped());
-    let line = args.get(1).map(|l| l.to_string(context)).transpose()?.map(|l| l.to_std_string_escaped());
-    let level = match level.as_deref() {
-        Some("error") => Level::Error,
-        Some("warn") => Level::Warn,
-        Some("debug") => Level::Debug,
-        Some("trace") => Level::Trace,
-        _ => Level::Info,
-    };
-    emit(level, &line.unwrap_or_default());
-    Ok(JsValue::undefined())
 }
 
 /// `import` of anything: refused, naming what was asked for.

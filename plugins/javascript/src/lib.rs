@@ -27,14 +27,16 @@
 //! carries promptfoo's `not-` verdict in its extras (`"negated": {"pass",
 //! "score", "reason"}`), which the host uses for `not_pf_javascript`.
 //!
-//! The engine and its sandbox are in `engine.rs` (with `prelude.js`), the
-//! one-line rule in `body.rs`, promptfoo's grading in `grade.rs`.
+//! The engine is in `engine.rs` (with `modules.js`, how a `file://`
+//! module's function is found), the globals of its sandbox in `sandbox.rs`,
+//! the one-line rule in `body.rs`, promptfoo's grading in `grade.rs`.
 
 mod body;
 mod engine;
 mod grade;
 #[cfg(target_arch = "wasm32")]
 mod random;
+mod sandbox;
 
 use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use engine::Script;

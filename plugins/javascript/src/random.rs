@@ -1,7 +1,7 @@
 //! `getrandom`'s `custom` backend (selected by the build tool's
 //! `--cfg getrandom_backend="custom"` for wasm): there is no randomness in
 //! the sandbox, so it says so. Boa reaches it only through `Math.random`,
-//! which the prelude replaces with a fixed sequence.
+//! which `sandbox.rs` replaces with a fixed sequence.
 
 /// Fills nothing: the sandbox has no source of randomness.
 ///

@@ -210,3 +210,19 @@ fn malformed_expected_values_are_errors_naming_the_part() {
         "the javascript plugin has no key `javascript`"
     );
 }
+
+#[test]
+fn nodes_everyday_globals_are_there() {
+    // console writes to the host's log; timers and microtasks run in order.
+    let code = "console.log('checking', { n: output.length }, [1, 2]);\n\
+                const order = [];\n\
+                queueMicrotask(() => order.push('micro'));\n\
+                const cancelled = setTimeout(() => order.push('cancelled'), 5);\n\
+                clearTimeout(cancelled);\n\
+                setTimeout(() => order.push('late'), 20);\n\
+                setImmediate(() => order.push('soon'));\n\
+                return new Promise((resolve) => setTimeout(() => resolve(order.join(',') === 'micro,soon,late'), 30));";
+    let verdict = check(code, "hello");
+    assert!(verdict.pass, "{}", verdict.message);
+    assert!(check("typeof process === 'object' && typeof require === 'function'", "x").pass);
+}
