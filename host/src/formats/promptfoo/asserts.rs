@@ -117,7 +117,11 @@ pub fn plan(
     };
     for key in ["transform", "contextTransform"] {
         if assertion.contains_key(key) {
-            return Err(format!("{at} has a `{key}`, which is JavaScript; assay does not run it"));
+            return Err(format!(
+                "{at} has a `{key}`, which is JavaScript; assay runs JavaScript only as `javascript` assertions \
+                 (sandboxed)\n\n\
+                 Consider a `javascript` assertion that transforms `output` itself and checks the result"
+            ));
         }
     }
     if let Some(key) = kind.strip_prefix("assay:") {

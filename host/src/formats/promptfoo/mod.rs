@@ -296,7 +296,10 @@ pub(crate) fn render_prompt(config: &Config, prompt: usize, test: &Test) -> Resu
     let option = |key: &str| test.options.get(key).and_then(Value::as_str).unwrap_or_default();
     for key in ["transform", "postprocess", "transformVars"] {
         if test.options.contains_key(key) {
-            return Err(format!("its `options.{key}` is JavaScript, which assay does not run"));
+            return Err(format!(
+                "its `options.{key}` is JavaScript, which assay does not run outside `javascript` assertions\n\n\
+                 Consider `javascript` assertions that transform `output` (or `context.vars`) themselves"
+            ));
         }
     }
     Ok(format!("{}{rendered}{}", option("prefix"), option("suffix")))
