@@ -115,7 +115,7 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
 fn dependency_tree(root: &Path, package: &str) -> Result<String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
-        .args(["tree", "--locked", "--offline", "--package", package, "--target", "wasm32-unknown-unknown"])
+        .args(["tree", "--locked", "--package", package, "--target", "wasm32-unknown-unknown"])
         .args(["--edges", "normal,build", "--prefix", "none", "--format", "{p} {f}", "--no-dedupe"])
         .output()
         .context("failed to run cargo tree")?;
