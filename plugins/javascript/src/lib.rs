@@ -40,10 +40,9 @@ mod sandbox;
 
 use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use engine::Script;
-use grade::{Grade, grade};
+use grade::{Grade, Returned, grade};
 use serde_json::{Map, json};
 
-pub use grade::Returned;
 
 /// The key, and what it checks.
 pub const KEY: (&str, &str) =
