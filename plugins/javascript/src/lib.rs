@@ -43,7 +43,6 @@ use engine::Script;
 use grade::{Grade, Returned, grade};
 use serde_json::{Map, json};
 
-
 /// The key, and what it checks.
 pub const KEY: (&str, &str) =
     ("pf_javascript", "promptfoo javascript: the assertion's JavaScript function passes (run sandboxed, without Node)");
