@@ -290,7 +290,7 @@ impl Project {
     }
 
     /// `registry` and the embedded promptfoo plugins (the assertions plugin,
-    /// the Python runner), which a run of promptfoo configs needs for their
+    /// the Python runner, the JavaScript engine), which a run of promptfoo configs needs for their
     /// assertions, each unless a plugin of the project provides its keys:
     /// with the project's judge and embeddings, as built-ins get them, and
     /// compiled only when one of its checks runs.

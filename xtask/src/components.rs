@@ -18,6 +18,15 @@ struct ComponentCrate {
     package: String,
     /// Where the committed component lives.
     output: PathBuf,
+    /// `cfg`s its build needs (`[package.metadata.assay] cfg`), e.g.
+    /// `getrandom_backend="custom"`: such a crate builds apart from the
+    /// others (in its own target directory), so that their flags, and so
+    /// their bytes, do not change.
+    cfgs: Vec<String>,
+    /// Whether `--check` verifies the digests of its inputs instead of
+    /// rebuilding it (`[package.metadata.assay] check = "inputs"`; see
+    /// `inputs.rs`).
+    check_inputs: bool,
 }
 
 pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
@@ -29,27 +38,65 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
     let toolchain = Toolchain::find(choice, recorded_route.as_deref())?;
     eprintln!("building {} component crates with {} ({})", crates.len(), toolchain.version, toolchain.route);
 
-    let target_dir = root.join("target/wasm");
-    let packages: Vec<String> = crates.iter().map(|c| c.package.clone()).collect();
-    let status = toolchain
-        .cargo_build(root, &target_dir, &packages)
-        .status()
-        .context("failed to run cargo for the wasm build")?;
-    if !status.success() {
-        bail!("the wasm build failed (see cargo's output above)");
-    }
-
-    // Every component with where it goes; the WAT fixtures need no toolchain.
+    // A check verifies the inputs of the slow crates rather than rebuild
+    // them; the committed component stands in the record.
+    let (by_inputs, to_build): (Vec<&ComponentCrate>, Vec<&ComponentCrate>) =
+        crates.iter().partition(|c| check && c.check_inputs);
     let mut built = Vec::new();
-    for krate in &crates {
-        let module_path =
-            target_dir.join("wasm32-unknown-unknown/plugin").join(format!("{}.wasm", krate.package.replace('-', "_")));
-        let module =
-            std::fs::read(&module_path).with_context(|| format!("failed to read {}", module_path.display()))?;
-        let component =
-            componentize(&module).with_context(|| format!("failed to make a component of {}", krate.package))?;
+    let mut stale_inputs = Vec::new();
+    for krate in &by_inputs {
+        let dir = krate.output.parent().context("a component lives in a folder")?;
+        let differing = crate::inputs::check(root, &krate.package, dir, &krate.output)?;
+        let relative = krate.output.strip_prefix(root).unwrap_or(&krate.output).display().to_string();
+        if differing.is_empty() {
+            eprintln!("{relative}: its inputs are the ones {} records (not rebuilt)", crate::inputs::RECORD);
+        } else {
+            stale_inputs.push(format!("{relative}: {}", differing.join(", ")));
+        }
+        let component = std::fs::read(&krate.output)?;
         built.push(Built { output: krate.output.clone(), component, source: Source::Rust });
     }
+
+    // The crates to build, in groups of the same `cfg`s: one cargo run each.
+    let mut groups: Vec<(Vec<String>, Vec<&ComponentCrate>)> = Vec::new();
+    for krate in to_build {
+        match groups.iter_mut().find(|(cfgs, _)| *cfgs == krate.cfgs) {
+            Some((_, members)) => members.push(krate),
+            None => groups.push((krate.cfgs.clone(), vec![krate])),
+        }
+    }
+    let base_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    for (cfgs, members) in &groups {
+        let target_dir = match members.first() {
+            Some(first) if !cfgs.is_empty() => base_dir.join(format!("wasm-{}", first.package)),
+            _ => base_dir.join("wasm"),
+        };
+        let packages: Vec<String> = members.iter().map(|c| c.package.clone()).collect();
+        let status = toolchain
+            .cargo_build(root, &target_dir, &packages, cfgs)
+            .status()
+            .context("failed to run cargo for the wasm build")?;
+        if !status.success() {
+            bail!("the wasm build failed (see cargo's output above)");
+        }
+        // Every component with where it goes.
+        for krate in members {
+            let module_path = target_dir
+                .join("wasm32-unknown-unknown/plugin")
+                .join(format!("{}.wasm", krate.package.replace('-', "_")));
+            let module =
+                std::fs::read(&module_path).with_context(|| format!("failed to read {}", module_path.display()))?;
+            let component =
+                componentize(&module).with_context(|| format!("failed to make a component of {}", krate.package))?;
+            if !check && krate.check_inputs {
+                let dir = krate.output.parent().context("a component lives in a folder")?;
+                let record = crate::inputs::record(root, &krate.package, dir, &component, &toolchain.version)?;
+                std::fs::write(dir.join(crate::inputs::RECORD), record)?;
+            }
+            built.push(Built { output: krate.output.clone(), component, source: Source::Rust });
+        }
+    }
+    // The WAT fixtures need no toolchain.
     let wat = crate::wat::build_all(root)?;
     eprintln!("assembled {} WAT fixtures", wat.len());
     built.extend(wat.into_iter().map(|w| Built { output: w.output, component: w.bytes, source: Source::Wat }));
@@ -79,6 +126,13 @@ pub fn build_all(root: &Path, choice: Choice, check: bool) -> Result<()> {
     if !check {
         std::fs::write(&record_path, record).with_context(|| format!("failed to write {}", record_path.display()))?;
         return Ok(());
+    }
+    if !stale_inputs.is_empty() {
+        bail!(
+            "these committed components were not built from their current inputs:\n  {}\n\n\
+             Rebuild them with `cargo xtask build` and commit the result.",
+            stale_inputs.join("\n  ")
+        );
     }
     if differing.is_empty() {
         eprintln!("all {} committed components match their source", built.len());
@@ -152,9 +206,18 @@ fn component_crates(root: &Path) -> Result<Vec<ComponentCrate>> {
         let Some(component) = package["metadata"]["assay"]["component"].as_str() else { continue };
         let manifest = PathBuf::from(package["manifest_path"].as_str().unwrap_or_default());
         let dir = manifest.parent().context("manifest path has no parent")?;
+        let assay = &package["metadata"]["assay"];
+        let cfgs = assay["cfg"].as_array().into_iter().flatten().filter_map(|c| c.as_str().map(str::to_owned));
+        let check_inputs = match assay["check"].as_str() {
+            None | Some("rebuild") => false,
+            Some("inputs") => true,
+            Some(other) => bail!("{}: `check = {other:?}` is not `rebuild` or `inputs`", manifest.display()),
+        };
         crates.push(ComponentCrate {
             package: package["name"].as_str().unwrap_or_default().to_owned(),
             output: dir.join(component),
+            cfgs: cfgs.collect(),
+            check_inputs,
         });
     }
     crates.sort_by(|a, b| a.output.cmp(&b.output));

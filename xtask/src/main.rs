@@ -10,9 +10,16 @@
 //! and sha256 of every component, WAT fixtures included).
 //!
 //! `cargo xtask build --check` does the same into a scratch directory and
-//! fails if any committed component differs from its source build.
+//! fails if any committed component differs from its source build; for a
+//! crate marked `check = "inputs"` (the JavaScript engine, whose release
+//! build is slow) it checks instead that the component's recorded inputs
+//! (`INPUTS.sha256` beside it) are the current ones.
+//!
+//! The wasm builds go to `$CARGO_TARGET_DIR/wasm` (default `target/wasm`);
+//! a crate with `cfg`s of its own builds in `wasm-PACKAGE` beside it.
 
 mod components;
+mod inputs;
 mod toolchain;
 mod wat;
 

@@ -84,14 +84,17 @@ impl Toolchain {
 
     /// A `cargo build` command for the wasm target with this toolchain,
     /// with paths remapped so that the output does not depend on where the
-    /// checkout or the cargo home lives.
-    pub fn cargo_build(&self, root: &Path, target_dir: &Path, packages: &[String]) -> Command {
+    /// checkout or the cargo home lives, and with `cfgs` set (`--cfg`).
+    pub fn cargo_build(&self, root: &Path, target_dir: &Path, packages: &[String], cfgs: &[String]) -> Command {
         let cargo_home = std::env::var("CARGO_HOME")
             .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
-        let rustflags = format!(
+        let mut rustflags = format!(
             "-C target-feature=+simd128 --remap-path-prefix={}=/assay --remap-path-prefix={cargo_home}=/cargo",
             root.display()
         );
+        for cfg in cfgs {
+            rustflags.push_str(&format!(" --cfg {cfg}"));
+        }
         let mut command = if self.route == "debian" {
             let mut command = Command::new("/usr/bin/cargo");
             let path = std::env::var("PATH").unwrap_or_default();

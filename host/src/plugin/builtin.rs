@@ -105,6 +105,27 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     fresh_instances: false,
 };
 
+/// The `javascript` plugin (`plugins/javascript/`, the key
+/// `pf_javascript`): promptfoo's `javascript` assertions, run by a
+/// JavaScript engine (Boa) inside the component. Embedded and registered
+/// like [`PROMPTFOO_PLUGIN`], for runs that hold promptfoo configs; it
+/// needs nothing but the log. At 6.6 MB it is the largest built-in:
+/// compiling it takes ~3.5 s (release build) the first time one of its
+/// checks runs, then the compile cache has it.
+pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
+    name: "javascript",
+    bytes: include_bytes!("../../../plugins/javascript/javascript.wasm"),
+    grants: Grants { log: true, judge: false, embeddings: false },
+    version: "0.1.0",
+    keys: &[(
+        "pf_javascript",
+        "promptfoo javascript: the assertion's JavaScript function passes (run sandboxed, without Node)",
+    )],
+    // Each assertion gets an engine context of its own inside the
+    // component: nothing one sets is seen by the next.
+    fresh_instances: false,
+};
+
 /// The promptfoo Python runner (`plugins/python/`, the key `pf_python`):
 /// promptfoo's `python` assertions, run in CPython inside the sandbox (its
 /// standard library only; no files, network, environment or
@@ -133,7 +154,7 @@ pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
 
 /// The built-ins a run of promptfoo configs registers, each unless a plugin
 /// of the project provides its keys already.
-pub const PROMPTFOO_BUILTINS: &[BuiltinPlugin] = &[PROMPTFOO_PLUGIN, PROMPTFOO_PYTHON_PLUGIN];
+pub const PROMPTFOO_BUILTINS: &[BuiltinPlugin] = &[PROMPTFOO_PLUGIN, PROMPTFOO_PYTHON_PLUGIN, JAVASCRIPT_PLUGIN];
 
 #[cfg(test)]
 mod tests {
@@ -147,7 +168,7 @@ mod tests {
     #[test]
     fn every_builtin_describes_itself_as_its_table_says() {
         let runtime = Runtime::default();
-        for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN]) {
+        for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN, &JAVASCRIPT_PLUGIN]) {
             let options = ComponentOptions { grants: builtin.grants, ..ComponentOptions::default() };
             let plugin = MatcherPlugin::load(&runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options)
                 .unwrap_or_else(|e| panic!("{}: {e}", builtin.name));
@@ -158,6 +179,19 @@ mod tests {
                 builtin.name
             );
         }
+    }
+
+    /// The JavaScript engine runs code from configs: its component must
+    /// reach nothing but the log (no WASI: no files, network, environment
+    /// or clock), whatever the policy would grant.
+    #[test]
+    fn the_javascript_plugin_imports_nothing_but_the_log() {
+        let engine = wasmtime::Engine::default();
+        let component = wasmtime::component::Component::new(&engine, JAVASCRIPT_PLUGIN.bytes).unwrap();
+        let mut imports: Vec<String> =
+            component.component_type().imports(&engine).map(|(name, _)| name.to_owned()).collect();
+        imports.sort();
+        assert_eq!(imports, ["assay:plugin/log@0.2.0", "assay:plugin/types@0.2.0"]);
     }
 
     #[test]

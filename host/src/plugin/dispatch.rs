@@ -254,14 +254,15 @@ pub struct UnknownKey {
 pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) -> Verdict {
     match answer {
         Ok(evaluation) => {
-            let (pass, score) = match negated.then(|| declared_negation(evaluation.extras.as_ref())).flatten() {
-                Some(declared) => declared,
-                None => (evaluation.pass != negated, evaluation.score),
+            let (pass, score, message) = match negated.then(|| declared_negation(evaluation.extras.as_ref())).flatten()
+            {
+                Some((pass, score, reason)) => (pass, score, reason.unwrap_or(evaluation.message)),
+                None => (evaluation.pass != negated, evaluation.score, evaluation.message),
             };
             Verdict {
                 outcome: if pass { Outcome::Pass } else { Outcome::Fail },
                 score,
-                message: evaluation.message,
+                message,
                 extras: evaluation.extras,
                 error_kind: None,
                 truncated: evaluation.truncated,
@@ -279,12 +280,16 @@ pub fn verdict_of(answer: Result<Evaluation, EvaluationError>, negated: bool) ->
 }
 
 /// The negated verdict a plugin stated in its extras as `"negated": {"pass":
-/// bool, "score": number}`, for plugins whose negation is not a plain
-/// inversion (the `promptfoo` plugin reproduces promptfoo's `not-` forms,
-/// which invert scores and, for some types, ignore the negation).
-fn declared_negation(extras: Option<&Value>) -> Option<(bool, Option<f64>)> {
+/// bool, "score": number, "reason": string}` (`reason` optional: the
+/// message of the negated verdict, when it differs), for plugins whose
+/// negation is not a plain inversion (the `promptfoo` plugin reproduces
+/// promptfoo's `not-` forms, which invert scores and, for some types,
+/// ignore the negation; the `javascript` plugin gives promptfoo's reasons
+/// of both forms).
+fn declared_negation(extras: Option<&Value>) -> Option<(bool, Option<f64>, Option<String>)> {
     let declared = extras?.get("negated")?;
-    Some((declared.get("pass")?.as_bool()?, declared.get("score").and_then(Value::as_f64)))
+    let reason = declared.get("reason").and_then(Value::as_str).map(str::to_owned);
+    Some((declared.get("pass")?.as_bool()?, declared.get("score").and_then(Value::as_f64), reason))
 }
 
 /// A resolved target: the response text, or a value inside sly_data or
@@ -364,6 +369,7 @@ fn preview(found: Found<'_>) -> String {
 mod tests {
     use super::*;
     use crate::errors::Fault;
+    use serde_json::json;
     use std::time::Duration;
 
     fn evaluation(pass: bool) -> Evaluation {
@@ -376,6 +382,14 @@ mod tests {
         assert_eq!(verdict_of(Ok(evaluation(true)), true).outcome, Outcome::Fail);
         assert_eq!(verdict_of(Ok(evaluation(false)), true).outcome, Outcome::Pass);
         assert_eq!(verdict_of(Ok(evaluation(false)), true).score, Some(0.25));
+        // A plugin's own negated verdict wins, with its own reason if it
+        // gives one.
+        let declared = |negated: Value| Evaluation { extras: Some(json!({ "negated": negated })), ..evaluation(true) };
+        let verdict = verdict_of(Ok(declared(json!({"pass": true, "score": 0.5, "reason": "not so"}))), true);
+        assert_eq!((verdict.outcome, verdict.score, verdict.message.as_str()), (Outcome::Pass, Some(0.5), "not so"));
+        let verdict = verdict_of(Ok(declared(json!({"pass": false, "score": 0.0}))), true);
+        assert_eq!((verdict.outcome, verdict.message.as_str()), (Outcome::Fail, "m"));
+        assert_eq!(verdict_of(Ok(declared(json!({"pass": false, "reason": "x"}))), false).message, "m");
         let rejected = verdict_of(Err(EvaluationError::Rejected("bad".into())), true);
         assert_eq!(
             (rejected.outcome, rejected.error_kind, rejected.message.as_str()),

@@ -68,6 +68,12 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
         grants: &["judge", "embeddings"],
     },
     FirstParty {
+        label: "javascript",
+        path: "plugins/javascript/javascript.wasm",
+        keys: &["pf_javascript"],
+        grants: &[],
+    },
+    FirstParty {
         label: "readability",
         path: "plugins/readability-py/readability.wasm",
         keys: &["readability"],

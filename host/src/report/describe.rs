@@ -51,17 +51,27 @@ pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
     lines
 }
 
+/// The most characters of an expected value a check's line shows: a
+/// parameter object can hold a whole program (a promptfoo `javascript`
+/// assertion's module and context), which the results keep whole.
+const EXPECTED_SHOWN: usize = 240;
+
 /// One check: `structure.answer keywords "Liverpool": <message> (actual: …)`.
 pub fn check_line(check: &CheckResult) -> String {
     let actual = match &check.actual {
         Some(actual) => format!(" (actual: {})", escape::one_line(actual)),
         None => String::new(),
     };
+    let mut expected = check.expected.to_string();
+    if let Some((cut, _)) = expected.char_indices().nth(EXPECTED_SHOWN) {
+        expected.truncate(cut);
+        expected.push('…');
+    }
     format!(
         "{} {} {}: {}{actual}",
         escape::one_line(&check.target),
         escape::one_line(&check.key),
-        escape::one_line(&check.expected.to_string()),
+        escape::one_line(&expected),
         escape::lines(&check.verdict.message, CONTINUATION)
     )
 }

@@ -13,7 +13,7 @@
 //! run's secrets hidden (about 1.5 KB a case: a `serde_json::Value` would
 //! take twenty times that), and written once, when the run finishes.
 
-use crate::check::CheckResult;
+use crate::check::{CheckResult, Outcome};
 use crate::formats::promptfoo::{Suite, render_prompt};
 use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
 use crate::report::Redactor;
@@ -58,12 +58,15 @@ impl PromptfooOutput {
         let config = suite.config();
         let written = &config.tests[test];
         let interaction = case.samples.first().and_then(|s| s.runs.first()).and_then(|run| run.interactions.first());
+        let checks: &[CheckResult] = interaction.map_or(&[], |i| i.checks.as_slice());
+        // An assertion that could not be evaluated (promptfoo: one that
+        // threw, such as a `file://` function) is the test's error.
         let error = case
             .error
             .as_ref()
             .map(|e| e.message.clone())
-            .or_else(|| interaction.and_then(|i| i.error.as_ref()).map(|e| e.message.clone()));
-        let checks: &[CheckResult] = interaction.map_or(&[], |i| i.checks.as_slice());
+            .or_else(|| interaction.and_then(|i| i.error.as_ref()).map(|e| e.message.clone()))
+            .or_else(|| checks.iter().find(|c| c.verdict.outcome == Outcome::Error).map(|c| c.verdict.message.clone()));
         let weights: Vec<f64> =
             written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
         let metrics: Vec<Option<String>> = written

@@ -42,6 +42,7 @@ mod metrics;
 mod plugin_config;
 mod plugin_runtime;
 mod promptfoo_differential;
+mod promptfoo_javascript;
 mod promptfoo_python;
 mod promptfoo_suite;
 mod properties;

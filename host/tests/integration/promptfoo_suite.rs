@@ -144,8 +144,6 @@ fn each_unsupported_construct_is_an_error_naming_the_test_and_the_fix() {
 prompts: ["{{q}}"]
 providers: [echo]
 tests:
-  - description: js
-    assert: [{type: javascript, value: "output.length > 1"}]
   - description: py
     assert: [{type: not-python, value: "file://check.txt"}]
   - description: transform
@@ -164,11 +162,6 @@ tests:
     let ran = run(dir.path(), &[]);
     assert_eq!(ran.output.status.code(), Some(1));
     let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
-    let js = error("/js");
-    assert!(
-        js.contains("tests[0] (\"js\")") && js.contains("`javascript`") && js.contains("assay plugin new NAME`"),
-        "{js}"
-    );
     let py = error("/py");
     assert!(
         py.contains("tests[1] (\"py\")")

@@ -3,12 +3,14 @@
 //! checked on the answer's text (`latency` on the interaction's latency in
 //! ms, `cost` on its cost) with the expected value `{"value", "threshold",
 //! "prompt", "rubric_prompt"}` that the `promptfoo` plugin reads; `python`
-//! is the key `pf_python` of the embedded Python runner (`python.rs`).
-//! `weight` and `metric` stay with the case, for the test's grading and
-//! named scores. `javascript` assertions, `transform`s and assertion sets
-//! are errors naming the test and what to do instead.
+//! is the key `pf_python` of the embedded Python runner (`python.rs`), and
+//! `javascript` the `javascript` plugin's `pf_javascript` (its expected
+//! value made in `javascript.rs`). `weight` and `metric` stay with the
+//! case, for the test's grading and named scores. `transform`s and
+//! assertion sets are errors naming the test and what to do instead.
 
 use crate::check::{Check, KeySet, Target, plan_entry};
+use crate::formats::promptfoo::javascript::{self, ScriptContext};
 use crate::formats::promptfoo::python::{self, PythonScope};
 use crate::template::{NunjucksTemplate, is_template};
 use serde_json::{Map, Value, json};
@@ -88,7 +90,7 @@ pub const TYPES: &[&str] = &[
 
 /// The script assertion types assay runs, each in its own sandboxed
 /// runner (`python`: `plugins/python/`).
-pub const SCRIPT_TYPES: &[&str] = &["python"];
+pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
 /// The types whose plugin asks the judge the rendered prompt.
 const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality"];
@@ -102,24 +104,40 @@ pub struct Planned {
     pub weight: f64,
 }
 
+/// What a test gives its script assertions: its `python` ones and its
+/// `javascript` ones.
+#[derive(Clone, Copy)]
+pub struct Scripts<'a> {
+    /// For `python` assertions.
+    pub python: &'a PythonScope<'a>,
+    /// For `javascript` assertions.
+    pub javascript: &'a ScriptContext<'a>,
+}
+
 /// Plans `assertion` (the `index`-th of a test) on the answer to `prompt`,
-/// with `vars` filled into its value; the error says what is wrong.
+/// with `vars` filled into its value (and `script`, what a `javascript`
+/// assertion's context holds besides); the error says what is wrong.
 pub fn plan(
     assertion: &Map<String, Value>,
     index: usize,
     vars: &Vars<'_>,
     prompt: &str,
     rubric_prompt: Option<&str>,
-    python: &PythonScope<'_>,
+    scripts: &Scripts<'_>,
     keys: &dyn KeySet,
 ) -> Result<Planned, String> {
+    let Scripts { python, javascript: script } = *scripts;
     let at = format!("assert[{index}]");
     let Some(kind) = assertion.get("type").and_then(Value::as_str) else {
         return Err(format!("{at} has no `type`"));
     };
     for key in ["transform", "contextTransform"] {
         if assertion.contains_key(key) {
-            return Err(format!("{at} has a `{key}`, which is JavaScript; assay does not run it"));
+            return Err(format!(
+                "{at} has a `{key}`, which is JavaScript; assay runs JavaScript only as `javascript` assertions \
+                 (sandboxed)\n\n\
+                 Consider a `javascript` assertion that transforms `output` itself and checks the result"
+            ));
         }
     }
     if let Some(key) = kind.strip_prefix("assay:") {
@@ -129,13 +147,6 @@ pub fn plan(
         Some(base) => (true, base),
         None => (false, kind),
     };
-    if base == "javascript" {
-        return Err(format!(
-            "{at} is a `{kind}` assertion, which assay does not run in the host (it would run unsandboxed)\n\n\
-             Consider writing it as a plugin (`assay plugin new NAME`), a sandboxed component, and using \
-             its key in the test instead"
-        ));
-    }
     if matches!(base, "assert-set" | "select-best" | "max-score") {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
@@ -184,10 +195,19 @@ pub fn plan(
     let mut expected = Map::new();
     if base == "python" {
         expected = python::expected(assertion, &at, negated, &|value| vars.fill(value), prompt, python)?;
+    } else if base == "javascript" {
+        let Some(Value::String(code)) = assertion.get("value") else {
+            return Err(format!("{at} (`{kind}`) needs a `value`: the JavaScript code, or a `file://` module"));
+        };
+        let rendered = || match is_template(code) {
+            true => vars.render(code).map_err(|e| format!("{at}.value: {e}")),
+            false => Ok(code.clone()),
+        };
+        expected = javascript::expected(assertion, &at, code, rendered, threshold, prompt, script)?;
     } else if let Some(value) = assertion.get("value") {
         expected.insert("value".into(), vars.fill(value).map_err(|e| format!("{at}.value: {e}"))?);
     }
-    if let Some(threshold) = threshold {
+    if let Some(threshold) = threshold.filter(|_| base != "javascript") {
         expected.insert("threshold".into(), json!(threshold));
     }
     if MODEL_GRADED.contains(&base) {
@@ -205,6 +225,13 @@ pub fn plan(
     };
     let key = format!("{}pf_{}", if negated { "not_" } else { "" }, base.replace('-', "_"));
     let base_key = key.trim_start_matches("not_");
+    if base_key == javascript::KEY && !keys.has_key(base_key) {
+        return Err(format!(
+            "{at} (`{kind}`) needs the key `{base_key}` of the javascript plugin, which is not loaded\n\n\
+             Consider [plugins.javascript] path = \"plugins/javascript/javascript.wasm\" in assay.toml, or --plugin \
+             plugins/javascript/javascript.wasm"
+        ));
+    }
     if !keys.has_key(base_key) {
         return Err(format!(
             "{at} (`{kind}`) needs the key `{base_key}` of the promptfoo assertions plugin, which is not loaded\n\n\

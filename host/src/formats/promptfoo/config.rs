@@ -15,6 +15,7 @@
 use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::formats::promptfoo::javascript::AssertScripts;
 use crate::formats::promptfoo::python::PythonFiles;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
@@ -45,6 +46,9 @@ pub struct Config {
     pub assert_templates: AssertTemplates,
     /// The `.py` files of the tests' `python` assertions, read once.
     pub python_files: PythonFiles,
+    /// The `file://` modules of the tests' `javascript` assertions, read
+    /// once.
+    pub assert_scripts: AssertScripts,
 }
 
 /// One prompt.
@@ -170,9 +174,18 @@ const TEST_KEYS: &[&str] = &["vars", "assert", "options", "description", "thresh
 /// The `options` of a test assay reads, and those it refuses with why.
 const TEST_OPTIONS: &[&str] = &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache"];
 const REFUSED_OPTIONS: &[(&str, &str)] = &[
-    ("transform", "it is JavaScript, which assay does not run"),
-    ("postprocess", "it is JavaScript, which assay does not run"),
-    ("transformVars", "it is JavaScript, which assay does not run"),
+    (
+        "transform",
+        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
+    ),
+    (
+        "postprocess",
+        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
+    ),
+    (
+        "transformVars",
+        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
+    ),
     (
         "storeOutputAs",
         "it passes one test's output to the next, and assay runs tests independently; write the later test's \
@@ -310,7 +323,13 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     let python_files = PythonFiles::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
         files.text(reference).map(|(_, text)| text).map_err(|e| e.to_string())
     });
-    Ok(Config { prompts, providers, tests, assert_templates, python_files })
+    let assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+        files.text(reference).map(|(_, text)| text).map_err(|error| match error {
+            CaseErrorKind::Invalid { message, .. } => message,
+            other => other.to_string(),
+        })
+    });
+    Ok(Config { prompts, providers, tests, assert_templates, python_files, assert_scripts })
 }
 
 /// The most values `$ref`s may copy into one config, counted node by node

@@ -21,13 +21,17 @@
 //! several providers or prompts, `[PROVIDER]` and `[PROMPT]` (labels) come
 //! before TEST. A provider with `prompts` runs only the prompts it names
 //! (by label, or a file's prompts by the label's start, as promptfoo's
-//! `isAllowedPrompt`). A config that cannot be read is one error case with the id
-//! CONFIG; a test that cannot run (a JavaScript assertion, a template
-//! assay does not render) is an error case of its own, naming the test.
+//! `isAllowedPrompt`). A config that cannot be read is one error case with
+//! the id CONFIG; a test that cannot run (a template assay does not
+//! render, a key it does not read) is an error case of its own, naming the
+//! test. `python` and `javascript` assertions run sandboxed, in the
+//! embedded Python runner (`python.rs`) and the `javascript` plugin's
+//! engine (`javascript.rs`).
 
 mod asserts;
 pub mod config;
 mod csv;
+mod javascript;
 mod providers;
 mod python;
 mod render;
@@ -249,13 +253,19 @@ impl PromptfooCase {
         let text = render_prompt(config, self.prompt, test)?;
         crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
+        let script = javascript::ScriptContext {
+            test,
+            provider: &config.providers[self.provider],
+            scripts: &config.assert_scripts,
+        };
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
         let test_context = || test.context_object();
         let python = python::PythonScope { test: &test_context, files: &config.python_files };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
-            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &python, keys)?;
+            let scripts = asserts::Scripts { python: &python, javascript: &script };
+            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &scripts, keys)?;
             checks.push(planned.check);
             weights.push(planned.weight);
         }

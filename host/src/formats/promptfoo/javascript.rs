@@ -1,0 +1,215 @@
+//! promptfoo's `javascript` assertions as checks of the embedded
+//! `javascript` plugin (`plugins/javascript/`, key `pf_javascript`), which
+//! runs them in a JavaScript engine inside its component: no Node, no file,
+//! network, environment or clock.
+//!
+//! The check's expected value holds what promptfoo's function would get:
+//! the code (its vars rendered in, as promptfoo renders it as a Nunjucks
+//! template), or for `file://path.js[:function]` the module's text, read
+//! through the config's [`FileAccess`](crate::case::FileAccess) when the
+//! config is read ([`AssertScripts`]), so that it obeys the same rules as
+//! every other file a config names; `threshold`; and `context`: the
+//! rendered `prompt`, `vars`, the `test` (`description`, `vars`, `options`,
+//! `threshold`: not its `assert` list), the assertion's `config` and the
+//! `provider` (`{id, label}`; the plugin makes `id` a function).
+
+use crate::formats::promptfoo::config::{ProviderEntry, Test};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// The key of the `javascript` plugin.
+pub const KEY: &str = "pf_javascript";
+
+/// The file extensions promptfoo loads as JavaScript modules that the
+/// engine runs.
+const MODULE_EXTENSIONS: &[&str] = &["js", "cjs", "mjs"];
+
+/// The TypeScript extensions promptfoo compiles with `tsx`, which the
+/// engine does not.
+const TYPESCRIPT_EXTENSIONS: &[&str] = &["ts", "cts", "mts", "tsx"];
+
+/// A `file://` reference of a `javascript` assertion, parsed as promptfoo
+/// parses it: the path, and after the first `:` the function to call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptReference<'a> {
+    /// The path, relative to the config's folder.
+    pub path: &'a str,
+    /// The export to call, if named.
+    pub function: Option<&'a str>,
+}
+
+impl ScriptReference<'_> {
+    /// The reference in `value`, if it is a `file://` one.
+    pub fn parse(value: &str) -> Option<ScriptReference<'_>> {
+        let reference = value.strip_prefix("file://")?;
+        Some(match reference.split_once(':') {
+            Some((path, function)) => ScriptReference { path, function: Some(function) },
+            None => ScriptReference { path: reference, function: None },
+        })
+    }
+
+    fn extension(&self) -> String {
+        std::path::Path::new(self.path).extension().and_then(|x| x.to_str()).unwrap_or_default().to_ascii_lowercase()
+    }
+}
+
+/// The modules the config's `javascript` assertions name by `file://`,
+/// read when the config is read (each once, whatever the number of tests
+/// that use it), or why one cannot be (an error of the tests that use it).
+#[derive(Debug, Default)]
+pub struct AssertScripts(HashMap<String, Result<String, String>>);
+
+impl AssertScripts {
+    /// Reads the modules of the `javascript` assertions in `asserts` with
+    /// `read` (a path relative to the config's folder → its text, or why
+    /// not).
+    pub fn read<'a>(
+        asserts: impl Iterator<Item = &'a Map<String, Value>>,
+        read: impl Fn(&str) -> Result<String, String>,
+    ) -> AssertScripts {
+        let mut scripts = HashMap::new();
+        for assertion in asserts {
+            let kind = assertion.get("type").and_then(Value::as_str).unwrap_or_default();
+            if kind.strip_prefix("not-").unwrap_or(kind) != "javascript" {
+                continue;
+            }
+            let Some(reference) = assertion.get("value").and_then(Value::as_str).and_then(ScriptReference::parse)
+            else {
+                continue;
+            };
+            if MODULE_EXTENSIONS.contains(&reference.extension().as_str()) && !scripts.contains_key(reference.path) {
+                scripts.insert(reference.path.to_owned(), read(&format!("file://{}", reference.path)));
+            }
+        }
+        AssertScripts(scripts)
+    }
+}
+
+/// What a `javascript` assertion's context holds beyond its vars and
+/// prompt: the test, the provider, and the modules read.
+#[derive(Clone, Copy, Debug)]
+pub struct ScriptContext<'a> {
+    /// The test (after `defaultTest` and var expansion).
+    pub test: &'a Test,
+    /// The provider the case runs on.
+    pub provider: &'a ProviderEntry,
+    /// The `file://` modules of the config's assertions.
+    pub scripts: &'a AssertScripts,
+}
+
+/// The expected value of the check of a `javascript` assertion (`at` names
+/// it in errors) whose `value` is `value`, with its code `rendered` (vars
+/// filled in; `None` for a `file://` reference, which promptfoo does not
+/// render).
+pub fn expected(
+    assertion: &Map<String, Value>,
+    at: &str,
+    value: &str,
+    rendered: impl FnOnce() -> Result<String, String>,
+    threshold: Option<f64>,
+    prompt: &str,
+    context: &ScriptContext<'_>,
+) -> Result<Map<String, Value>, String> {
+    let mut expected = Map::new();
+    if let Some(reference) = ScriptReference::parse(value) {
+        let extension = reference.extension();
+        if TYPESCRIPT_EXTENSIONS.contains(&extension.as_str()) {
+            return Err(format!(
+                "{at}: `{value}` is TypeScript, which assay's JavaScript engine does not compile\n\n\
+                 Consider compiling it to JavaScript (`tsc`, `esbuild`) and naming the `.js` file"
+            ));
+        }
+        if !MODULE_EXTENSIONS.contains(&extension.as_str()) {
+            return Err(format!(
+                "{at}: `{value}` is not a JavaScript module; a `javascript` assertion's `file://` names a `.js`, \
+                 `.cjs` or `.mjs` file"
+            ));
+        }
+        let source = match context.scripts.0.get(reference.path) {
+            Some(Ok(source)) => source,
+            Some(Err(error)) => return Err(format!("{at}: {error}")),
+            None => return Err(format!("{at}: `{value}` was not read with the config")),
+        };
+        expected.insert("value".into(), Value::String(value.to_owned()));
+        expected
+            .insert("file".into(), json!({ "name": reference.path, "source": source, "function": reference.function }));
+    } else if value.starts_with("package:") {
+        return Err(format!(
+            "{at}: `{value}` loads an npm package, which assay does not run; copy the function into a `.js` file \
+             beside the config and name it with `file://`"
+        ));
+    } else {
+        expected.insert("value".into(), Value::String(rendered()?));
+    }
+    if let Some(threshold) = threshold {
+        expected.insert("threshold".into(), json!(threshold));
+    }
+    expected.insert("context".into(), context_value(assertion, prompt, context));
+    Ok(expected)
+}
+
+/// promptfoo's `context`, as far as assay knows it before the answer.
+fn context_value(assertion: &Map<String, Value>, prompt: &str, context: &ScriptContext<'_>) -> Value {
+    let test = context.test;
+    let mut written = Map::new();
+    if let Some(description) = &test.description {
+        written.insert("description".into(), json!(description));
+    }
+    // Not its `assert` list: it would make every check of the test carry
+    // every other one.
+    written.insert("vars".into(), Value::Object(test.vars.clone()));
+    written.insert("options".into(), Value::Object(test.options.clone()));
+    if let Some(threshold) = test.threshold {
+        written.insert("threshold".into(), json!(threshold));
+    }
+    let mut provider = json!({ "id": context.provider.id });
+    if let Some(label) = &context.provider.label {
+        provider["label"] = json!(label);
+    }
+    let mut value = json!({
+        "prompt": prompt,
+        "vars": test.vars,
+        "test": written,
+        "provider": provider,
+    });
+    if let Some(config) = assertion.get("config") {
+        value["config"] = config.clone();
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_the_function_at_the_first_colon() {
+        assert_eq!(ScriptReference::parse("file://a/b.js"), Some(ScriptReference { path: "a/b.js", function: None }));
+        assert_eq!(
+            ScriptReference::parse("file://b.cjs:check:x"),
+            Some(ScriptReference { path: "b.cjs", function: Some("check:x") })
+        );
+        assert_eq!(ScriptReference::parse("output.length > 1"), None);
+    }
+
+    #[test]
+    fn each_module_is_read_once_and_only_for_javascript_assertions() {
+        let asserts: Vec<Map<String, Value>> = [
+            json!({"type": "javascript", "value": "file://a.js:one"}),
+            json!({"type": "not-javascript", "value": "file://a.js:two"}),
+            json!({"type": "javascript", "value": "file://b.ts"}),
+            json!({"type": "contains", "value": "file://c.js"}),
+            json!({"type": "javascript", "value": "output"}),
+        ]
+        .into_iter()
+        .map(|v| v.as_object().unwrap().clone())
+        .collect();
+        let reads = std::cell::RefCell::new(Vec::new());
+        let scripts = AssertScripts::read(asserts.iter(), |reference| {
+            reads.borrow_mut().push(reference.to_owned());
+            Ok(String::new())
+        });
+        assert_eq!(reads.into_inner(), ["file://a.js"]);
+        assert_eq!(scripts.0.len(), 1);
+    }
+}
