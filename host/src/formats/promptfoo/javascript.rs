@@ -13,7 +13,6 @@
 //! `threshold`: not its `assert` list), the assertion's `config` and the
 //! `provider` (`{id, label}`; the plugin makes `id` a function).
 
-use crate::formats::promptfoo::config::{ProviderEntry, Test};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -87,12 +86,15 @@ impl AssertScripts {
 
 /// What a `javascript` assertion's context holds beyond its vars and
 /// prompt: the test, the provider, and the modules read.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct ScriptContext<'a> {
-    /// The test (after `defaultTest` and var expansion).
-    pub test: &'a Test,
-    /// The provider the case runs on.
-    pub provider: &'a ProviderEntry,
+    /// The test (after `defaultTest` and var expansion) as promptfoo's
+    /// context holds it, made when an assertion asks for it.
+    pub test: &'a dyn Fn() -> Value,
+    /// The id of the provider the case runs on.
+    pub provider_id: &'a str,
+    /// Its label, if it has one.
+    pub provider_label: Option<&'a str>,
     /// The `file://` modules of the config's assertions.
     pub scripts: &'a AssertScripts,
 }
@@ -150,25 +152,20 @@ pub fn expected(
 
 /// promptfoo's `context`, as far as assay knows it before the answer.
 fn context_value(assertion: &Map<String, Value>, prompt: &str, context: &ScriptContext<'_>) -> Value {
-    let test = context.test;
-    let mut written = Map::new();
-    if let Some(description) = &test.description {
-        written.insert("description".into(), json!(description));
-    }
+    let mut written = (context.test)();
     // Not its `assert` list: it would make every check of the test carry
     // every other one.
-    written.insert("vars".into(), Value::Object(test.vars.clone()));
-    written.insert("options".into(), Value::Object(test.options.clone()));
-    if let Some(threshold) = test.threshold {
-        written.insert("threshold".into(), json!(threshold));
+    if let Value::Object(test) = &mut written {
+        test.remove("assert");
     }
-    let mut provider = json!({ "id": context.provider.id });
-    if let Some(label) = &context.provider.label {
+    let vars = written.get("vars").cloned().unwrap_or_else(|| json!({}));
+    let mut provider = json!({ "id": context.provider_id });
+    if let Some(label) = context.provider_label {
         provider["label"] = json!(label);
     }
     let mut value = json!({
         "prompt": prompt,
-        "vars": test.vars,
+        "vars": vars,
         "test": written,
         "provider": provider,
     });

@@ -253,14 +253,16 @@ impl PromptfooCase {
         let text = render_prompt(config, self.prompt, test)?;
         crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
+        let test_context = || test.context_object();
+        let entry = &config.providers[self.provider];
         let script = javascript::ScriptContext {
-            test,
-            provider: &config.providers[self.provider],
+            test: &test_context,
+            provider_id: &entry.id,
+            provider_label: entry.label.as_deref(),
             scripts: &config.assert_scripts,
         };
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
-        let test_context = || test.context_object();
         let python = python::PythonScope { test: &test_context, files: &config.python_files };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
