@@ -164,7 +164,7 @@ tests:
     let error = |suffix: &str| ran.case(suffix)["error"]["message"].as_str().unwrap_or_default().to_owned();
     let py = error("/py");
     assert!(
-        py.contains("tests[1] (\"py\")")
+        py.contains("tests[0] (\"py\")")
             && py.contains("`not-python`) names `file://check.txt`, which is not a `.py` file; write `file://FILE.py`"),
         "{py}"
     );
