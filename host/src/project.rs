@@ -111,6 +111,9 @@ pub struct Project {
     runtime: Runtime,
     judge: Option<Arc<RemoteJudge>>,
     embeddings: Option<Arc<RemoteEmbeddings>>,
+    /// promptfoo's default grader, for the promptfoo plugins when the
+    /// project configures no judge or embeddings ([`Settings::promptfoo_default`]).
+    promptfoo_default: PromptfooDefault,
     case_env: CaseEnv,
     /// Which discovered files are trusted, and what they use.
     trust: Arc<Trust>,
@@ -155,6 +158,7 @@ impl Project {
         let settings = Settings { config: &config, file: &config_file, environment: &environment, options: &options };
         let judge = settings.judge(cache_dir.as_deref())?.map(Arc::new);
         let embeddings = settings.embeddings(cache_dir.as_deref())?.map(Arc::new);
+        let promptfoo_default = settings.promptfoo_default(cache_dir.as_deref())?;
         let case_env = settings.case_env()?;
         let trust = settings.trust()?;
         Ok(Project {
@@ -165,6 +169,7 @@ impl Project {
             runtime,
             judge,
             embeddings,
+            promptfoo_default,
             case_env,
             trust: Arc::new(trust),
             registry: Mutex::default(),
@@ -222,8 +227,14 @@ impl Project {
     pub fn redactor(&self) -> Redactor {
         let suites = self.promptfoo_suites();
         let provider_secrets = suites.iter().flat_map(|suite| suite.secrets().map(str::to_owned)).collect::<Vec<_>>();
+        let grader_key = self.promptfoo_default.api_key.as_deref();
         Redactor::new(
-            self.case_env.secrets().iter().map(String::as_str).chain(provider_secrets.iter().map(String::as_str)),
+            self.case_env
+                .secrets()
+                .iter()
+                .map(String::as_str)
+                .chain(provider_secrets.iter().map(String::as_str))
+                .chain(grader_key),
         )
     }
 
@@ -292,13 +303,16 @@ impl Project {
     /// `registry` and the embedded promptfoo plugins (the assertions plugin,
     /// the Python runner, the JavaScript engine), which a run of promptfoo configs needs for their
     /// assertions, each unless a plugin of the project provides its keys:
-    /// with the project's judge and embeddings, as built-ins get them, and
+    /// with the project's judge and embeddings, as built-ins get them (or,
+    /// where the project configures none, promptfoo's default grader), and
     /// compiled only when one of its checks runs.
     fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
         let mut registry = registry.clone();
+        let judge = self.judge.clone().or_else(|| self.promptfoo_default.judge.clone());
+        let embeddings = self.embeddings.clone().or_else(|| self.promptfoo_default.embeddings.clone());
         let capabilities = Capabilities {
-            judge: self.judge.clone().map(|j| j as Arc<dyn Judge>),
-            embeddings: self.embeddings.clone().map(|e| e as Arc<dyn Embeddings>),
+            judge: judge.map(|j| j as Arc<dyn Judge>),
+            embeddings: embeddings.map(|e| e as Arc<dyn Embeddings>),
         };
         for builtin in PROMPTFOO_BUILTINS {
             if !registry.has_key(builtin.keys[0].0) {
@@ -734,6 +748,15 @@ fn process_environment() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// promptfoo's default grader and embeddings ([`Settings::promptfoo_default`]),
+/// and the key they send, which every report hides.
+#[derive(Default)]
+struct PromptfooDefault {
+    judge: Option<Arc<RemoteJudge>>,
+    embeddings: Option<Arc<RemoteEmbeddings>>,
+    api_key: Option<String>,
+}
+
 /// What the backends and the case environment are built from.
 struct Settings<'a> {
     config: &'a Config,
@@ -778,6 +801,12 @@ impl Settings<'_> {
             (None, Some(url)) => JudgeBackend::NeuroSan { url: url.clone() },
             (None, None) => return Ok(None),
         };
+        self.remote_judge(backend, cache_dir).map(Some)
+    }
+
+    /// A judge asking `backend`, with the rest of `[judge]`.
+    fn remote_judge(&self, backend: JudgeBackend, cache_dir: Option<&Path>) -> Result<RemoteJudge, ProjectError> {
+        let section = &self.config.judge;
         let mut settings = JudgeSettings::new(backend);
         if let Some(seconds) = section.timeout_secs {
             settings.timeout = self.seconds(seconds, "[judge] timeout_secs")?;
@@ -790,7 +819,48 @@ impl Settings<'_> {
         }
         settings.concurrency = self.judge_concurrency()?;
         settings.cache = self.answer_cache(cache_dir, "judge");
-        RemoteJudge::new(settings).map(Some).map_err(|message| self.error("[judge]", message))
+        RemoteJudge::new(settings).map_err(|message| self.error("[judge]", message))
+    }
+
+    /// promptfoo's default grader where the project configures no judge
+    /// (and likewise its embeddings): OpenAI's API at `OPENAI_BASE_URL` (or
+    /// `OPENAI_API_BASE_URL`, else `https://api.openai.com/v1`) with
+    /// `OPENAI_API_KEY` and promptfoo's default models, as `promptfoo eval`
+    /// grades in the same environment. Only when `OPENAI_API_KEY` is set;
+    /// only the promptfoo plugins get it (an assay case grades with
+    /// `[judge]` alone); the file read decides nothing of where the key
+    /// goes.
+    fn promptfoo_default(&self, cache_dir: Option<&Path>) -> Result<PromptfooDefault, ProjectError> {
+        let Some(api_key) = self.var("OPENAI_API_KEY") else { return Ok(PromptfooDefault::default()) };
+        let url = self
+            .var("OPENAI_BASE_URL")
+            .or_else(|| self.var("OPENAI_API_BASE_URL"))
+            .unwrap_or_else(|| promptfoo::OPENAI_API_BASE.to_owned());
+        let judge_configured = self.var("ASSAY_JUDGE_URL").is_some()
+            || self.config.judge.url.is_some()
+            || self.config.judge.neuro_san.is_some();
+        let judge = match judge_configured {
+            true => None,
+            false => {
+                let model = promptfoo::DEFAULT_GRADING_MODEL.to_owned();
+                let backend = JudgeBackend::OpenAi { url: url.clone(), model, api_key: Some(api_key.clone()) };
+                Some(Arc::new(self.remote_judge(backend, cache_dir)?))
+            }
+        };
+        let embeddings_configured = self.var("ASSAY_EMBEDDINGS_URL").is_some() || self.config.embeddings.url.is_some();
+        let embeddings = match embeddings_configured {
+            true => None,
+            false => {
+                let mut settings = EmbeddingsSettings::new(url, promptfoo::DEFAULT_EMBEDDING_MODEL);
+                settings.api_key = Some(api_key.clone());
+                settings.cache = self.answer_cache(cache_dir, "embeddings");
+                Some(Arc::new(
+                    RemoteEmbeddings::new(settings).map_err(|message| self.error("OPENAI_BASE_URL", message))?,
+                ))
+            }
+        };
+        let api_key = (judge.is_some() || embeddings.is_some()).then_some(api_key);
+        Ok(PromptfooDefault { judge, embeddings, api_key })
     }
 
     /// `[judge] concurrency`, or `ASSAY_JUDGE_CONCURRENCY` (which wins):

@@ -39,14 +39,14 @@ impl Endpoint {
         format!("{}/{path}", self.url.trim_end_matches('/'))
     }
 
-    /// One chat completion of `prompt` at temperature 0: the answer's text.
+    /// One chat completion of `prompt` at temperature 0 (but for reasoning
+    /// models, which take no temperature): the answer's text.
     pub(crate) async fn complete(&self, client: &reqwest::Client, prompt: &str) -> Attempt<String> {
         let url = self.join("chat/completions");
-        let body = json!({
-            "model": self.model,
-            "temperature": 0,
-            "messages": [{ "role": "user", "content": prompt }],
-        });
+        let mut body = json!({ "model": self.model, "messages": [{ "role": "user", "content": prompt }] });
+        if !is_reasoning_model(&self.model) {
+            body["temperature"] = json!(0);
+        }
         let text = match self.post(client, "the judge", &url, &body).await {
             Ok(text) => text,
             Err(attempt) => return attempt,
@@ -113,6 +113,12 @@ impl Endpoint {
         let error = format!("{role} at {shown} answered HTTP {}: {}", status.as_u16(), preview(&text));
         Err(if is_retryable(status.as_u16()) { Attempt::Retry { error, wait } } else { Attempt::Done(Err(error)) })
     }
+}
+
+/// Whether `model` is one of OpenAI's reasoning models, which refuse a
+/// `temperature` (promptfoo leaves it out for them too).
+fn is_reasoning_model(model: &str) -> bool {
+    ["o1", "o3", "o4", "gpt-5"].iter().any(|prefix| model.starts_with(prefix))
 }
 
 /// `choices[0].message.content` of a chat completion.

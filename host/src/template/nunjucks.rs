@@ -45,6 +45,7 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
         out.write_str(&text).map_err(Error::from)
     });
     super::filters::add_nunjucks_filters(&mut env);
+    env.add_filter("load", load);
     for name in NUNJUCKS_ONLY {
         env.add_filter(*name, move |_: &Value, _: Rest<Value>| -> Result<Value, Error> {
             Err(Error::new(
@@ -55,6 +56,14 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
     }
     env
 });
+
+/// promptfoo's own filter `load`: JSON text parsed (its `JSON.parse`); text
+/// that is not JSON is an error, as it is in promptfoo.
+fn load(text: String) -> Result<Value, Error> {
+    serde_json::from_str::<Json>(&text)
+        .map(|json| value::from_json(&json, Numbers::JavaScript))
+        .map_err(|error| Error::new(ErrorKind::InvalidOperation, format!("`load` got text that is not JSON: {error}")))
+}
 
 /// A promptfoo template, parsed.
 #[derive(Clone, Debug)]
@@ -112,6 +121,14 @@ mod tests {
 
     fn render(template: &str, vars: Json) -> Result<String, String> {
         NunjucksTemplate::parse(template)?.render(vars.as_object().unwrap())
+    }
+
+    #[test]
+    fn promptfoos_load_filter_parses_json_text_and_refuses_other_text() {
+        let vars = json!({"style": r#"{"tone": "formal", "n": [1, 2]}"#, "bad": "{tone"});
+        assert_eq!(render("{{ (style | load).tone }} {{ (style | load).n[1] }}", vars.clone()).unwrap(), "formal 2");
+        let error = render("{{ bad | load }}", vars).unwrap_err();
+        assert!(error.contains("`load` got text that is not JSON"), "{error}");
     }
 
     #[test]

@@ -770,3 +770,73 @@ fn an_assay_provider_is_a_connection_of_assay_toml() {
     let unknown = ran.case("[assay:nowhere] test 1")["error"]["message"].as_str().unwrap();
     assert!(unknown.contains("unknown connection `nowhere`"), "{unknown}");
 }
+
+#[test]
+fn without_a_judge_promptfoo_configs_grade_with_promptfoos_default_grader_from_the_environment() {
+    // The model echoes; the grader (the same server, as with promptfoo)
+    // passes a rubric whose prompt names owls.
+    let server = FakeServer::start(|request| {
+        let prompt = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        if prompt.contains("<Rubric>") {
+            let pass = prompt.contains("mentions owls");
+            return completion(
+                request,
+                &json!({"reason": "graded", "pass": pass, "score": f64::from(u8::from(pass))}).to_string(),
+                None,
+            );
+        }
+        completion(request, &prompt, None)
+    });
+    let config = "prompts: ['Tell me about {{topic}}']\nproviders: [openai:chat:gpt-4.1-mini]\ntests:\n  - vars: {topic: owls}\n    assert: [{type: llm-rubric, value: mentions owls}]\n  - vars: {topic: bats}\n    assert: [{type: llm-rubric, value: mentions bats}]\n";
+    let dir = suite(config, &[]);
+    let base = format!("http://127.0.0.1:{}/v1", server.port);
+    let with_env = |key: Option<&str>| {
+        let mut command = assay_command();
+        command.env("OPENAI_BASE_URL", &base).env_remove("ASSAY_JUDGE_URL").env_remove("OPENAI_API_KEY");
+        if let Some(key) = key {
+            command.env("OPENAI_API_KEY", key);
+        }
+        command
+    };
+    let ran = run_with(with_env(Some("sk-grader-key-0123456789")), dir.path(), &[]);
+    assert_eq!(ran.case("test 1")["status"], "passed", "{}", stdout(&ran.output));
+    assert_eq!(ran.case("test 2")["status"], "failed", "{}", stdout(&ran.output));
+    let requests = server.requests.lock().unwrap().clone();
+    let graded: Vec<_> = requests.iter().filter(|r| r.body.to_string().contains("<Rubric>")).collect();
+    assert_eq!(graded.len(), 2);
+    for request in graded {
+        // promptfoo 0.123.1's default grading model, which takes no temperature.
+        assert_eq!(request.body["model"], "gpt-5.6-sol");
+        assert!(request.body.get("temperature").is_none(), "{}", request.body);
+        assert_eq!(request.header("authorization"), Some("Bearer sk-grader-key-0123456789"));
+    }
+    let reports = format!(
+        "{}{}",
+        stdout(&ran.output),
+        std::fs::read_to_string(dir.path().join("results/results.jsonl")).unwrap()
+    );
+    assert!(!reports.contains("sk-grader-key-0123456789"));
+
+    // Without OPENAI_API_KEY there is no default grader, and the error says how to configure one.
+    let ran = run_with(with_env(None), dir.path(), &[]);
+    assert_eq!(ran.case("test 1")["status"], "error");
+    assert!(stdout(&ran.output).contains("needs a judge"), "{}", stdout(&ran.output));
+
+    // An assay case never gets it: only promptfoo's assertions grade as promptfoo does.
+    std::fs::write(
+        dir.path().join("own.hocon"),
+        "{ \"agent\": \"echo\", \"interactions\": [ { \"text\": \"hi\", \"response\": { \"text\": { \"gist\": \"a greeting\" } } } ] }",
+    )
+    .unwrap();
+    let output = with_env(Some("sk-grader-key-0123456789"))
+        .args([
+            "run",
+            dir.path().join("own.hocon").to_str().unwrap(),
+            "--results",
+            dir.path().join("own").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(stdout(&output).contains("judge"), "{}{}", stdout(&output), stderr(&output));
+    assert!(!output.status.success());
+}

@@ -161,6 +161,7 @@ const KNOWN_KEYS: &[&str] = &[
     "metadata",
     "tags",
     "$schema",
+    "assertionTemplates",
 ];
 
 /// The `evaluateOptions` that change no verdict (assay's `--jobs` decides
@@ -926,6 +927,13 @@ mod tests {
         let qs: Vec<&Value> = config.tests.iter().map(|t| &t.vars["q"]).collect();
         assert_eq!(qs, ["one", "two"]);
         assert_eq!(config.tests[0].vars["x"], serde_json::json!({"type": "contains", "value": "o"}));
+        // promptfoo's `assertionTemplates` hold what `$ref`s name.
+        let config = read_config(
+            "prompts: ['{{q}}']\nproviders: [echo]\nassertionTemplates:\n  check: {type: icontains, value: O}\n\
+             tests:\n  - assert: [{$ref: '#/assertionTemplates/check'}]\n",
+        )
+        .unwrap();
+        assert_eq!(config.tests[0].asserts[0], *json!({"type": "icontains", "value": "O"}).as_object().unwrap());
         for (text, error) in [
             ("prompts: [{$ref: '#/prompts'}]\nproviders: [echo]\n", "nest too deep"),
             ("prompts: [{$ref: '#/nowhere'}]\nproviders: [echo]\n", "names nothing"),

@@ -37,6 +37,15 @@ mod python;
 mod render;
 
 pub use config::is_config;
+
+/// Where promptfoo's OpenAI providers and default grader send requests
+/// unless `OPENAI_BASE_URL` (or `OPENAI_API_BASE_URL`) says otherwise.
+pub const OPENAI_API_BASE: &str = "https://api.openai.com/v1";
+/// The model promptfoo 0.123.1 grades with by default
+/// (`DEFAULT_OPENAI_GRADING_MODEL`).
+pub const DEFAULT_GRADING_MODEL: &str = "gpt-5.6-sol";
+/// The model promptfoo 0.123.1 embeds with by default.
+pub const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
 pub use providers::ProviderContext;
 
 use crate::agent::Transport;

@@ -320,7 +320,7 @@ fn openai(
         (None, None) => {
             let url = (context.var)("OPENAI_BASE_URL")
                 .or_else(|| (context.var)("OPENAI_API_BASE_URL"))
-                .unwrap_or_else(|| "https://api.openai.com/v1".into());
+                .unwrap_or_else(|| super::OPENAI_API_BASE.into());
             (url, false)
         }
     };
