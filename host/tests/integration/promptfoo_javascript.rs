@@ -180,6 +180,11 @@ tests:
     assert: [{type: javascript, value: "file://missing.js"}]
   - description: typescript
     assert: [{type: javascript, value: "file://check.ts"}]
+  - description: tsx
+    assert: [{type: javascript, value: "file://check.tsx"}]
+  - description: typescript that is javascript
+    vars: {q: hello}
+    assert: [{type: javascript, value: "file://plain.ts"}]
   - description: package
     assert: [{type: javascript, value: "package:my-checks:isGood"}]
   - description: no value
@@ -191,6 +196,7 @@ tests:
 "#;
     let files = [
         ("check.ts", "export default (output: string) => output.length > 0;"),
+        ("plain.ts", "export default function (output, context) {\n  return output === context.vars.q;\n}\n"),
         ("check.js", "exports.long = (output) => output.length > 3;"),
         ("rows.csv", "q,__expected\nhey,javascript: output.length === 3\nhi,fn: output === 'hi'\n"),
     ];
@@ -202,12 +208,17 @@ tests:
     assert!(outside.contains("tests[0] (\"outside\")") && outside.contains("outside the config's folder"), "{outside}");
     let missing = error("/missing");
     assert!(missing.contains("tests[1] (\"missing\")") && missing.contains("`file://missing.js`"), "{missing}");
-    let typescript = error("/typescript");
+    // TypeScript runs as JavaScript: a file in the JavaScript subset
+    // passes; types do not parse, and the error says to compile.
+    assert_eq!(ran.case("/typescript that is javascript")["status"], "passed");
+    let typescript = ran.case("/typescript");
+    assert_eq!(typescript["status"], "error");
     assert!(
-        typescript.contains("`file://check.ts` is TypeScript")
-            && typescript.contains("Consider compiling it to JavaScript"),
+        typescript.to_string().contains("`check.ts` is TypeScript, which assay runs as JavaScript"),
         "{typescript}"
     );
+    let tsx = error("/tsx");
+    assert!(tsx.contains("`file://check.tsx` is TSX") && tsx.contains("Consider compiling it to JavaScript"), "{tsx}");
     let package = error("/package");
     assert!(package.contains("loads an npm package, which assay does not run"), "{package}");
     let no_value = error("/no value");
@@ -219,8 +230,8 @@ tests:
     let checks = shared["samples"][0]["runs"][0]["interactions"][0]["checks"].as_array().unwrap();
     let outcomes: Vec<&str> = checks.iter().map(|c| c["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["pass", "fail"]);
-    assert_eq!(ran.case("/test 7")["status"], "passed");
-    assert_eq!(ran.case("/test 8")["status"], "passed");
+    assert_eq!(ran.case("/test 9")["status"], "passed");
+    assert_eq!(ran.case("/test 10")["status"], "passed");
     // A check's line shows the start of its long expected value.
     let printed = stdout(&ran.output);
     let line = printed.lines().find(|l| l.contains("not_pf_javascript")).unwrap_or_default();

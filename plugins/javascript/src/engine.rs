@@ -20,7 +20,8 @@ use boa_engine::context::time::FixedClock;
 use boa_engine::module::{ModuleLoader, ModuleRequest, Referrer};
 use boa_engine::object::builtins::{JsFunction, JsPromise};
 use boa_engine::{
-    Context, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, Module, NativeFunction, Source, js_string,
+    Context, JsError, JsNativeError, JsNativeErrorKind, JsObject, JsResult, JsString, JsValue, Module, NativeFunction,
+    Source, js_string,
 };
 use serde_json::Value as Json;
 use std::cell::RefCell;
@@ -168,9 +169,26 @@ impl Engine {
         modules.as_object().ok_or_else(|| JsNativeError::typ().with_message("modules.js").into())
     }
 
+    /// A file's module namespace ([`Engine::load_source`]); a TypeScript
+    /// file that does not parse as JavaScript says why and what to do.
+    fn load(&mut self, modules: &JsObject, name: &str, source: &str) -> JsResult<JsValue> {
+        let typescript = [".ts", ".mts", ".cts"].iter().any(|extension| name.ends_with(extension));
+        self.load_source(modules, name, source).map_err(|error| match error.as_native() {
+            Some(native) if typescript && matches!(native.kind(), JsNativeErrorKind::Syntax) => JsNativeError::syntax()
+                .with_message(format!(
+                    "{}: `{name}` is TypeScript, which assay runs as JavaScript (there is no TypeScript compiler \
+                     in the sandbox), and this does not parse as JavaScript; compile it (`tsc`, `esbuild`) and name \
+                     the `.js` file",
+                    native.message()
+                ))
+                .into(),
+            _ => error,
+        })
+    }
+
     /// A file's module namespace: as CommonJS, or as an ES module when it
     /// has `import` or `export` statements.
-    fn load(&mut self, modules: &JsObject, name: &str, source: &str) -> JsResult<JsValue> {
+    fn load_source(&mut self, modules: &JsObject, name: &str, source: &str) -> JsResult<JsValue> {
         if !is_es_module(source) {
             // Node's wrapper, opened on the source's first line so that
             // stack traces give the file's own line numbers.

@@ -144,6 +144,19 @@ fn files_are_commonjs_or_es_modules_with_named_functions() {
     assert!(nothing.contains("must export a function or have a default export as a function"), "{nothing}");
 }
 
+#[test]
+fn typescript_files_run_as_javascript_and_types_are_an_error_saying_to_compile() {
+    let file = |source: &str| json!({"value": "file://check.ts", "file": {"name": "check.ts", "source": source, "function": null}});
+    // promptfoo's own example `customAssertion.ts` is JavaScript as it is.
+    let plain = "export default function (output, context) {\n  return output.toLowerCase().includes('ahoy');\n}\n";
+    assert!(check_with(file(plain), "Ahoy there").pass);
+    assert!(!check_with(file(plain), "hello").pass);
+    let typed = "export default function (output: string): boolean { return output.length > 0; }";
+    let error = JavaScript::evaluate("pf_javascript", &Actual::text("x"), &file(typed)).unwrap_err();
+    assert!(error.contains("`check.ts` is TypeScript, which assay runs as JavaScript"), "{error}");
+    assert!(error.contains("compile it (`tsc`, `esbuild`)"), "{error}");
+}
+
 /// Each thing a sandbox cannot give is an error the assertion fails with,
 /// naming it.
 #[test]

@@ -19,13 +19,15 @@ use std::collections::HashMap;
 /// The key of the `javascript` plugin.
 pub const KEY: &str = "pf_javascript";
 
-/// The file extensions promptfoo loads as JavaScript modules that the
-/// engine runs.
-const MODULE_EXTENSIONS: &[&str] = &["js", "cjs", "mjs"];
+/// The file extensions promptfoo loads as modules that the engine runs:
+/// JavaScript's, and TypeScript's (promptfoo compiles them with `tsx`;
+/// the engine runs them as JavaScript, so a file written in the JavaScript
+/// subset of TypeScript runs as in promptfoo, and one whose types do not
+/// parse is an error saying to compile it).
+const MODULE_EXTENSIONS: &[&str] = &["js", "cjs", "mjs", "ts", "cts", "mts"];
 
-/// The TypeScript extensions promptfoo compiles with `tsx`, which the
-/// engine does not.
-const TYPESCRIPT_EXTENSIONS: &[&str] = &["ts", "cts", "mts", "tsx"];
+/// TSX, which promptfoo compiles and which is not JavaScript at all.
+const TSX_EXTENSION: &str = "tsx";
 
 /// A `file://` reference of a `javascript` assertion, parsed as promptfoo
 /// parses it: the path, and after the first `:` the function to call.
@@ -115,16 +117,16 @@ pub fn expected(
     let mut expected = Map::new();
     if let Some(reference) = ScriptReference::parse(value) {
         let extension = reference.extension();
-        if TYPESCRIPT_EXTENSIONS.contains(&extension.as_str()) {
+        if extension == TSX_EXTENSION {
             return Err(format!(
-                "{at}: `{value}` is TypeScript, which assay's JavaScript engine does not compile\n\n\
+                "{at}: `{value}` is TSX, which assay's JavaScript engine does not compile\n\n\
                  Consider compiling it to JavaScript (`tsc`, `esbuild`) and naming the `.js` file"
             ));
         }
         if !MODULE_EXTENSIONS.contains(&extension.as_str()) {
             return Err(format!(
                 "{at}: `{value}` is not a JavaScript module; a `javascript` assertion's `file://` names a `.js`, \
-                 `.cjs` or `.mjs` file"
+                 `.cjs`, `.mjs` or `.ts` file"
             ));
         }
         let source = match context.scripts.0.get(reference.path) {
@@ -195,6 +197,7 @@ mod tests {
             json!({"type": "javascript", "value": "file://a.js:one"}),
             json!({"type": "not-javascript", "value": "file://a.js:two"}),
             json!({"type": "javascript", "value": "file://b.ts"}),
+            json!({"type": "javascript", "value": "file://d.tsx"}),
             json!({"type": "contains", "value": "file://c.js"}),
             json!({"type": "javascript", "value": "output"}),
         ]
@@ -206,7 +209,7 @@ mod tests {
             reads.borrow_mut().push(reference.to_owned());
             Ok(String::new())
         });
-        assert_eq!(reads.into_inner(), ["file://a.js"]);
-        assert_eq!(scripts.0.len(), 1);
+        assert_eq!(reads.into_inner(), ["file://a.js", "file://b.ts"]);
+        assert_eq!(scripts.0.len(), 2);
     }
 }
