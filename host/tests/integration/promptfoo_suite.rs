@@ -840,3 +840,68 @@ fn without_a_judge_promptfoo_configs_grade_with_promptfoos_default_grader_from_t
     assert!(stdout(&output).contains("judge"), "{}{}", stdout(&output), stderr(&output));
     assert!(!output.status.success());
 }
+
+#[test]
+fn tests_choose_their_prompts_and_providers_and_csv_files_hold_prompts() {
+    let config = r#"
+prompts:
+  - file://prompts.csv
+  - {id: plain, label: Plain one, raw: 'plain {{q}}'}
+  - file://lines.csv
+providers:
+  - echo
+  - {id: echo, label: second}
+defaultTest:
+  providers: [second]
+tests:
+  - description: by label
+    vars: {q: a}
+    prompts: [Terse]
+  - description: by id on both providers
+    vars: {q: b}
+    prompts: [plain]
+    providers: ['ech*']
+  - description: by a file's label prefix
+    vars: {q: c}
+    prompts: ['Prompt*']
+  - description: nowhere
+    vars: {q: d}
+    prompts: []
+  - description: not a list
+    vars: {q: e}
+    prompts: Terse
+"#;
+    let files = [
+        ("prompts.csv", "prompt,label\n\"Say {{q}}, tersely\",Terse\n\"Say {{q}} at length\",\n"),
+        ("lines.csv", "prompt\nline one {{q}}\n\nline two {{q}}\n"),
+    ];
+    let dir = suite(config, &files);
+    let ran = run(dir.path(), &[]);
+    let mut ids = ran.ids();
+    ids.sort();
+    let short: Vec<String> = ids.iter().map(|id| id.rsplit_once("promptfooconfig/").unwrap().1.to_owned()).collect();
+    assert_eq!(
+        short,
+        [
+            // `ech*` names both providers by id; `plain` the prompt by id.
+            "[echo] [Plain one] by id on both providers",
+            "[second] [Plain one] by id on both providers",
+            // A broken test runs where defaultTest's `providers` says, each an error.
+            "[second] [Plain one] not a list",
+            // A CSV file without a comma has a prompt per line, after a `prompt` header.
+            "[second] [Prompt 1 - line one {{q}}] by a file's label prefix",
+            "[second] [Prompt 1 - line one {{q}}] not a list",
+            "[second] [Prompt 2 - Say {{q}} at length] by a file's label prefix",
+            "[second] [Prompt 2 - Say {{q}} at length] not a list",
+            "[second] [Prompt 2 - line two {{q}}] by a file's label prefix",
+            "[second] [Prompt 2 - line two {{q}}] not a list",
+            "[second] [Terse] by label",
+            "[second] [Terse] not a list",
+        ],
+        "{}",
+        stdout(&ran.output)
+    );
+    assert_eq!(ran.answer("[Terse] by label"), "Say a, tersely");
+    let error = ran.case("not a list")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(error.contains("the test's `prompts` is the string \"Terse\", not a list of names"), "{error}");
+}

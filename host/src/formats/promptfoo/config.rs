@@ -59,6 +59,8 @@ pub struct Prompt {
     /// Its label: `label`, else the raw text (or `FILE: text` for one read
     /// from a file), as promptfoo shows it.
     pub label: String,
+    /// Its `id`, when the config gives one beside the text (`{id, raw}`).
+    pub id: Option<String>,
     /// The parsed template, or why it cannot be one (an error of every
     /// case that uses it).
     pub template: Result<NunjucksTemplate, String>,
@@ -83,14 +85,35 @@ impl ProviderEntry {
         self.label.as_deref().unwrap_or(&self.id)
     }
 
-    /// Whether it runs `prompt`, as promptfoo's `isAllowedPrompt` decides:
-    /// every prompt when it names none, else one whose label it names, or
-    /// whose label starts with a name it gives and `:` (a file's prompts).
+    /// Whether it runs `prompt`, as promptfoo's `isAllowedPrompt` decides
+    /// ([`prompt_allowed`]).
     pub fn runs(&self, prompt: &Prompt) -> bool {
-        self.prompts.as_ref().is_none_or(|allowed| {
-            allowed.iter().any(|name| prompt.label == *name || prompt.label.starts_with(&format!("{name}:")))
-        })
+        prompt_allowed(self.prompts.as_deref(), prompt)
     }
+}
+
+/// promptfoo's `isAllowedPrompt`: every prompt when `refs` is `None`, none
+/// when it is empty, else one that a ref names by label or id, exactly,
+/// as the start of `LABEL:` (a file's prompts), or by a prefix ending `*`.
+pub fn prompt_allowed(refs: Option<&[String]>, prompt: &Prompt) -> bool {
+    let names = [Some(prompt.label.as_str()), prompt.id.as_deref()];
+    refs.is_none_or(|refs| refs.iter().any(|reference| names.iter().flatten().any(|name| ref_matches(reference, name))))
+}
+
+/// promptfoo's `isProviderAllowed`: every provider when `refs` is `None`,
+/// none when it is empty, else one that a ref names by label or id, as
+/// [`prompt_allowed`] matches.
+pub fn provider_allowed(refs: Option<&[String]>, provider: &ProviderEntry) -> bool {
+    let names = [provider.label.as_deref(), Some(provider.id.as_str())];
+    refs.is_none_or(|refs| refs.iter().any(|reference| names.iter().flatten().any(|name| ref_matches(reference, name))))
+}
+
+/// Whether `reference` names `name`: equal, a prefix ending `*`, or the
+/// start of `name` followed by `:`.
+fn ref_matches(reference: &str, name: &str) -> bool {
+    name == reference
+        || reference.strip_suffix('*').is_some_and(|prefix| name.starts_with(prefix))
+        || name.strip_prefix(reference).is_some_and(|rest| rest.starts_with(':'))
 }
 
 /// One test after `defaultTest` and var expansion: one case per prompt and
@@ -111,6 +134,12 @@ pub struct Test {
     pub threshold: Option<f64>,
     /// `options` (promptfoo's `prefix`, `suffix`, `rubricPrompt`, …).
     pub options: Map<String, Value>,
+    /// `prompts`: the prompts it runs on (all when `None`), by label or id
+    /// ([`prompt_allowed`]); the test's, else `defaultTest`'s.
+    pub prompts: Option<Vec<String>>,
+    /// `providers`: the providers it runs on (all when `None`), by label or
+    /// id ([`provider_allowed`]); the test's, else `defaultTest`'s.
+    pub providers: Option<Vec<String>>,
     /// Why the test cannot run, if it cannot (a case error naming it).
     pub error: Option<String>,
 }
@@ -170,7 +199,8 @@ const EVALUATE_OPTIONS: &[&str] = &["maxConcurrency", "showProgressBar", "cache"
 
 /// The keys of a test assay reads; `metadata` changes no verdict and is
 /// accepted as it is.
-const TEST_KEYS: &[&str] = &["vars", "assert", "options", "description", "threshold", "metadata"];
+const TEST_KEYS: &[&str] =
+    &["vars", "assert", "options", "description", "threshold", "metadata", "prompts", "providers"];
 
 /// The `options` of a test assay reads, and those it refuses with why.
 const TEST_OPTIONS: &[&str] = &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache"];
@@ -579,15 +609,16 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
     let mut out = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         let at = format!("prompts[{i}]");
-        let (text, label) = match entry {
-            Value::String(text) => (text, None),
+        let (text, label, id) = match entry {
+            Value::String(text) => (text, None, None),
             Value::Object(object) => {
-                let text = object.get("raw").or_else(|| object.get("id")).and_then(Value::as_str);
-                let Some(text) = text else {
+                let raw = object.get("raw").and_then(Value::as_str);
+                let id = object.get("id").and_then(Value::as_str);
+                let Some(text) = raw.or(id) else {
                     return Err(invalid(&at, "a prompt object needs `raw` (the prompt) or `id` (a `file://` path)"));
                 };
                 let label = object.get("label").and_then(Value::as_str).map(str::to_owned);
-                (text.to_owned(), label)
+                (text.to_owned(), label, raw.and(id).map(str::to_owned))
             }
             other => return Err(invalid(&at, format!("it is {}, not a prompt", describe_json(&other)))),
         };
@@ -601,15 +632,19 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
             }
             let (_, contents) = files.text(reference)?;
             let name = reference.trim_start_matches("file://");
+            if extension == "csv" {
+                out.extend(csv_prompts(&contents, label.as_deref()));
+                continue;
+            }
             // promptfoo splits a text file's prompts on lines of `---`.
             for piece in contents.split("\n---\n").map(str::trim).filter(|p| !p.is_empty()) {
                 let label = label.clone().unwrap_or_else(|| format!("{name}: {piece}"));
-                out.push(prompt(piece.to_owned(), label));
+                out.push(prompt(piece.to_owned(), label, None));
             }
             continue;
         }
         let label = label.unwrap_or_else(|| text.clone());
-        out.push(prompt(text, label));
+        out.push(prompt(text, label, id));
     }
     if out.is_empty() {
         return Err(invalid("prompts", "the list is empty"));
@@ -617,9 +652,60 @@ fn read_prompts(prompts: Option<&Value>, files: &Files<'_>) -> Result<Vec<Prompt
     Ok(out)
 }
 
-fn prompt(raw: String, label: String) -> Prompt {
+fn prompt(raw: String, label: String, id: Option<String>) -> Prompt {
     let template = NunjucksTemplate::parse(&raw);
-    Prompt { raw, label, template }
+    Prompt { raw, label, id, template }
+}
+
+/// The prompts of a CSV file, as promptfoo's `processCsvPrompts` reads
+/// them: with a `prompt` column (and a `label` one), a prompt per row that
+/// has one; a file without a comma (or one that is not CSV), a prompt per
+/// non-empty line, a first line `prompt` being the header. A row without a
+/// label is labelled `LABEL: TEXT` (the config's label), else `Prompt N -
+/// TEXT`, made unique with ` (row N)`.
+fn csv_prompts(contents: &str, base_label: Option<&str>) -> Vec<Prompt> {
+    let table = match contents.contains(',') {
+        true => super::csv::parse(contents).ok(),
+        false => None,
+    };
+    let rows: Vec<(String, Option<String>)> = match table {
+        Some(rows) => rows
+            .into_iter()
+            .filter_map(|row| {
+                let cell = |name: &str| row.iter().find(|(column, _)| column == name).map(|(_, v)| v.trim().to_owned());
+                let text = cell("prompt").filter(|text| !text.is_empty())?;
+                Some((text, cell("label").filter(|label| !label.is_empty())))
+            })
+            .collect(),
+        None => {
+            let lines: Vec<&str> = contents.lines().filter(|line| !line.trim().is_empty()).collect();
+            let skip = usize::from(lines.first().is_some_and(|line| line.trim().eq_ignore_ascii_case("prompt")));
+            lines[skip..].iter().map(|line| ((*line).to_owned(), None)).collect()
+        }
+    };
+    let many = rows.len() > 1;
+    let mut used: std::collections::HashSet<String> = rows.iter().filter_map(|(_, label)| label.clone()).collect();
+    let mut prompts = Vec::with_capacity(rows.len());
+    for (index, (text, label)) in rows.into_iter().enumerate() {
+        let label = label.unwrap_or_else(|| {
+            let initial = match base_label {
+                Some(base) if many => format!("{base}: {text}"),
+                Some(base) => base.to_owned(),
+                None => format!("Prompt {} - {text}", index + 1),
+            };
+            let mut label = initial.clone();
+            let mut suffix = 1;
+            while used.contains(&label) {
+                let extra = if suffix > 1 { format!(".{suffix}") } else { String::new() };
+                label = format!("{initial} (row {}{extra})", index + 1);
+                suffix += 1;
+            }
+            used.insert(label.clone());
+            label
+        });
+        prompts.push(prompt(text, label, None));
+    }
+    prompts
 }
 
 /// `providers`: a string, or a list of strings, `{id, label, config}`
@@ -871,11 +957,25 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     let threshold_of = |test: &Map<String, Value>| test.get("threshold").and_then(Value::as_f64);
     let threshold = threshold_of(&test).or_else(|| threshold_of(&default_test));
     let description = test.get("description").and_then(|d| d.as_str().map(str::to_owned));
+    let mut names = |key: &str| -> Option<Vec<String>> {
+        let (whose, value) = match (test.get(key), default_test.get(key)) {
+            (Some(value), _) => ("the test", value),
+            (None, Some(value)) => ("defaultTest", value),
+            (None, None) => return None,
+        };
+        let names = value.as_array().and_then(|list| list.iter().map(|n| n.as_str().map(str::to_owned)).collect());
+        if names.is_none() {
+            error.get_or_insert(format!("{whose}'s `{key}` is {}, not a list of names", describe_json(value)));
+        }
+        names
+    };
+    let (prompts, providers) = (names("prompts"), names("providers"));
     for (whose, source) in [("defaultTest", &default_test), ("the test", &test)] {
         for key in source.keys().filter(|key| !TEST_KEYS.contains(&key.as_str())) {
             let why = match key.as_str() {
-                "provider" | "providers" | "prompts" => {
-                    "every test runs on every prompt and provider (a provider's `prompts` chooses its prompts)"
+                "provider" => {
+                    "a grading provider per test is not supported; assay grades with the judge of assay.toml \
+                     (`[judge]`), or promptfoo's default grader"
                 }
                 "providerOutput" => "a test runs its prompt on its providers; write a provider that answers so",
                 "assertScoringFunction" => "it is JavaScript or Python, which assay does not run",
@@ -894,7 +994,7 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
             ));
         }
     }
-    Test { description, index, combination: None, vars, asserts, threshold, options, error }
+    Test { description, index, combination: None, vars, asserts, threshold, options, prompts, providers, error }
 }
 
 #[cfg(test)]

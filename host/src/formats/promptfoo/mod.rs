@@ -178,6 +178,10 @@ fn case_names(id: &str, config: &Config) -> Vec<(String, (usize, usize, usize))>
     let mut names = Vec::new();
     for (p, provider) in config.providers.iter().enumerate() {
         for (q, prompt) in config.prompts.iter().enumerate().filter(|(_, prompt)| provider.runs(prompt)) {
+            let runs_here = |test: &Test| {
+                config::prompt_allowed(test.prompts.as_deref(), prompt)
+                    && config::provider_allowed(test.providers.as_deref(), provider)
+            };
             let mut prefix = String::new();
             if many_providers {
                 prefix.push_str(&format!("[{}] ", short(provider.name())));
@@ -185,7 +189,7 @@ fn case_names(id: &str, config: &Config) -> Vec<(String, (usize, usize, usize))>
             if many_prompts {
                 prefix.push_str(&format!("[{}] ", short(&prompt.label)));
             }
-            for (t, name) in test_names.iter().enumerate() {
+            for (t, name) in test_names.iter().enumerate().filter(|(t, _)| runs_here(&config.tests[*t])) {
                 names.push((format!("{id}/{prefix}{name}"), (q, p, t)));
             }
         }
