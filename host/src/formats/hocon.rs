@@ -8,7 +8,7 @@
 //! resolved; see `guard.rs`. No file can exhaust the memory or the stack,
 //! so a bad file is one `error` case and the others run.
 
-use crate::case::{CaseEnv, CaseFile, FileAccess, TooLarge};
+use crate::case::{CaseEnv, CaseFile, FileAccess, TooLarge, has_extension};
 use crate::case::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
@@ -410,6 +410,10 @@ pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCas
     load_case_from(&FileAccess::anywhere(), file, keys, env)
 }
 
+/// The extensions of programs, which a named file is refused for rather
+/// than read as HOCON.
+const CODE_EXTENSIONS: &[&str] = &["js", "cjs", "mjs", "ts", "cts", "mts", "py"];
+
 /// [`load_case`], the file opened through `access`.
 fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
     if Format::of(&file.path, access) == Some(Format::Suite) {
@@ -417,6 +421,17 @@ fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: 
             path: "(file)".into(),
             message: "it is a suite file, which holds many cases; expand it with assay::Project::discover (or \
                       assay::formats::suite::expand) rather than reading it as one test case"
+                .into(),
+        };
+        return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
+    }
+    if CODE_EXTENSIONS.iter().any(|extension| has_extension(&file.path, extension)) {
+        let kind = CaseErrorKind::Invalid {
+            path: "(file)".into(),
+            message: "it is a program, not a case file: assay reads cases from HOCON files, suite files and \
+                      promptfoo configs written in YAML, and runs no code a file brings (a promptfoo config \
+                      written in JavaScript or TypeScript included)\n\nConsider writing the config as YAML \
+                      (promptfooconfig.yaml), or a case as HOCON"
                 .into(),
         };
         return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };

@@ -905,3 +905,26 @@ tests:
     let error = ran.case("not a list")["error"]["message"].as_str().unwrap().to_owned();
     assert!(error.contains("the test's `prompts` is the string \"Terse\", not a list of names"), "{error}");
 }
+
+#[test]
+fn a_config_written_in_javascript_or_typescript_is_refused_as_a_program_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    for name in ["promptfooconfig.js", "promptfooconfig.ts", "checks.py"] {
+        let code =
+            format!("require('fs').writeFileSync('{}', 'x'); module.exports = {{prompts: ['hi']}};", marker.display());
+        std::fs::write(dir.path().join(name), code).unwrap();
+        let output = assay_command()
+            .args(["run", dir.path().join(name).to_str().unwrap(), "--results", dir.path().join("r").to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = stdout(&output);
+        assert_eq!(output.status.code(), Some(1), "{name}: {text}");
+        assert!(text.contains(&format!("`{}`", dir.path().join(name).display())), "{name}: {text}");
+        assert!(
+            text.contains("it is a program, not a case file") && text.contains("Consider writing the config as YAML"),
+            "{text}"
+        );
+    }
+    assert!(!marker.exists());
+}
