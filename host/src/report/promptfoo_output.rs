@@ -4,8 +4,10 @@
 //! `score`, `reason`, `namedScores`, `componentResults[]` with `pass`,
 //! `score`, `reason`, `assertion`), `vars`, `prompt`, `provider`,
 //! `response.output`, `latencyMs`, `error`, `failureReason`, `testCase`,
-//! and `results.stats` (`successes`, `failures`, `errors`, `tokenUsage`),
-//! as promptfoo's `EvaluateSummaryV3` has them. A case's score is
+//! `results.prompts[]` with each prompt column's `metrics` (test and
+//! assertion counts, summed named scores and the config's
+//! `derivedMetrics`), and `results.stats` (`successes`, `failures`,
+//! `errors`, `tokenUsage`), as promptfoo's `EvaluateSummaryV3` has them. A case's score is
 //! promptfoo's: the weighted mean of its assertions' scores (see
 //! [`crate::job::weighted_score`]), 1 for a test with no assertions.
 //!
@@ -14,11 +16,13 @@
 //! take twenty times that), and written once, when the run finishes.
 
 use crate::check::{CheckResult, Outcome};
+use crate::formats::promptfoo::derived::{DerivedMetric, derive};
 use crate::formats::promptfoo::{Suite, render_prompt};
 use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
 use crate::report::Redactor;
 use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +35,25 @@ pub struct PromptfooOutput {
     redactor: Redactor,
     results: Vec<((usize, usize, usize), Box<str>)>,
     stats: Stats,
+    /// Each prompt column's metrics, by (suite, promptIdx).
+    columns: BTreeMap<(usize, usize), ColumnMetrics>,
+}
+
+/// A prompt column's `metrics`, as promptfoo sums them over its results:
+/// named scores (each result's weighted mean times its weight), then the
+/// config's `derivedMetrics` over those when written.
+#[derive(Default)]
+struct ColumnMetrics {
+    results: usize,
+    score: f64,
+    test_pass: u64,
+    test_fail: u64,
+    test_error: u64,
+    assert_pass: u64,
+    assert_fail: u64,
+    latency_ms: u64,
+    named_scores: BTreeMap<String, f64>,
+    named_counts: BTreeMap<String, u64>,
 }
 
 #[derive(Default)]
@@ -45,7 +68,14 @@ struct Stats {
 impl PromptfooOutput {
     /// Writes to `path` when the run finishes, hiding `redactor`'s secrets.
     pub fn new(path: PathBuf, suites: Vec<Arc<Suite>>, redactor: Redactor) -> PromptfooOutput {
-        PromptfooOutput { path, suites, redactor, results: Vec::new(), stats: Stats::default() }
+        PromptfooOutput {
+            path,
+            suites,
+            redactor,
+            results: Vec::new(),
+            stats: Stats::default(),
+            columns: BTreeMap::new(),
+        }
     }
 
     fn add(&mut self, case: &CaseResult) {
@@ -148,6 +178,24 @@ impl PromptfooOutput {
             test_case.insert("options".into(), Value::Object(written.options.clone()));
         }
         let prompt_index = provider * config.prompts.len() + prompt;
+        let column = self.columns.entry((suite_index, prompt_index)).or_default();
+        column.results += 1;
+        column.score += score;
+        match failure_reason {
+            0 => column.test_pass += 1,
+            1 => column.test_fail += 1,
+            _ => column.test_error += 1,
+        }
+        let passed = checks.iter().filter(|c| c.verdict.passed()).count() as u64;
+        column.assert_pass += passed;
+        column.assert_fail += checks.len() as u64 - passed;
+        column.latency_ms += interaction.map_or(0, |i| i.agent_ms.round() as u64);
+        for (metric, mean) in &named_scores {
+            let weight = named_weights.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
+            *column.named_scores.entry(metric.clone()).or_default() += mean.as_f64().unwrap_or(0.0) * weight;
+            let count = metrics.iter().filter(|m| m.as_deref() == Some(metric.as_str())).count() as u64;
+            *column.named_counts.entry(metric.clone()).or_default() += count;
+        }
         let result = json!({
             "id": case.id,
             "description": written.description,
@@ -183,11 +231,15 @@ impl PromptfooOutput {
     fn write(&mut self) -> std::io::Result<()> {
         self.results.sort_by_key(|(order, _)| *order);
         let mut prompts = Vec::new();
-        for suite in &self.suites {
-            for entry in &suite.config().providers {
-                for prompt in &suite.config().prompts {
-                    prompts.push(json!({"raw": prompt.raw, "label": prompt.label, "provider": entry.name()}));
-                }
+        for (suite_index, suite) in self.suites.iter().enumerate() {
+            let config = suite.config();
+            let columns = config.providers.iter().flat_map(|entry| config.prompts.iter().map(move |p| (entry, p)));
+            for (prompt_index, (entry, prompt)) in columns.enumerate() {
+                let metrics = self.columns.remove(&(suite_index, prompt_index)).unwrap_or_default();
+                prompts.push(json!({
+                    "raw": prompt.raw, "label": prompt.label, "provider": entry.name(),
+                    "metrics": metrics.written(&config.derived_metrics),
+                }));
             }
         }
         let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -233,6 +285,25 @@ impl PromptfooOutput {
         write().map_err(named)?;
         self.results.clear();
         Ok(())
+    }
+}
+
+impl ColumnMetrics {
+    /// promptfoo's prompt `metrics`, with the derived metrics evaluated
+    /// over the named scores.
+    fn written(mut self, derived: &[DerivedMetric]) -> Value {
+        derive(derived, &mut self.named_scores, self.results);
+        json!({
+            "score": self.score,
+            "testPassCount": self.test_pass,
+            "testFailCount": self.test_fail,
+            "testErrorCount": self.test_error,
+            "assertPassCount": self.assert_pass,
+            "assertFailCount": self.assert_fail,
+            "totalLatencyMs": self.latency_ms,
+            "namedScores": self.named_scores,
+            "namedScoresCount": self.named_counts,
+        })
     }
 }
 

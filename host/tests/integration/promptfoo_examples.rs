@@ -67,8 +67,15 @@ struct Mine {
     error: String,
 }
 
-/// Runs assay on one config: its results by (promptIdx, testIdx).
-fn run_assay(config: &std::path::Path, base: &str) -> BTreeMap<(u64, u64), Mine> {
+/// What assay gave one config: its results by (promptIdx, testIdx), and
+/// each prompt column's named scores.
+struct Ran {
+    results: BTreeMap<(u64, u64), Mine>,
+    columns: Vec<Value>,
+}
+
+/// Runs assay on one config.
+fn run_assay(config: &std::path::Path, base: &str) -> Ran {
     let out = tempfile::tempdir().unwrap();
     let output = assay_command()
         .current_dir(config.parent().unwrap())
@@ -85,6 +92,12 @@ fn run_assay(config: &std::path::Path, base: &str) -> BTreeMap<(u64, u64), Mine>
     let text = std::fs::read_to_string(out.path().join("out.json"))
         .unwrap_or_else(|_| panic!("{}: no output file\n{}{}", config.display(), stdout(&output), stderr(&output)));
     let document: Value = serde_json::from_str(&text).unwrap();
+    let columns = document["results"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["metrics"]["namedScores"].clone())
+        .collect();
     let mut mine = BTreeMap::new();
     for result in document["results"]["results"].as_array().unwrap() {
         let components = result["gradingResult"]["componentResults"]
@@ -98,10 +111,24 @@ fn run_assay(config: &std::path::Path, base: &str) -> BTreeMap<(u64, u64), Mine>
     if mine.is_empty() {
         // A config assay cannot read at all is one error case, which
         // promptfoo's output file has no row for: every result is refused.
-        let reason = stdout(&output).lines().find(|l| l.contains('`')).unwrap_or_default().trim().to_owned();
+        let results = std::fs::read_to_string(out.path().join("results/results.jsonl")).unwrap_or_default();
+        let line: Value = results.lines().next().and_then(|l| serde_json::from_str(l).ok()).unwrap_or_default();
+        let reason = line["error"]["message"].as_str().unwrap_or_default().to_owned();
         mine.insert((u64::MAX, u64::MAX), Mine { verdict: "error", components: Vec::new(), error: reason });
     }
-    mine
+    Ran { results: mine, columns }
+}
+
+/// Whether two columns' named scores are the same names with the same
+/// values (to 1e-9, relatively).
+fn same_scores(theirs: &Value, mine: &Value) -> bool {
+    let (Some(theirs), Some(mine)) = (theirs.as_object(), mine.as_object()) else { return false };
+    theirs.len() == mine.len()
+        && theirs.iter().all(|(name, value)| {
+            let (a, b) =
+                (value.as_f64().unwrap_or(f64::NAN), mine.get(name).and_then(Value::as_f64).unwrap_or(f64::NAN));
+            (a - b).abs() <= 1e-9 * a.abs().max(1.0)
+        })
 }
 
 /// The feature a refusal names: its message without the config's path and
@@ -132,9 +159,14 @@ fn promptfoo_s_example_configs_get_promptfoo_s_verdicts() {
     }
     let recorded = std::fs::read_to_string(root().join(RECORDED)).unwrap();
     let mut theirs: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut their_columns: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for line in recorded.lines().skip(1) {
         let line: Value = serde_json::from_str(line).unwrap();
-        theirs.entry(line["config"].as_str().unwrap().to_owned()).or_default().push(line);
+        let config = line["config"].as_str().unwrap().to_owned();
+        match line.get("column") {
+            Some(_) => their_columns.entry(config).or_default().push(line),
+            None => theirs.entry(config).or_default().push(line),
+        }
     }
     let configs: Vec<&str> = corpus["configs"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert_eq!(configs, theirs.keys().map(String::as_str).collect::<Vec<_>>(), "recorded.jsonl is of another corpus");
@@ -144,8 +176,10 @@ fn promptfoo_s_example_configs_get_promptfoo_s_verdicts() {
     let (mut full, mut partial, mut refused_configs) = (0, 0, 0);
     let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
     let mut silent = Vec::new();
+    let (mut columns_same, mut columns_total) = (0, 0);
     for config in &configs {
-        let mine = run_assay(&dir.join(config), &base);
+        let ran = run_assay(&dir.join(config), &base);
+        let mine = &ran.results;
         let whole_refusal = mine.get(&(u64::MAX, u64::MAX));
         let mut errors = 0;
         for result in &theirs[*config] {
@@ -163,9 +197,16 @@ fn promptfoo_s_example_configs_get_promptfoo_s_verdicts() {
                 identical += 1;
                 if mine.verdict != "error" {
                     components_total += 1;
-                    components_same += usize::from(result["components"].as_array().is_some_and(|c| {
+                    let same = result["components"].as_array().is_some_and(|c| {
                         c.iter().map(|p| p.as_bool().unwrap_or(false)).eq(mine.components.iter().copied())
-                    }));
+                    });
+                    components_same += usize::from(same);
+                    if !same {
+                        println!(
+                            "same verdict, other assertion results: {config} {key:?}: promptfoo {}, assay {:?}",
+                            result["components"], mine.components
+                        );
+                    }
                 }
             } else if mine.verdict == "error" {
                 *refusals.entry(feature(&mine.error)).or_default() += 1;
@@ -181,10 +222,32 @@ fn promptfoo_s_example_configs_get_promptfoo_s_verdicts() {
             (0, None) => full += 1,
             _ => partial += 1,
         }
+        // Where every result agrees, each prompt column's named scores
+        // (summed, derived metrics included) must be promptfoo's.
+        let all_agree = theirs[*config].iter().all(|r| {
+            let key = (r["promptIdx"].as_u64().unwrap(), r["testIdx"].as_u64().unwrap());
+            mine.get(&key).is_some_and(|m| m.verdict == r["verdict"])
+        });
+        if all_agree {
+            for column in their_columns.get(*config).into_iter().flatten() {
+                columns_total += 1;
+                let index = column["column"].as_u64().unwrap() as usize;
+                let mine = ran.columns.get(index).cloned().unwrap_or_default();
+                if same_scores(&column["namedScores"], &mine) {
+                    columns_same += 1;
+                } else {
+                    silent.push(format!(
+                        "{config} column {index}: promptfoo's named scores {} , assay's {mine}",
+                        column["namedScores"]
+                    ));
+                }
+            }
+        }
     }
     println!("configs: {} ({full} loaded fully, {partial} in part, {refused_configs} refused)", configs.len());
     println!("identical verdicts: {identical} of {total} ({:.1} %)", 100.0 * identical as f64 / total as f64);
     println!("identical assertion results where both graded: {components_same} of {components_total}");
+    println!("identical named scores of prompt columns where every result agrees: {columns_same} of {columns_total}");
     println!("refusals by feature:");
     let mut by_count: Vec<_> = refusals.iter().collect();
     by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

@@ -928,3 +928,40 @@ fn a_config_written_in_javascript_or_typescript_is_refused_as_a_program_never_ru
     }
     assert!(!marker.exists());
 }
+
+#[test]
+fn derived_metrics_are_computed_over_each_prompt_columns_summed_named_scores() {
+    let config = r#"
+prompts: ['say {{word}}', 'shout {{word}}']
+providers: [echo]
+derivedMetrics:
+  - {name: Both, value: '(Tone + Length) / __count'}
+  - {name: Twice, value: 'Both * 2'}
+  - {name: Unknown, value: 'Missing + 1'}
+tests:
+  - vars: {word: hi}
+    assert:
+      - {type: contains, value: say, metric: Tone}
+      - {type: contains, value: hi, metric: Length, weight: 3}
+  - vars: {word: bye}
+    assert:
+      - {type: contains, value: say, metric: Tone}
+"#;
+    let dir = suite(config, &[]);
+    let ran = run(dir.path(), &[]);
+    let prompts = ran.promptfoo["results"]["prompts"].as_array().unwrap();
+    let scores = |i: usize| prompts[i]["metrics"]["namedScores"].clone();
+    // `say`: Tone 1 + 1, Length 1 × weight 3, over 2 results.
+    assert_eq!(scores(0), json!({"Tone": 2.0, "Length": 3.0, "Both": 2.5, "Twice": 5.0, "Unknown": 0.0}));
+    assert_eq!(scores(1), json!({"Tone": 0.0, "Length": 3.0, "Both": 1.5, "Twice": 3.0, "Unknown": 0.0}));
+    assert_eq!(prompts[0]["metrics"]["testPassCount"], 2);
+    assert_eq!(prompts[1]["metrics"]["testFailCount"], 2);
+    // An expression assay cannot evaluate is refused when the config is read.
+    let dir = suite("prompts: [x]\nproviders: [echo]\nderivedMetrics: [{name: M, value: 'exec(1)'}]\n", &[]);
+    let ran = run(dir.path(), &[]);
+    let error = ran.lines[0]["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        error.contains("derivedMetrics[0]") && error.contains("`exec(…)` is not a function assay evaluates"),
+        "{error}"
+    );
+}

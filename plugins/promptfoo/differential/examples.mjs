@@ -4,7 +4,9 @@
 // (host/examples/openai_stub.rs), one line per result written to
 // fixtures/promptfoo-examples/recorded.jsonl. The test
 // host/tests/integration/promptfoo_examples.rs runs assay on the same
-// configs against the same stub and compares.
+// configs against the same stub and compares. A result's line has its
+// verdict and its assertions' passes; a prompt column's line (`column`)
+// its summed named scores, derived metrics included.
 //
 // Run (promptfoo's CLI needs Node >= 22; the npm package `node` brings one):
 //   npm install --prefix ~/.cache/assay/promptfoo-0.123.1 promptfoo@0.123.1 node@22
@@ -33,6 +35,7 @@ const base = await new Promise((resolve) => {
 });
 
 const lines = [];
+const columns = [];
 for (const config of corpus.configs) {
   const file = path.join(corpusDir, config);
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pf-')), 'out.json');
@@ -59,7 +62,12 @@ for (const config of corpus.configs) {
     lines.push({ config, error: 'promptfoo wrote no results' });
     continue;
   }
-  const results = JSON.parse(fs.readFileSync(out, 'utf8')).results.results;
+  const document = JSON.parse(fs.readFileSync(out, 'utf8'));
+  const results = document.results.results;
+  // Each prompt column's summed named scores, derived metrics included.
+  document.results.prompts.forEach((prompt, column) => {
+    columns.push({ config, column, namedScores: prompt.metrics?.namedScores ?? {} });
+  });
   for (const r of results) {
     const verdict = r.success ? 'pass' : r.failureReason === 2 ? 'error' : 'fail';
     const components = (r.gradingResult?.componentResults ?? []).map((c) => c.pass);
@@ -71,4 +79,7 @@ for (const config of corpus.configs) {
 stub.kill();
 lines.sort((a, b) => a.config.localeCompare(b.config) || a.promptIdx - b.promptIdx || a.testIdx - b.testIdx);
 const header = { promptfoo: version, command: 'plugins/promptfoo/differential/examples.mjs' };
-fs.writeFileSync(path.join(fixtures, 'recorded.jsonl'), [header, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
+fs.writeFileSync(
+  path.join(fixtures, 'recorded.jsonl'),
+  [header, ...lines, ...columns].map((l) => JSON.stringify(l)).join('\n') + '\n',
+);

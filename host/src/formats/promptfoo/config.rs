@@ -15,6 +15,7 @@
 use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
+use crate::formats::promptfoo::derived::DerivedMetric;
 use crate::formats::promptfoo::javascript::AssertScripts;
 use crate::formats::promptfoo::python::PythonFiles;
 use crate::template::NunjucksTemplate;
@@ -49,6 +50,8 @@ pub struct Config {
     /// The `file://` modules of the tests' `javascript` assertions, read
     /// once.
     pub assert_scripts: AssertScripts,
+    /// `derivedMetrics`, in order.
+    pub derived_metrics: Vec<DerivedMetric>,
 }
 
 /// One prompt.
@@ -169,7 +172,6 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
     ("scenarios", "scenarios are not supported; write their tests out under `tests`"),
     ("extensions", "extensions are JavaScript or Python hooks, which assay does not run"),
     ("nunjucksFilters", "custom Nunjucks filters are JavaScript, which assay does not run"),
-    ("derivedMetrics", "derived metrics are not supported"),
 ];
 
 /// The top-level keys assay reads; any other is refused, so that nothing a
@@ -191,6 +193,7 @@ const KNOWN_KEYS: &[&str] = &[
     "tags",
     "$schema",
     "assertionTemplates",
+    "derivedMetrics",
 ];
 
 /// The `evaluateOptions` that change no verdict (assay's `--jobs` decides
@@ -360,7 +363,33 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
             other => other.to_string(),
         })
     });
-    Ok(Config { prompts, providers, tests, assert_templates, python_files, assert_scripts })
+    let derived_metrics = read_derived_metrics(root.get("derivedMetrics"))?;
+    Ok(Config { prompts, providers, tests, assert_templates, python_files, assert_scripts, derived_metrics })
+}
+
+/// `derivedMetrics`: a list of `{name, value}`, each value an expression
+/// ([`DerivedMetric::parse`]).
+fn read_derived_metrics(value: Option<&Value>) -> Result<Vec<DerivedMetric>, CaseErrorKind> {
+    let entries = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(entries)) => entries,
+        Some(other) => {
+            return Err(invalid("derivedMetrics", format!("it is {}, not a list", describe_json(other))));
+        }
+    };
+    let mut metrics = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let at = format!("derivedMetrics[{i}]");
+        let name = entry.get("name").and_then(Value::as_str);
+        let Some(name) = name.filter(|name| !name.is_empty()) else {
+            return Err(invalid(&at, "a derived metric needs a `name`"));
+        };
+        let Some(text) = entry.get("value").and_then(Value::as_str) else {
+            return Err(invalid(&at, "its `value` must be an expression over the named scores, e.g. `(A + B) / 2`"));
+        };
+        metrics.push(DerivedMetric::parse(name, text).map_err(|why| invalid(&at, format!("`{text}`: {why}")))?);
+    }
+    Ok(metrics)
 }
 
 /// The most values `$ref`s may copy into one config, counted node by node

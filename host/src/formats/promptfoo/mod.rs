@@ -31,6 +31,7 @@
 mod asserts;
 pub mod config;
 mod csv;
+pub mod derived;
 mod javascript;
 mod providers;
 mod python;
