@@ -82,6 +82,7 @@ fn one_check(plugin: &MatcherPlugin) -> bool {
         &[ActualValue::Text(TEXT)],
         &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }],
         &PluginScope::default(),
+        None,
     );
     output.results[0].as_ref().expect("a verdict").pass
 }
@@ -229,6 +230,7 @@ fn fresh_instances(cached: &Runtime) {
             &[ActualValue::Text(&too_big)],
             &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }],
             &PluginScope::default(),
+            None,
         );
         assert!(output.results[0].is_err(), "the oversized batch faults");
     };

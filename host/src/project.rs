@@ -31,7 +31,7 @@ use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::{
-    Capabilities, CompileCache, ComponentOptions, ComponentSource, Grants, Limits, Runtime, read_component_file,
+    Capabilities, CompileCache, ComponentOptions, ComponentSource, Grader, Grants, Limits, Runtime, read_component_file,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -114,6 +114,11 @@ pub struct Project {
     /// promptfoo's default grader, for the promptfoo plugins when the
     /// project configures no judge or embeddings ([`Settings::promptfoo_default`]).
     promptfoo_default: PromptfooDefault,
+    /// The graders of promptfoo's grading providers, one per distinct spec
+    /// ([`Project::grader`]).
+    graders: Mutex<HashMap<promptfoo::GraderSpec, Grader>>,
+    /// Where answers are cached (none when they are not).
+    answer_cache_dir: Option<PathBuf>,
     case_env: CaseEnv,
     /// Which discovered files are trusted, and what they use.
     trust: Arc<Trust>,
@@ -170,6 +175,8 @@ impl Project {
             judge,
             embeddings,
             promptfoo_default,
+            graders: Mutex::default(),
+            answer_cache_dir: cache_dir,
             case_env,
             trust: Arc::new(trust),
             registry: Mutex::default(),
@@ -298,6 +305,53 @@ impl Project {
             registry.add_labelled(loaded, &file.label)?;
         }
         Ok(registry)
+    }
+
+    /// The grader of a promptfoo grading provider: a judge asking its text
+    /// model and an embeddings backend asking its embedding model, each
+    /// with the rest of `[judge]` and `[embeddings]` (timeouts, retries,
+    /// budget, answer cache); built once per distinct spec.
+    fn grader(&self, spec: &promptfoo::GraderSpec) -> Result<Grader, String> {
+        let mut graders = self.graders.lock().expect("the graders' lock");
+        if let Some(grader) = graders.get(spec) {
+            return Ok(grader.clone());
+        }
+        let settings = Settings {
+            config: &self.config,
+            file: &self.config_file,
+            environment: &self.environment,
+            options: &self.options,
+        };
+        let cache_dir = self.answer_cache_dir.as_deref();
+        let judge = match &spec.text {
+            None => None,
+            Some(endpoint) => {
+                let backend = JudgeBackend::OpenAi {
+                    url: endpoint.url.clone(),
+                    model: endpoint.model.clone(),
+                    api_key: endpoint.api_key.clone(),
+                };
+                let judge = settings.remote_judge(backend, cache_dir).map_err(|e| e.to_string())?;
+                Some(Arc::new(judge) as Arc<dyn Judge>)
+            }
+        };
+        let embeddings = match &spec.embedding {
+            None => None,
+            Some(endpoint) => {
+                let embeddings = settings
+                    .remote_embeddings(
+                        endpoint.url.clone(),
+                        endpoint.model.clone(),
+                        endpoint.api_key.clone(),
+                        cache_dir,
+                    )
+                    .map_err(|e| e.to_string())?;
+                Some(Arc::new(embeddings) as Arc<dyn Embeddings>)
+            }
+        };
+        let grader = Grader { name: spec.name().into(), capabilities: Arc::new(Capabilities { judge, embeddings }) };
+        graders.insert(spec.clone(), grader.clone());
+        Ok(grader)
     }
 
     /// `registry` and the embedded promptfoo plugins (the assertions plugin,
@@ -560,8 +614,14 @@ impl Project {
             let var = |name: &str| self.var(name).map(str::to_owned);
             let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
             let trust = trust.of(&file.path);
-            let context =
-                promptfoo::ProviderContext { folder: &folder, var: &var, case_env: &self.case_env, trust: &trust };
+            let graders = |spec: &promptfoo::GraderSpec| self.grader(spec);
+            let context = promptfoo::ProviderContext {
+                folder: &folder,
+                var: &var,
+                case_env: &self.case_env,
+                trust: &trust,
+                graders: &graders,
+            };
             let (cases, suite) = promptfoo::expand(file, &context);
             let mut suites = self.promptfoo.lock().expect("the promptfoo suites' lock");
             // Read again (a server's runs): the config as it is now.
@@ -897,10 +957,24 @@ impl Settings<'_> {
         let section = &self.config.embeddings;
         let Some(url) = self.var("ASSAY_EMBEDDINGS_URL").or_else(|| section.url.clone()) else { return Ok(None) };
         let model = self.var("ASSAY_EMBEDDINGS_MODEL").or_else(|| section.model.clone()).unwrap_or_default();
-        let mut settings = EmbeddingsSettings::new(url, model);
-        settings.api_key = self
+        let api_key = self
             .var("ASSAY_EMBEDDINGS_API_KEY")
             .or_else(|| section.api_key_env.as_deref().and_then(|name| self.var(name)));
+        self.remote_embeddings(url, model, api_key, cache_dir).map(Some)
+    }
+
+    /// An embeddings backend asking `model` at `url`, with the rest of
+    /// `[embeddings]`.
+    fn remote_embeddings(
+        &self,
+        url: String,
+        model: String,
+        api_key: Option<String>,
+        cache_dir: Option<&Path>,
+    ) -> Result<RemoteEmbeddings, ProjectError> {
+        let section = &self.config.embeddings;
+        let mut settings = EmbeddingsSettings::new(url, model);
+        settings.api_key = api_key;
         if let Some(seconds) = section.timeout_secs {
             settings.timeout = self.seconds(seconds, "[embeddings] timeout_secs")?;
         }
@@ -920,7 +994,7 @@ impl Settings<'_> {
             settings.word_vectors = word_vectors;
         }
         settings.cache = self.answer_cache(cache_dir, "embeddings");
-        RemoteEmbeddings::new(settings).map(Some).map_err(|message| self.error("[embeddings]", message))
+        RemoteEmbeddings::new(settings).map_err(|message| self.error("[embeddings]", message))
     }
 
     /// A backend's answer cache: `NAME/` in the chosen cache directory,

@@ -15,6 +15,7 @@
 
 use crate::case::{Connection, TestCase};
 use crate::errors::{CaseErrorKind, describe_json as describe};
+use crate::sandbox::Grader;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -98,6 +99,10 @@ pub struct Check {
     /// fails its case; case files' checks always gate).
     #[serde(skip_serializing_if = "is_true")]
     pub gate: bool,
+    /// The judge and embeddings its plugin call uses in place of the
+    /// plugin's own, if it has its own (a promptfoo grading provider).
+    #[serde(skip)]
+    pub grader: Option<Grader>,
 }
 
 fn is_true(value: &bool) -> bool {
@@ -331,6 +336,7 @@ fn push_checks(
             expected: value.clone(),
             expected_json: value.to_string(),
             gate: true,
+            grader: None,
         });
     }
     Ok(())

@@ -8,7 +8,7 @@ use crate::check::{Check, CheckResult, Outcome, Target, Verdict};
 use crate::errors::ErrorKind;
 use crate::plugin::matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError};
 use crate::plugin::registry::Registry;
-use crate::sandbox::LogLine;
+use crate::sandbox::{Grader, LogLine};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -56,8 +56,9 @@ pub fn evaluate(
     // Resolve targets once each: target → index into `actuals`.
     let mut actual_index: HashMap<&Target, Option<usize>> = HashMap::new();
     let mut actuals: Vec<Found<'_>> = Vec::new();
-    // Per plugin: (check indices, their inputs by actual index).
-    let mut batches: Vec<(usize, Vec<usize>)> = Vec::new();
+    // Per plugin and grader: the check indices (checks with a grader of
+    // their own are called apart, with its backends).
+    let mut batches: Vec<(usize, Option<&Grader>, Vec<usize>)> = Vec::new();
     let plugins = registry.plugins();
 
     for (i, check) in checks.iter().enumerate() {
@@ -100,9 +101,10 @@ pub fn evaluate(
             continue;
         };
         let plugin_index = plugins.iter().position(|p| std::sync::Arc::ptr_eq(p, plugin)).expect("registered");
-        match batches.iter_mut().find(|(p, _)| *p == plugin_index) {
-            Some((_, members)) => members.push(i),
-            None => batches.push((plugin_index, vec![i])),
+        let grader = check.grader.as_ref();
+        match batches.iter_mut().find(|(p, g, _)| *p == plugin_index && *g == grader) {
+            Some((_, _, members)) => members.push(i),
+            None => batches.push((plugin_index, grader, vec![i])),
         }
     }
 
@@ -115,7 +117,7 @@ pub fn evaluate(
         })
         .collect();
     let mut logs = Vec::new();
-    for (plugin_index, members) in batches {
+    for (plugin_index, grader, members) in batches {
         let plugin = &plugins[plugin_index];
         // One `evaluate` call on some of the batch's checks, with only the
         // actuals they read, renumbered.
@@ -137,7 +139,7 @@ pub fn evaluate(
                 });
                 inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
             }
-            plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index))
+            plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index), grader)
         };
         let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
         let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
@@ -233,7 +235,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
     };
     let expected_json = expected.to_string();
     let check = CheckInput { key: base, actual: 0, expected: &expected_json };
-    let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index));
+    let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index), None);
     Ok(verdict_of(output.results.remove(0), negated))
 }
 

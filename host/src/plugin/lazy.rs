@@ -13,7 +13,7 @@ use crate::plugin::builtin::BuiltinPlugin;
 use crate::plugin::matcher::{ActualValue, BatchOutput, CheckInput, EvaluationError, MatcherKey, MatcherPlugin};
 use crate::plugin::scope::PluginScope;
 use crate::sandbox::host::judge::Judge;
-use crate::sandbox::{CacheStatus, Capabilities, ComponentOptions, ComponentSource, Runtime, sha256_hex};
+use crate::sandbox::{CacheStatus, Capabilities, ComponentOptions, ComponentSource, Grader, Runtime, sha256_hex};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -172,9 +172,15 @@ impl LazyPlugin {
     /// Evaluates one batch ([`MatcherPlugin::evaluate`]), compiling the
     /// plugin first if this is its first use. A plugin that cannot be
     /// loaded gives every check the load error.
-    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], scope: &PluginScope) -> BatchOutput {
+    pub fn evaluate(
+        &self,
+        actuals: &[ActualValue<'_>],
+        checks: &[CheckInput<'_>],
+        scope: &PluginScope,
+        grader: Option<&Grader>,
+    ) -> BatchOutput {
         match self.get() {
-            Ok(plugin) => plugin.evaluate(actuals, checks, scope),
+            Ok(plugin) => plugin.evaluate(actuals, checks, scope, grader),
             Err(cause) => {
                 let error = EvaluationError::Unavailable { plugin: self.name.clone(), cause: cause.to_owned() };
                 BatchOutput { results: vec![Err(error); checks.len()], log: Vec::new(), log_dropped: 0 }

@@ -10,7 +10,7 @@ use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, F
 use crate::plugin::scope::{FaultStreak, PluginScope};
 use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
-use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Logged, Matcher, Runtime};
+use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Grader, Logged, Matcher, Runtime};
 use std::fmt;
 
 /// One key a plugin implements.
@@ -185,8 +185,15 @@ impl MatcherPlugin {
     /// the caller's scope (a run, a request): its fault streak is told the
     /// outcome (once it has counted too many faults in a row the plugin is
     /// not called), and the judge and embeddings requests the call makes
-    /// count against its spend.
-    pub fn evaluate(&self, actuals: &[ActualValue<'_>], checks: &[CheckInput<'_>], scope: &PluginScope) -> BatchOutput {
+    /// count against its spend. With a `grader`, those requests go to its
+    /// backends instead of the plugin's own.
+    pub fn evaluate(
+        &self,
+        actuals: &[ActualValue<'_>],
+        checks: &[CheckInput<'_>],
+        scope: &PluginScope,
+        grader: Option<&Grader>,
+    ) -> BatchOutput {
         let limits = self.host.limits();
         let streak: &FaultStreak = &scope.streak;
         if let Some(faults) = streak.disabled(limits.max_consecutive_faults) {
@@ -206,8 +213,9 @@ impl MatcherPlugin {
         let wit_checks: Vec<wit::Check<'_>> =
             checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
+        let capabilities = grader.map(|grader| &grader.capabilities);
         let Logged { answer, log, log_dropped } =
-            self.host.call_logged(limits.deadline, calls, &scope.spend, async |bindings, store| {
+            self.host.call_logged(limits.deadline, calls, &scope.spend, capabilities, async |bindings, store| {
                 let verdicts = bindings.evaluate(store, &wit_actuals, &wit_checks).await?;
                 if verdicts.len() != checks.len() {
                     let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());

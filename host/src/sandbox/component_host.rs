@@ -187,12 +187,13 @@ impl<W: World> ComponentHost<W> {
         deadline: Duration,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
-        self.call_logged(deadline, 0, &Arc::default(), call).answer
+        self.call_logged(deadline, 0, &Arc::default(), None, call).answer
     }
 
     /// Makes one call on an idle or fresh instance within `deadline`,
     /// allowing it `capability_calls` judge or embeddings calls, whose
-    /// requests count in `spend` (its scope's). `call` may
+    /// requests count in `spend` (its scope's), made to `capabilities`'
+    /// backends when given (else the instance's own). `call` may
     /// reject what the guest answered by failing with a [`Fault`] (a
     /// malformed answer). The instance goes back to the pool unless the
     /// call faulted.
@@ -201,6 +202,7 @@ impl<W: World> ComponentHost<W> {
         deadline: Duration,
         capability_calls: u32,
         spend: &Arc<CapabilitySpend>,
+        capabilities: Option<&Arc<Capabilities>>,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Logged<T> {
         let mut guest = match self.take() {
@@ -208,9 +210,11 @@ impl<W: World> ComponentHost<W> {
             Err(fault) => return Logged { answer: Err(fault), log: Vec::new(), log_dropped: 0 },
         };
         guest.store.data_mut().spend_in(spend.clone());
+        guest.store.data_mut().use_capabilities(capabilities.cloned());
         let budget = CallBudget { deadline, fuel: self.options.limits.fuel, capability_calls };
         let bindings = &guest.bindings;
         let answer = guest::call(&mut guest.store, budget, async |store| call(bindings, store).await);
+        guest.store.data_mut().use_capabilities(None);
         let (log, log_dropped) = guest.store.data_mut().log().lock().take();
         if answer.is_ok() {
             self.give_back(guest);

@@ -52,7 +52,7 @@ pub(crate) use component_host::{ComponentHost, Logged};
 pub use engine::{EPOCH_TICK, Runtime};
 pub use host::clocks::FIXED_WALL_CLOCK_SECS;
 pub use host::log::LogLine;
-pub use host::{Answered, Capabilities};
+pub use host::{Answered, Capabilities, Grader};
 pub use limits::Limits;
 pub use policy::Grants;
 pub(crate) use worlds::Matcher;

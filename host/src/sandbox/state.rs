@@ -29,6 +29,9 @@ pub(crate) struct SandboxState {
     memory: MemoryLimiter,
     log: LogState,
     capabilities: Capabilities,
+    /// The current call's backends in place of `capabilities`, if it has
+    /// its own (a check's [`crate::sandbox::Grader`]).
+    call_capabilities: Option<std::sync::Arc<Capabilities>>,
     grants: Grants,
     budget: CapabilityBudget,
     wasi: WasiState,
@@ -41,6 +44,7 @@ impl SandboxState {
             memory: MemoryLimiter::new(limits.memory_bytes),
             log: LogState::new(limits.max_log_lines, limits.max_log_bytes),
             capabilities,
+            call_capabilities: None,
             grants,
             budget: CapabilityBudget::new(CallClock::new(limits.deadline)),
             wasi: WasiState::new(deterministic),
@@ -55,13 +59,21 @@ impl SandboxState {
     /// What the `judge` interface sees: the judge, when granted and
     /// configured.
     pub(crate) fn judge(&mut self) -> CapabilityView<'_, dyn Judge> {
-        CapabilityView::new(self.grants.judge, self.capabilities.judge.as_deref(), &mut self.budget)
+        let capabilities = self.call_capabilities.as_deref().unwrap_or(&self.capabilities);
+        CapabilityView::new(self.grants.judge, capabilities.judge.as_deref(), &mut self.budget)
     }
 
     /// What the `embeddings` interface sees: the embeddings backend, when
     /// granted and configured.
     pub(crate) fn embeddings(&mut self) -> CapabilityView<'_, dyn Embeddings> {
-        CapabilityView::new(self.grants.embeddings, self.capabilities.embeddings.as_deref(), &mut self.budget)
+        let capabilities = self.call_capabilities.as_deref().unwrap_or(&self.capabilities);
+        CapabilityView::new(self.grants.embeddings, capabilities.embeddings.as_deref(), &mut self.budget)
+    }
+
+    /// The next call's backends in place of the instance's own (`None`:
+    /// its own).
+    pub(crate) fn use_capabilities(&mut self, capabilities: Option<std::sync::Arc<Capabilities>>) {
+        self.call_capabilities = capabilities;
     }
 
     /// The next calls' judge and embeddings requests count in `spend`.

@@ -217,8 +217,8 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
             "`options.storeOutputAs` is not supported",
         ),
         (
-            "prompts: [x]\nproviders: [echo]\ntests: [{options: {provider: 'openai:gpt-4o'}}]\n",
-            "a grading provider per test is not supported",
+            "prompts: [x]\nproviders: [echo]\ntests: [{options: {provider: 'vertex:gemini'}, assert: [{type: llm-rubric, value: y}]}]\n",
+            "the grading provider `vertex:gemini` is not supported",
         ),
         (
             "prompts: [x]\nproviders: [echo]\ntests: [{assertScoringFunction: 'file://s.js'}]\n",
@@ -964,4 +964,137 @@ tests:
         error.contains("derivedMetrics[0]") && error.contains("`exec(…)` is not a function assay evaluates"),
         "{error}"
     );
+}
+
+/// A grading server: chat requests pass when the prompt mentions owls;
+/// embeddings are letter counts.
+fn grading_server() -> FakeServer {
+    FakeServer::start(|request| {
+        if request.request_line.contains("/embeddings") {
+            let inputs = request.body["input"].as_array().cloned().unwrap_or_default();
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let text = text.as_str().unwrap_or_default();
+                    let vector: Vec<f64> =
+                        ('a'..='z').map(|c| text.chars().filter(|t| *t == c).count() as f64).collect();
+                    json!({"index": i, "embedding": vector})
+                })
+                .collect();
+            return json_reply(200, "", &json!({"data": data}));
+        }
+        let prompt = request.body["messages"].to_string();
+        if prompt.contains("Rubric") {
+            let pass = prompt.contains("owls");
+            return completion(
+                request,
+                &json!({"reason": "graded", "pass": pass, "score": u8::from(pass)}).to_string(),
+                None,
+            );
+        }
+        completion(request, request.body["messages"][0]["content"].as_str().unwrap_or_default(), None)
+    })
+}
+
+#[test]
+fn grading_providers_of_tests_and_assertions_grade_in_place_of_the_judge() {
+    let (model, grader) = (grading_server(), grading_server());
+    let config = format!(
+        r#"
+prompts: ['Tell me about {{{{topic}}}}']
+providers: [openai:chat:m]
+defaultTest:
+  options:
+    provider: openai:chat:test-grader
+tests:
+  - description: the test's grader
+    vars: {{topic: owls}}
+    assert: [{{type: llm-rubric, value: mentions owls}}]
+  - description: an assertion's own grader, elsewhere, with a key of its own
+    vars: {{topic: owls}}
+    assert:
+      - type: llm-rubric
+        value: mentions owls
+        provider: {{id: openai:own-grader, config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: sk-grader-literal-123456}}}}
+  - description: embeddings from an embedding grader
+    vars: {{topic: owls}}
+    options:
+      provider: {{embedding: openai:embedding:emb}}
+    assert: [{{type: similar, value: Tell me about owls, threshold: 0.99}}]
+  - description: a chat grader asked for embeddings
+    vars: {{topic: owls}}
+    assert: [{{type: similar, value: Tell me about owls}}]
+  - description: a grader assay does not speak
+    vars: {{topic: owls}}
+    options:
+      provider: anthropic:messages:claude
+    assert: [{{type: llm-rubric, value: mentions owls}}]
+  - description: a grader setting what the judge does not send
+    vars: {{topic: owls}}
+    options:
+      provider: {{id: openai:x, config: {{temperature: 0.5}}}}
+    assert: [{{type: llm-rubric, value: mentions owls}}]
+"#,
+        grader.port
+    );
+    let dir = suite(&config, &[]);
+    let mut command = assay_command();
+    command
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", model.port))
+        .env("OPENAI_API_KEY", "sk-env-key-0000");
+    // With a judge configured too: the graders win over it.
+    command.env("ASSAY_JUDGE_URL", "http://127.0.0.1:9/v1");
+    let ran = run_with(command, dir.path(), &[]);
+    let out = stdout(&ran.output);
+    assert_eq!(ran.case("the test's grader")["status"], "passed", "{out}");
+    assert_eq!(ran.case("an assertion's own grader, elsewhere, with a key of its own")["status"], "passed", "{out}");
+    assert_eq!(ran.case("embeddings from an embedding grader")["status"], "passed", "{out}");
+    let chat_for_embeddings = ran.case("a chat grader asked for embeddings");
+    assert_eq!(chat_for_embeddings["status"], "error", "{out}");
+    let refused = ran.case("a grader assay does not speak")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(refused.contains("the grading provider `anthropic:messages:claude` is not supported"), "{refused}");
+    let refused =
+        ran.case("a grader setting what the judge does not send")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(refused.contains("`config.temperature`, which assay's judge does not send"), "{refused}");
+    // Where each grading request went, with which model and key.
+    let graded = |server: &FakeServer| -> Vec<(String, String)> {
+        let requests = server.requests.lock().unwrap().clone();
+        requests
+            .iter()
+            .filter(|r| r.request_line.contains("/embeddings") || r.body["messages"].to_string().contains("Rubric"))
+            .map(|r| {
+                (
+                    r.body["model"].as_str().unwrap_or_default().to_owned(),
+                    r.header("authorization").unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let at_model = graded(&model);
+    assert!(at_model.contains(&("test-grader".into(), "Bearer sk-env-key-0000".into())), "{at_model:?}");
+    assert!(at_model.contains(&("emb".into(), "Bearer sk-env-key-0000".into())), "{at_model:?}");
+    assert_eq!(graded(&grader), [("own-grader".to_owned(), "Bearer sk-grader-literal-123456".to_owned())]);
+    let everything = format!("{out}{}", std::fs::read_to_string(dir.path().join("results/results.jsonl")).unwrap());
+    assert!(!everything.contains("sk-grader-literal-123456") && !everything.contains("sk-env-key-0000"));
+}
+
+#[test]
+fn a_data_config_may_not_send_the_environments_key_to_a_grader_it_names() {
+    let grader = grading_server();
+    let config = format!(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - options:\n      provider: {{id: openai:g, config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1'}}}}\n    assert: [{{type: llm-rubric, value: x}}]\n",
+        grader.port
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config).unwrap();
+    let output = assay_command()
+        .env("OPENAI_API_KEY", "sk-env-key-0000")
+        .args(["run", dir.path().join("promptfooconfig.yaml").to_str().unwrap()])
+        .args(["--results", dir.path().join("r").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(stdout(&output).contains("OPENAI_API_KEY"), "{}", stdout(&output));
+    assert!(grader.requests.lock().unwrap().is_empty(), "the key went out");
 }

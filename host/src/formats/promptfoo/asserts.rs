@@ -156,17 +156,13 @@ pub fn plan(
             TYPES.iter().chain(SCRIPT_TYPES).copied().collect::<Vec<_>>().join(", ")
         ));
     }
-    if assertion.contains_key("provider") {
-        return Err(format!(
-            "{at} has a `provider`: a grading provider per assertion is not supported; assay grades with the \
-             judge of assay.toml (`[judge]`)"
-        ));
-    }
     for key in assertion.keys() {
-        if !["type", "value", "threshold", "weight", "metric", "rubricPrompt", "config"].contains(&key.as_str()) {
+        if !["type", "value", "threshold", "weight", "metric", "rubricPrompt", "config", "provider"]
+            .contains(&key.as_str())
+        {
             return Err(format!(
                 "{at} has `{key}`, which assay does not read; an assertion has `type`, `value`, `threshold`, \
-                 `weight`, `metric` and `rubricPrompt`"
+                 `weight`, `metric`, `rubricPrompt`, `config` and `provider`"
             ));
         }
     }

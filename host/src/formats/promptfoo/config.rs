@@ -206,7 +206,8 @@ const TEST_KEYS: &[&str] =
     &["vars", "assert", "options", "description", "threshold", "metadata", "prompts", "providers"];
 
 /// The `options` of a test assay reads, and those it refuses with why.
-const TEST_OPTIONS: &[&str] = &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache"];
+const TEST_OPTIONS: &[&str] =
+    &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache", "provider"];
 const REFUSED_OPTIONS: &[(&str, &str)] = &[
     (
         "transform",
@@ -225,7 +226,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
         "it passes one test's output to the next, and assay runs tests independently; write the later test's \
          input out in its vars",
     ),
-    ("provider", "a grading provider per test is not supported; assay grades with the judge of assay.toml (`[judge]`)"),
 ];
 
 fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
@@ -1002,10 +1002,7 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     for (whose, source) in [("defaultTest", &default_test), ("the test", &test)] {
         for key in source.keys().filter(|key| !TEST_KEYS.contains(&key.as_str())) {
             let why = match key.as_str() {
-                "provider" => {
-                    "a grading provider per test is not supported; assay grades with the judge of assay.toml \
-                     (`[judge]`), or promptfoo's default grader"
-                }
+                "provider" => "a grading provider goes under `options.provider`",
                 "providerOutput" => "a test runs its prompt on its providers; write a provider that answers so",
                 "assertScoringFunction" => "it is JavaScript or Python, which assay does not run",
                 _ => "assay reads `vars`, `assert`, `options`, `description`, `threshold` and `metadata`",

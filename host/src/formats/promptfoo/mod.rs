@@ -32,6 +32,7 @@ mod asserts;
 pub mod config;
 mod csv;
 pub mod derived;
+mod graders;
 mod javascript;
 mod providers;
 mod python;
@@ -47,6 +48,7 @@ pub const OPENAI_API_BASE: &str = "https://api.openai.com/v1";
 pub const DEFAULT_GRADING_MODEL: &str = "gpt-5.6-sol";
 /// The model promptfoo 0.123.1 embeds with by default.
 pub const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
+pub use graders::{GraderEndpoint, GraderSpec};
 pub use providers::ProviderContext;
 
 use crate::agent::Transport;
@@ -56,6 +58,7 @@ use crate::errors::{CaseError, CaseErrorKind};
 use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
 use crate::template::NunjucksTemplate;
 use config::{Config, Test};
+use graders::Graders;
 use providers::{MapError, Provider};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -74,6 +77,8 @@ pub struct Suite {
     /// Each provider mapped, or why it cannot be (every case over it is
     /// then an error case).
     providers: Vec<Result<Provider, String>>,
+    /// The grading providers its tests and assertions name.
+    graders: Graders,
     /// Each case's (prompt, provider, test) by id.
     cases: HashMap<String, (usize, usize, usize)>,
 }
@@ -90,7 +95,9 @@ impl Suite {
 
     /// The values its providers read that reports must hide (API keys).
     pub fn secrets(&self) -> impl Iterator<Item = &str> {
-        self.providers.iter().flatten().flat_map(|provider| provider.secrets.iter().map(String::as_str))
+        let providers =
+            self.providers.iter().flatten().flat_map(|provider| provider.secrets.iter().map(String::as_str));
+        providers.chain(self.graders.secrets())
     }
 
     /// The config, read.
@@ -134,6 +141,14 @@ pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCas
             }
         }
     }
+    let graders = match Graders::read(&config, context) {
+        Ok(graders) => graders,
+        Err(MapError::Untrusted(kind)) => {
+            let broken: PendingCase = Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) });
+            return (vec![broken], None);
+        }
+        Err(MapError::Unsupported(message)) => unreachable!("Graders::read keeps unsupported graders: {message}"),
+    };
     let names = case_names(&id, &config);
     let mut cases = HashMap::with_capacity(names.len());
     let mut order = Vec::with_capacity(names.len());
@@ -141,7 +156,7 @@ pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCas
         cases.insert(name.clone(), place);
         order.push(name);
     }
-    let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, cases });
+    let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, graders, cases });
     let pending = order
         .into_iter()
         .map(|id| {
@@ -281,7 +296,11 @@ impl PromptfooCase {
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let scripts = asserts::Scripts { python: &python, javascript: &script };
-            let planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &scripts, keys)?;
+            let mut planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &scripts, keys)?;
+            if let Some(provider) = assertion.get("provider").or_else(|| test.options.get("provider")) {
+                let grader = self.suite.graders.of(provider).map_err(|e| format!("assert[{i}]: {e}"))?;
+                planned.check.grader = Some(grader.clone());
+            }
             checks.push(planned.check);
             weights.push(planned.weight);
         }

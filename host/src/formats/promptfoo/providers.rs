@@ -17,6 +17,8 @@ use crate::case::{CaseEnv, Connection, FileTrust};
 use crate::config::HttpConnection;
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::config::ProviderEntry;
+use crate::formats::promptfoo::graders::GraderSpec;
+use crate::sandbox::Grader;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -53,6 +55,9 @@ pub struct ProviderContext<'a> {
     /// name another variable for its key (`apiKeyEnvar`) or send a key
     /// from the environment to a URL it names (`apiBaseUrl`, `apiHost`).
     pub trust: &'a FileTrust<'a>,
+    /// The grader of a grading provider (`graders.rs`): its backends, built
+    /// by the project once per distinct spec.
+    pub graders: &'a dyn Fn(&GraderSpec) -> Result<Grader, String>,
 }
 
 /// Why a provider cannot be mapped.
@@ -307,6 +312,33 @@ fn openai(
             return Err(format!("`{id}`: `config.passthrough` is {}, not a mapping", describe_json(other)).into());
         }
     }
+    let (url, api_key, key_variable) = openai_endpoint(id, config, context)?;
+    let defaults = OpenAiSettings::default();
+    let settings = OpenAiSettings {
+        url: url.trim_end_matches('/').to_owned(),
+        model: Some(model.to_owned()),
+        model_from_agent: false,
+        api_key: api_key.clone(),
+        api_key_env: Some(key_variable),
+        body,
+        prices: prices(model, config),
+        chat_prompts: true,
+        ..defaults
+    };
+    let agents = OpenAiAgents::new(settings).map_err(|e| format!("`{id}`: {e}"))?;
+    Ok((agents, api_key.into_iter().collect()))
+}
+
+/// Where an openai provider sends requests, and with which key: the
+/// config's `apiBaseUrl` (or `apiHost`), else `OPENAI_BASE_URL` (or
+/// `OPENAI_API_BASE_URL`, else OpenAI's); the config's `apiKey`, else the
+/// variable `apiKeyEnvar` names (default `OPENAI_API_KEY`). Returns the
+/// URL, the key and the key's variable.
+pub(super) fn openai_endpoint(
+    id: &str,
+    config: &Map<String, Value>,
+    context: &ProviderContext<'_>,
+) -> Result<(String, Option<String>, String), MapError> {
     let string = |key: &str| -> Result<Option<String>, String> {
         match config.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -349,21 +381,7 @@ fn openai(
     if named_url {
         context.trust.url(&url);
     }
-    let api_key = written_key.or(from_environment);
-    let defaults = OpenAiSettings::default();
-    let settings = OpenAiSettings {
-        url: url.trim_end_matches('/').to_owned(),
-        model: Some(model.to_owned()),
-        model_from_agent: false,
-        api_key: api_key.clone(),
-        api_key_env: Some(key_variable),
-        body,
-        prices: prices(model, config),
-        chat_prompts: true,
-        ..defaults
-    };
-    let agents = OpenAiAgents::new(settings).map_err(|e| format!("`{id}`: {e}"))?;
-    Ok((agents, api_key.into_iter().collect()))
+    Ok((url, written_key.or(from_environment), key_variable))
 }
 
 /// A `type = "http"` connection from promptfoo's http provider.

@@ -30,4 +30,4 @@ pub(crate) mod wasi;
 
 pub use answered::Answered;
 pub use budget::CapabilitySpend;
-pub use capabilities::Capabilities;
+pub use capabilities::{Capabilities, Grader};
