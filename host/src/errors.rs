@@ -1401,13 +1401,13 @@ pub enum RequirementsErrorKind {
     },
     /// The packages take more room than a component should hold.
     #[error(
-        "its packages take {size_mb} MB installed, more than the {limit_mb} MB a plugin may bundle (the largest: {largest})\n\nConsider dropping the packages the metric does not import"
+        "its packages take {size_mib} MiB installed, more than the {limit_mib} MiB a plugin may bundle (the largest: {largest})\n\nConsider dropping the packages the metric does not import"
     )]
     TooLarge {
-        /// Their size, in MB.
-        size_mb: u64,
-        /// The limit, in MB.
-        limit_mb: u64,
+        /// Their size, in MiB.
+        size_mib: u64,
+        /// The limit, in MiB.
+        limit_mib: u64,
         /// The largest packages, with their sizes.
         largest: String,
     },
