@@ -31,7 +31,8 @@ pub(super) struct Requirements {
 }
 
 impl Requirements {
-    /// `DIR/requirements.txt` checked, or `None` when there is none.
+    /// `DIR/requirements.txt` checked, or `None` when there is none or it
+    /// names no package (only comments or options).
     pub(super) fn read(dir: &Path) -> Result<Option<Requirements>, AuthoringError> {
         let path = dir.join(FILE);
         if !path.exists() {
@@ -40,13 +41,15 @@ impl Requirements {
         let fail = |kind| AuthoringError::Requirements { path: path.clone(), kind };
         let text = std::fs::read_to_string(&path).map_err(|e| fail(RequirementsErrorKind::Read(e)))?;
         let mut wheels = Vec::new();
+        let mut packages = 0;
         for (line, content) in logical_lines(&text) {
             let refuse = |reason: String| fail(RequirementsErrorKind::Line { line, text: content.clone(), reason });
             if let Some(wheel) = check_line(dir, &content).map_err(refuse)? {
                 wheels.push(wheel);
             }
+            packages += usize::from(!content.starts_with('-'));
         }
-        Ok(Some(Requirements { path, text, wheels }))
+        Ok((packages > 0).then_some(Requirements { path, text, wheels }))
     }
 
     /// What the installed packages are keyed by in the cache: `salt` (the
@@ -209,9 +212,10 @@ mod tests {
     }
 
     #[test]
-    fn no_requirements_file_is_no_requirements() {
+    fn no_requirements_file_or_one_naming_no_package_is_no_requirements() {
         let dir = tempfile::tempdir().unwrap();
         assert!(Requirements::read(dir.path()).unwrap().is_none());
+        assert!(read("# nothing yet\n\n--no-index\n").1.unwrap().is_none());
     }
 
     #[test]
