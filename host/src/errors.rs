@@ -1313,6 +1313,14 @@ pub enum AuthoringError {
         /// The plugin's name.
         name: String,
     },
+    /// A Python plugin's `requirements.txt` cannot be bundled.
+    #[error("`{}`: {kind}", path.display())]
+    Requirements {
+        /// The `requirements.txt`.
+        path: std::path::PathBuf,
+        /// What is wrong with it, or with what it installs.
+        kind: RequirementsErrorKind,
+    },
 }
 
 impl AuthoringError {
@@ -1328,6 +1336,93 @@ impl AuthoringError {
                 | AuthoringError::Manifest { .. }
                 | AuthoringError::NoWasmToolchain
                 | AuthoringError::NoComponentizePy { .. }
+        ) || matches!(self, AuthoringError::Requirements { kind, .. } if kind.is_usage())
+    }
+}
+
+/// What is wrong with a Python plugin's `requirements.txt`, or with the
+/// packages pip installs from it.
+#[derive(Debug, Error)]
+pub enum RequirementsErrorKind {
+    /// It cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    /// A line the build does not pass to pip.
+    #[error("line {line} `{text}` {reason}")]
+    Line {
+        /// Its number, from 1.
+        line: usize,
+        /// The line, continuations joined and comment removed.
+        text: String,
+        /// Why it is refused, with the fix.
+        reason: String,
+    },
+    /// A wheel it names by path cannot be read.
+    #[error("cannot read the wheel `{}`: {cause}", wheel.display())]
+    ReadWheel {
+        /// The wheel.
+        wheel: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// pip could not be started.
+    #[error("failed to run pip with `{}`: {cause}", python.display())]
+    RunPip {
+        /// The virtual environment's Python.
+        python: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// pip ran and failed.
+    #[error(
+        "pip could not install it (pure-Python wheels only, for Python {python_version}):\n{output}\n\nConsider the package's name and version as its index spells them; a package published only as source (no wheel) cannot be bundled: build its wheel (`pip wheel --no-deps PACKAGE`), save it in the plugin's folder and list its path"
+    )]
+    PipFailed {
+        /// The Python version the packages are for: the component's.
+        python_version: String,
+        /// The end of pip's output, indented.
+        output: String,
+    },
+    /// Packages it installs are not pure Python, so no component can hold
+    /// them.
+    #[error(
+        "it installs packages that are not pure Python, which a component cannot hold:\n{}\n\nConsider a pure-Python package that does the same, or the part of it the metric needs as a `.py` file of the plugin",
+        .0.join("\n")
+    )]
+    NotPurePython(Vec<String>),
+    /// A module of the plugin has the name of a package it installs, which
+    /// it would hide from the metrics.
+    #[error(
+        "it installs the package `{package}`, which the plugin's `{package}.py` would hide from every metric\n\nConsider renaming `{package}.py`"
+    )]
+    HiddenPackage {
+        /// The package's import name.
+        package: String,
+    },
+    /// The packages take more room than a component should hold.
+    #[error(
+        "its packages take {size_mib} MiB installed, more than the {limit_mib} MiB a plugin may bundle (the largest: {largest})\n\nConsider dropping the packages the metric does not import"
+    )]
+    TooLarge {
+        /// Their size, in MiB.
+        size_mib: u64,
+        /// The limit, in MiB.
+        limit_mib: u64,
+        /// The largest packages, with their sizes.
+        largest: String,
+    },
+}
+
+impl RequirementsErrorKind {
+    /// Whether the file asks for what cannot be (exit code 2), rather than
+    /// something failing (pip, a read: exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            RequirementsErrorKind::Line { .. }
+                | RequirementsErrorKind::NotPurePython(_)
+                | RequirementsErrorKind::HiddenPackage { .. }
+                | RequirementsErrorKind::TooLarge { .. }
         )
     }
 }

@@ -67,6 +67,20 @@ pub enum BuildStep {
         /// The crate's package name.
         package: String,
     },
+    /// pip is installing the packages of a Python plugin's
+    /// `requirements.txt`.
+    InstallingPackages {
+        /// The `requirements.txt`.
+        requirements: PathBuf,
+    },
+    /// The packages of a Python plugin's `requirements.txt` are the ones an
+    /// earlier build installed.
+    PackagesCached {
+        /// The `requirements.txt`.
+        requirements: PathBuf,
+        /// The folder holding them, in assay's cache.
+        site: PathBuf,
+    },
     /// componentize-py is building a Python plugin.
     Componentizing {
         /// The plugin's name.
@@ -80,6 +94,12 @@ impl fmt::Display for BuildStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildStep::Compiling { package } => write!(f, "building {package} for wasm32-unknown-unknown"),
+            BuildStep::InstallingPackages { requirements } => {
+                write!(f, "installing the packages of {} with pip (pure-Python wheels only)", requirements.display())
+            }
+            BuildStep::PackagesCached { requirements, site } => {
+                write!(f, "using the packages of {} installed before, in {}", requirements.display(), site.display())
+            }
             BuildStep::Componentizing { name, version } => write!(f, "building {name} with componentize-py {version}"),
         }
     }

@@ -4,6 +4,7 @@
 mod agents;
 mod authoring;
 mod authoring_python;
+mod authoring_python_packages;
 mod caches;
 mod capability_errors;
 mod case_input;

@@ -18,7 +18,11 @@ text, or the JSON text of any other value); `expected` is the check's
 expected object, or `{"expected": VALUE}` when it is not an object.
 
 Everything is imported at the top: componentize-py runs this module when it
-builds the component and snapshots the result. No exception escapes
+builds the component and snapshots the result, and the component has no
+files to import more from. So every module of each bundled package (from
+the plugin's requirements.txt) that a metric imports is imported here too,
+for a metric that imports a submodule only when called; one that fails to
+import is named in the build's output. No exception escapes
 `evaluate` (one that escapes traps the instance); what a metric prints, and
 the traceback of what it raises, go to the plugin's log.
 """
@@ -26,6 +30,8 @@ the traceback of what it raises, go to the plugin's log.
 import importlib
 import json
 import math
+import pkgutil
+import sys
 import traceback
 
 import assay_plugin
@@ -48,6 +54,24 @@ def _load(key):
 
 
 METRICS = {key: _load(key) for key in assay_plugin.METRICS}
+
+
+def _import_bundled():
+    imported = [m for name, m in list(sys.modules.items()) if name.split(".")[0] in assay_plugin.PACKAGES]
+    for package in imported:
+        if not hasattr(package, "__path__"):
+            continue
+        found = pkgutil.walk_packages(package.__path__, package.__name__ + ".", onerror=lambda name: None)
+        for module in found:
+            if module.name in sys.modules:
+                continue
+            try:
+                importlib.import_module(module.name)
+            except (Exception, SystemExit) as error:
+                print(f"assay: {module.name} of a bundled package cannot be imported ({error!r}): a metric cannot import it either", file=sys.stderr)
+
+
+_import_bundled()
 
 
 def _summary(key, module):

@@ -1,13 +1,16 @@
 //! A Python metric plugin built into a component: its `pyproject.toml`
 //! read, the virtual environment with the pinned componentize-py found
 //! (never installed: the error says how), the folder's modules staged with
-//! the glue in a temporary folder, componentize-py run there, and the
-//! component written where `[tool.assay] component` says and loaded as
-//! assay would load it.
+//! the glue in a temporary folder, the packages of its `requirements.txt`
+//! installed (`packages.rs`), componentize-py run there with both on its
+//! path, and the component written where `[tool.assay] component` says and
+//! loaded as assay would load it.
 
 use super::componentize_py_version;
+use super::packages;
+use super::requirements::Requirements;
 use crate::authoring::built::{BuildOptions, BuildStep, BuiltPlugin, component_outside, load_built};
-use crate::errors::{AuthoringError, ManifestErrorKind};
+use crate::errors::{AuthoringError, ManifestErrorKind, RequirementsErrorKind};
 use crate::sandbox::CompileCache;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,6 +54,7 @@ pub(in crate::authoring) fn build(
 ) -> Result<BuiltPlugin, AuthoringError> {
     let dir = &options.dir;
     let project = read_project(dir)?;
+    let requirements = Requirements::read(dir)?;
     let version = componentize_py_version();
     let python = venv_python(&venv_dir(version), version)?;
     let stage = Stage::new()?;
@@ -67,11 +71,24 @@ pub(in crate::authoring) fn build(
         let copy = src.join(&name);
         std::fs::copy(&module, &copy).map_err(|cause| AuthoringError::Write { path: copy, cause })?;
     }
+    let mut path = vec![src.clone()];
+    let mut bundled = Vec::new();
+    if let Some(requirements) = &requirements {
+        let site = stage.0.join("packages");
+        packages::bundle(dir, &python, requirements, &cache_dir().join("python-packages"), &site, &mut progress)?;
+        bundled = packages::top_level(&site)?;
+        if let Some(package) = bundled.iter().find(|name| dir.join(format!("{name}.py")).is_file()) {
+            let kind = RequirementsErrorKind::HiddenPackage { package: package.clone() };
+            return Err(AuthoringError::Requirements { path: requirements.path.clone(), kind });
+        }
+        path.push(site);
+    }
     let config = format!(
-        "\"\"\"Written by `assay plugin build`: what the glue `assay_app` serves.\"\"\"\n\nNAME = {}\nVERSION = {}\nMETRICS = {}\n",
+        "\"\"\"Written by `assay plugin build`: what the glue `assay_app` serves.\"\"\"\n\nNAME = {}\nVERSION = {}\nMETRICS = {}\nPACKAGES = {}\n",
         serde_json::to_string(&project.name).expect("a string"),
         serde_json::to_string(&project.version).expect("a string"),
         serde_json::to_string(&project.keys).expect("strings"),
+        serde_json::to_string(&bundled).expect("strings"),
     );
     stage.write(&src.join("assay_plugin.py"), &config)?;
     stage.write(&src.join("assay_app.py"), GLUE)?;
@@ -85,8 +102,8 @@ pub(in crate::authoring) fn build(
         .arg("componentize.py")
         .arg(&wit)
         .arg(WORLD)
-        .arg(&src)
         .arg(&out)
+        .args(&path)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdout(options.cargo_stdout)
         .stderr(options.cargo_stderr)
@@ -185,14 +202,18 @@ fn python_files(dir: &Path) -> Result<Vec<PathBuf>, AuthoringError> {
 
 /// The virtual environment with componentize-py `version`:
 /// `COMPONENTIZE_PY_VENV`, else `componentize-py-VERSION` in assay's cache
-/// folder (`$XDG_CACHE_HOME/assay`, else `~/.cache/assay`), where
-/// `plugins/readability-py/build.sh` installs it too.
+/// folder, where `plugins/readability-py/build.sh` installs it too.
 fn venv_dir(version: &str) -> PathBuf {
     if let Some(venv) = std::env::var_os("COMPONENTIZE_PY_VENV").filter(|v| !v.is_empty()) {
         return PathBuf::from(venv);
     }
+    cache_dir().join(format!("componentize-py-{version}"))
+}
+
+/// Assay's cache folder: `$XDG_CACHE_HOME/assay`, else `~/.cache/assay`.
+fn cache_dir() -> PathBuf {
     let cache = CompileCache::default_dir().and_then(|components| components.parent().map(Path::to_owned));
-    cache.unwrap_or_else(|| PathBuf::from(".cache/assay")).join(format!("componentize-py-{version}"))
+    cache.unwrap_or_else(|| PathBuf::from(".cache/assay"))
 }
 
 /// The Python of `venv`, if componentize-py `version` is installed there.

@@ -8,7 +8,10 @@
 //!
 //! Files: `scaffold.rs` (the folder's files), `build.rs` (the folder read,
 //! the virtual environment with componentize-py found, the build staged and
-//! run), and the Python the build and the scaffold write:
+//! run), `requirements.rs` (the plugin's `requirements.txt` checked line by
+//! line), `packages.rs` (the packages it names installed with pip into the
+//! cache, each checked to be pure Python), and the Python the build and the
+//! scaffold write:
 //! `assay_app.py` (the glue: the matcher export mapping what `evaluate`
 //! returns onto a verdict), `componentize.py` (the componentize-py call),
 //! `template_metric.py` and `template_test.py` (a new plugin's metric and its
@@ -16,6 +19,8 @@
 //! pinned componentize-py).
 
 mod build;
+mod packages;
+mod requirements;
 mod scaffold;
 
 pub(super) use build::{build, is_python_plugin};
