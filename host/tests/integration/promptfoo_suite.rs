@@ -1098,3 +1098,30 @@ fn a_data_config_may_not_send_the_environments_key_to_a_grader_it_names() {
     assert!(stdout(&output).contains("OPENAI_API_KEY"), "{}", stdout(&output));
     assert!(grader.requests.lock().unwrap().is_empty(), "the key went out");
 }
+
+#[test]
+fn providers_are_read_from_yaml_files_beside_the_config_and_code_is_refused() {
+    let config = "prompts: ['{{q}}']\nproviders: [file://one.yaml, {id: file://two.json}]\ntests: [{vars: {q: hi}, assert: [{type: equals, value: hi}]}]\n";
+    let files = [
+        ("one.yaml", "id: echo\nlabel: from yaml\n"),
+        ("two.json", r#"[{"id": "echo", "label": "a"}, {"id": "echo", "label": "b"}]"#),
+    ];
+    let dir = suite(config, &files);
+    let ran = run(dir.path(), &[]);
+    let mut ids: Vec<String> = ran.ids().iter().map(|id| id.rsplit_once('/').unwrap().1.to_owned()).collect();
+    ids.sort();
+    assert_eq!(ids, ["[a] test 1", "[b] test 1", "[from yaml] test 1"], "{}", stdout(&ran.output));
+    assert!(ran.output.status.success(), "{}", stdout(&ran.output));
+    for (provider, error) in [
+        ("file://provider.js", "is a provider written in code"),
+        ("file://../outside.yaml", "outside the config's folder"),
+        ("file://list.yaml", "holds the number 3, not a provider"),
+    ] {
+        let dir =
+            suite(&format!("prompts: [x]\nproviders: ['{provider}']\n"), &[("provider.js", "x"), ("list.yaml", "3\n")]);
+        std::fs::write(dir.path().parent().unwrap().join("outside.yaml"), "id: echo\n").unwrap();
+        let ran = run(dir.path(), &[]);
+        let message = ran.lines[0]["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(message.contains(error), "{provider}: {message}");
+    }
+}

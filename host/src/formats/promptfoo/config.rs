@@ -293,7 +293,7 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     let folder = path.parent().unwrap_or(Path::new(""));
     let files = Files { folder, access };
     let prompts = read_prompts(root.get("prompts"), &files)?;
-    let providers = read_providers(providers)?;
+    let providers = read_providers(providers, &files)?;
     let default_test = match root.get("defaultTest") {
         None => Map::new(),
         Some(Value::Object(test)) => test.clone(),
@@ -738,8 +738,9 @@ fn csv_prompts(contents: &str, base_label: Option<&str>) -> Vec<Prompt> {
 }
 
 /// `providers`: a string, or a list of strings, `{id, label, config}`
-/// objects and `{ID: {label, config}}` maps.
-fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseErrorKind> {
+/// objects and `{ID: {label, config}}` maps; a `file://` YAML or JSON file
+/// holds one such object or a list of them, read in the config's folder.
+fn read_providers(providers: Option<&Value>, files: &Files<'_>) -> Result<Vec<ProviderEntry>, CaseErrorKind> {
     let entries = match providers {
         None => {
             return Err(invalid("providers", "the config has no providers\n\nConsider `providers: [echo]`"));
@@ -750,9 +751,27 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
             return Err(invalid("providers", format!("it is {}, not a list of providers", describe_json(other))));
         }
     };
-    let mut out = Vec::new();
+    let mut listed = Vec::with_capacity(entries.len());
     for (i, entry) in entries.into_iter().enumerate() {
         let at = format!("providers[{i}]");
+        let reference = entry.as_str().or_else(|| entry.get("id").and_then(Value::as_str)).unwrap_or_default();
+        let extension = Path::new(reference).extension().and_then(|x| x.to_str()).unwrap_or("");
+        if !(reference.starts_with("file://") && ["yaml", "yml", "json"].contains(&extension)) {
+            listed.push((at, entry));
+            continue;
+        }
+        match files.value(reference)? {
+            Value::Array(inner) => {
+                listed.extend(inner.into_iter().enumerate().map(|(k, e)| (format!("{at} ({reference}[{k}])"), e)));
+            }
+            inner @ Value::Object(_) => listed.push((format!("{at} ({reference})"), inner)),
+            other => {
+                return Err(invalid(&at, format!("`{reference}` holds {}, not a provider", describe_json(&other))));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (at, entry) in listed {
         let (id, mut object) = match entry {
             Value::String(id) => (id, Map::new()),
             Value::Object(object) => match object.get("id").and_then(Value::as_str) {
@@ -775,7 +794,13 @@ fn read_providers(providers: Option<&Value>) -> Result<Vec<ProviderEntry>, CaseE
             other => return Err(invalid(&at, format!("it is {}, not a provider", describe_json(&other)))),
         };
         if id.starts_with("file://") {
-            return Err(invalid(&at, format!("`{id}`: providers from files are not supported; write it out here")));
+            return Err(invalid(
+                &at,
+                format!(
+                    "`{id}` is a provider written in code (or one file naming another), which assay does not run; \
+                     write its settings in a YAML file, or use an `exec:` provider in a trusted config"
+                ),
+            ));
         }
         let label = object.remove("label").and_then(|l| l.as_str().map(str::to_owned));
         let config = match object.remove("config") {
