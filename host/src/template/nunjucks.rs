@@ -46,6 +46,7 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
     });
     super::filters::add_nunjucks_filters(&mut env);
     env.add_filter("load", load);
+    env.add_filter("nunjucks_pairs", nunjucks_pairs);
     for name in NUNJUCKS_ONLY {
         env.add_filter(*name, move |_: &Value, _: Rest<Value>| -> Result<Value, Error> {
             Err(Error::new(
@@ -56,6 +57,31 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
     }
     env
 });
+
+/// Nunjucks' `{% for key, value in object %}` walks an object's entries
+/// (and an array of pairs as it is); Jinja unpacks only pairs. Each such
+/// loop's iterable goes through `nunjucks_pairs`, which makes an object its
+/// `[key, value]` entries, in order, and leaves anything else as it is.
+fn pairs_loops(source: &str) -> std::borrow::Cow<'_, str> {
+    static LOOP: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"\{%(-?)(\s*)for(\s+\w+\s*,\s*\w+\s+)in\s+(.+?)(\s*)(-?)%\}").expect("a valid pattern")
+    });
+    LOOP.replace_all(source, "{%${1}${2}for${3}in (${4}) | nunjucks_pairs${5}${6}%}")
+}
+
+/// `nunjucks_pairs` ([`pairs_loops`]).
+fn nunjucks_pairs(value: Value) -> Value {
+    match value.kind() {
+        minijinja::value::ValueKind::Map => {
+            let entries = value.try_iter().into_iter().flatten().map(|key| {
+                let item = value.get_item(&key).unwrap_or_default();
+                Value::from(vec![key, item])
+            });
+            Value::from(entries.collect::<Vec<_>>())
+        }
+        _ => value,
+    }
+}
 
 /// promptfoo's own filter `load`: JSON text parsed (its `JSON.parse`); text
 /// that is not JSON is an error, as it is in promptfoo.
@@ -85,7 +111,8 @@ impl NunjucksTemplate {
         if !engine::is_template(source) {
             return Ok(NunjucksTemplate { body: Body::Text(source.to_owned()) });
         }
-        let compiled = Compiled::new(&ENVIRONMENT, source)?;
+        let source = pairs_loops(source);
+        let compiled = Compiled::new(&ENVIRONMENT, &source)?;
         let variables = compiled.variables(false);
         Ok(NunjucksTemplate { body: Body::Template { compiled, variables } })
     }
@@ -121,6 +148,18 @@ mod tests {
 
     fn render(template: &str, vars: Json) -> Result<String, String> {
         NunjucksTemplate::parse(template)?.render(vars.as_object().unwrap())
+    }
+
+    #[test]
+    fn loops_over_an_objects_entries_take_key_and_value_as_in_nunjucks() {
+        let vars =
+            json!({"turns": [{"user": "hi"}, {"assistant": "hello", "user": "bye"}], "pairs": [["a", 1], ["b", 2]]});
+        let template =
+            "{% for turn in turns %}{% for role, text in turn %}{{ role }}={{ text }};{% endfor %}{% endfor %}";
+        assert_eq!(render(template, vars.clone()).unwrap(), "user=hi;assistant=hello;user=bye;");
+        assert_eq!(render("{%- for k , v in pairs -%}{{k}}{{v}} {% endfor %}", vars.clone()).unwrap(), "a1 b2 ");
+        // One loop variable walks an object's keys, as before.
+        assert_eq!(render("{% for k in turns[1] %}{{ k }} {% endfor %}", vars).unwrap(), "assistant user ");
     }
 
     #[test]
@@ -180,7 +219,7 @@ mod tests {
             ("{{ x | random }}", "`random` is a Nunjucks filter that assay's templates do not have (line 1"),
             ("{{ x | upperr }}", "unknown filter `upperr` (did you mean `upper`?) (line 1: `{{ x | upperr }}`)"),
             ("{% if x %}a{% elseif x %}b{% endif %}", "Consider: `elseif` is Nunjucks'; Jinja writes `{% elif … %}`"),
-            ("{% for k, v in o %}{{k}}{% endfor %}", "write `{% for k, v in obj | items %}`"),
+            ("{% for k, v in [1, 2] %}{{k}}{% endfor %}", "cannot unpack"),
             ("{{ x.upper() }}", "write a filter (`x | upper`)"),
             ("{% include 'other.njk' %}", "a template cannot read another"),
             (
