@@ -99,6 +99,10 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
             "promptfoo model-graded-closedqa: the judge decides whether the output meets the criterion",
         ),
         ("pf_factuality", "promptfoo factuality: the judge compares the output's facts with the reference answer"),
+        (
+            "pf_g_eval",
+            "promptfoo g-eval: the judge writes evaluation steps for each criterion, then scores the output 0-10",
+        ),
         ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
         ("pf_cost", "promptfoo cost: the response cost at most threshold"),
     ],

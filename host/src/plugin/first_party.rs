@@ -62,6 +62,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
             "pf_llm_rubric",
             "pf_model_graded_closedqa",
             "pf_factuality",
+            "pf_g_eval",
             "pf_latency",
             "pf_cost",
         ],

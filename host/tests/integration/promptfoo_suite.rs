@@ -1125,3 +1125,63 @@ fn providers_are_read_from_yaml_files_beside_the_config_and_code_is_refused() {
         assert!(message.contains(error), "{provider}: {message}");
     }
 }
+
+#[test]
+fn g_eval_asks_for_steps_then_a_score_out_of_ten_per_criterion() {
+    let judge = FakeServer::start(|request| {
+        let prompt = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let answer = if prompt.contains("generate 3-4 concise evaluation steps") {
+            r#"Sure: {"steps":["Check A","Check B"]}"#.to_owned()
+        } else if prompt.contains("**Evaluation Steps**\n- Check A\n- Check B\n") {
+            match () {
+                _ if prompt.contains("good") => r#"{"score":8,"reason":"fine"}"#.to_owned(),
+                _ if prompt.contains("fair") => r#"{"score":"6","reason":"so so"}"#.to_owned(),
+                _ => r#"{"score":11,"reason":"too much"}"#.to_owned(),
+            }
+        } else {
+            "unexpected".to_owned()
+        };
+        completion(request, &answer, None)
+    });
+    let config = r#"
+prompts: ['Tell me about {{topic}}']
+providers: [echo]
+tests:
+  - description: one criterion
+    vars: {topic: owls}
+    assert: [{type: g-eval, value: good writing}]
+  - description: the mean of two
+    vars: {topic: owls}
+    assert: [{type: g-eval, value: [good writing, fair writing], threshold: 0.75}]
+  - description: negated
+    vars: {topic: owls}
+    assert: [{type: not-g-eval, value: fair writing}]
+  - description: a score out of range
+    vars: {topic: owls}
+    assert: [{type: g-eval, value: [good writing, broken writing]}]
+"#;
+    let dir = suite(config, &[]);
+    let mut command = assay_command();
+    command.env("ASSAY_JUDGE_URL", format!("http://127.0.0.1:{}/v1", judge.port)).env("ASSAY_JUDGE_MODEL", "m");
+    let ran = run_with(command, dir.path(), &[]);
+    let result = |suffix: &str| ran.promptfoo_result(suffix)["gradingResult"]["componentResults"][0].clone();
+    assert_eq!(
+        (result("one criterion")["pass"].clone(), result("one criterion")["score"].as_f64()),
+        (json!(true), Some(0.8))
+    );
+    // (0.8 + 0.6) / 2 = 0.7 < 0.75.
+    let mean = result("the mean of two");
+    assert_eq!(mean["pass"], false, "{mean}");
+    assert!((mean["score"].as_f64().unwrap() - 0.7).abs() < 1e-9, "{mean}");
+    assert_eq!(mean["reason"], "fine\n\nso so");
+    // not-: 0.6 < 0.7 passes, scoring 1 - 0.6.
+    let negated = result("negated");
+    assert_eq!(negated["pass"], true, "{negated}");
+    assert!((negated["score"].as_f64().unwrap() - 0.4).abs() < 1e-9, "{negated}");
+    let broken = result("a score out of range");
+    assert_eq!((broken["pass"].clone(), broken["score"].as_f64()), (json!(false), Some(0.0)));
+    assert!(
+        broken["reason"].as_str().unwrap().starts_with("G-Eval criterion 2/2 (\"broken writing\") failed: G-Eval result score 11 is outside the expected 0-10 range"),
+        "{broken}"
+    );
+}

@@ -218,6 +218,164 @@ pub fn factuality(
     Ok(Graded { pass, score, reason, negated: (pass, score) })
 }
 
+/// promptfoo 0.123.1's `GEVAL_PROMPT_STEPS`.
+const GEVAL_STEPS: &str = "\nGiven evaluation criteria that outline how you should judge a piece of text, generate 3-4 concise evaluation steps applicable to any text based on the criteria below and designed to check whether the criteria are satisfied by the text.\n\n**EVALUATION CRITERIA**\n{{criteria}}\n\n**OUTPUT FORMAT**\nIMPORTANT:\n- Return output ONLY as a minified JSON object (no code fences).\n- The JSON object must contain a single key, \"steps\", whose value is a list of strings.\n- Each string must represent one evaluation step.\n- Do NOT include any explanations, commentary, extra text, or additional formatting.\n\nFormat:\n{\"steps\": <list_of_strings>}\n\nExample:\n{\"steps\":[\"<Evaluation Step 1>\",\"<Evaluation Step 2>\",\"<Evaluation Step 3>\",\"<Evaluation Step 4>\"]}\n\nHere are the 3-4 concise evaluation steps, formatted as required in a minified JSON:\nJSON:\n";
+
+/// promptfoo 0.123.1's `GEVAL_PROMPT_EVALUATE`.
+const GEVAL_EVALUATE: &str = "\nYou will be given one Reply for a Prompt below. Your task is to rate the Reply on one metric.\nPlease make sure you read and understand these instructions carefully. Please keep this document open while reviewing, and refer to it as needed.\n\n**Evaluation Criteria**\n{{criteria}}\n\n**Evaluation Steps**\n- {{steps}}\nGiven the evaluation steps, return a JSON with two keys: \n  1) a \"score\" key that MUST be an integer from 0 to {{maxScore}}, where {{maxScore}} indicates that the condition described by the Evaluation Criteria is fully and clearly observed in the Reply according to the Evaluation Steps, and 0 indicates that it is not observed at all;\n  2) a \"reason\" key, a reason for the given score, but DO NOT QUOTE THE SCORE in your reason. Please mention specific information from Prompt and Reply in your reason, but be very concise with it!\n\n**Prompt**\n{{input}}\n\n**Reply**\n{{output}}\n\n**OUTPUT FORMAT**\nIMPORTANT: \n- Return output ONLY as a minified JSON object (no code fences).\n- The JSON object must contain exactly two keys: \"score\" and \"reason\".\n- No additional words, explanations, or formatting are needed.\n- Absolutely no additional text, explanations, line breaks, or formatting outside the JSON object are allowed.\n\nExample JSON:\n{\"score\":0,\"reason\":\"The text of reply does not follow the evaluation criteria provided.\"}\n\nHere is the final evaluation in the required minified JSON format:\nJSON:\n";
+
+/// `g-eval`: for each criterion (a text, or each of a list), the judge
+/// proposes evaluation steps, then scores the output 0–10 by them; the
+/// score is that over 10 (the mean over the criteria), passing at the
+/// threshold (default 0.7); the `not-` form inverts both. A judge answer
+/// that cannot be read fails the assertion in both forms (promptfoo's
+/// grader failure), naming the criterion of a list.
+pub fn g_eval(
+    key: &str,
+    input: &str,
+    criteria: &[String],
+    output: &str,
+    threshold: f64,
+    rubric_prompt: Option<&str>,
+) -> Result<Graded, String> {
+    // A `rubricPrompt` object may replace either template.
+    let templates: Option<serde_json::Map<String, Json>> =
+        rubric_prompt.and_then(|text| match serde_json::from_str(text) {
+            Ok(Json::Object(map)) => Some(map),
+            _ => None,
+        });
+    let template = |name: &str, default: &'static str| -> String {
+        match templates.as_ref().and_then(|t| t.get(name)) {
+            Some(Json::String(text)) => text.clone(),
+            Some(other @ Json::Array(_)) => render("g_eval", Some(&other.to_string()), &[]),
+            _ => default.to_owned(),
+        }
+    };
+    let (steps_template, evaluate_template) = (template("steps", GEVAL_STEPS), template("evaluate", GEVAL_EVALUATE));
+    if criteria.is_empty() {
+        return Ok(grader_failure(
+            "G-Eval assertion requires at least one criterion string in the value array.".into(),
+        ));
+    }
+    let (input, output) = (template_value(input), template_value(output));
+    let mut scores = Vec::with_capacity(criteria.len());
+    let mut reasons = Vec::with_capacity(criteria.len());
+    for (index, criterion) in criteria.iter().enumerate() {
+        match g_eval_one(key, criterion, &input, &output, &steps_template, &evaluate_template)? {
+            Ok((score, reason)) => {
+                scores.push(score);
+                reasons.push(reason);
+            }
+            Err(failure) if criteria.len() > 1 => {
+                let criterion = serde_json::to_string(criterion).unwrap_or_default();
+                let reason =
+                    format!("G-Eval criterion {}/{} ({criterion}) failed: {failure}", index + 1, criteria.len());
+                return Ok(grader_failure(reason));
+            }
+            Err(failure) => return Ok(grader_failure(failure)),
+        }
+    }
+    let score = scores.iter().sum::<f64>() / scores.len() as f64;
+    let pass = score >= threshold;
+    Ok(Graded { pass, score, reason: reasons.join("\n\n"), negated: (!pass, 1.0 - score) })
+}
+
+/// One criterion of `g-eval`: `Ok(Ok((score, reason)))`, or `Ok(Err(why))`
+/// where promptfoo's grader fails; `Err` when the judge cannot be asked.
+fn g_eval_one(
+    key: &str,
+    criterion: &str,
+    input: &str,
+    output: &str,
+    steps_template: &str,
+    evaluate_template: &str,
+) -> Result<Result<(f64, String), String>, String> {
+    let answer = ask(key, &fill(steps_template, &[("criteria", criterion)]))?;
+    if answer.is_empty() {
+        return Ok(Err("G-Eval step-generation call to the judge returned no output".into()));
+    }
+    let Some(found) = first_line_match(&answer, "{\"steps\"") else {
+        return Ok(Err(format!("LLM-proposed evaluation steps are not in JSON format: {answer}")));
+    };
+    let steps = match serde_json::from_str::<Json>(found) {
+        Ok(parsed) => parsed.get("steps").cloned(),
+        Err(error) => {
+            return Ok(Err(format!("LLM-proposed evaluation steps are not in JSON format: {error}\n\n{answer}")));
+        }
+    };
+    let steps: Vec<String> = match steps {
+        Some(Json::Array(items)) if items.is_empty() => {
+            return Ok(Err("LLM does not propose any evaluation step".into()));
+        }
+        Some(Json::Array(items)) => {
+            let texts: Option<Vec<String>> =
+                items.iter().map(|step| step.as_str().filter(|s| !js::trim(s).is_empty()).map(str::to_owned)).collect();
+            match texts {
+                Some(texts) => texts,
+                None => {
+                    let items = Json::Array(items).to_string();
+                    return Ok(Err(format!("G-Eval steps response contains invalid steps: {items}")));
+                }
+            }
+        }
+        other => {
+            let shown = other.map_or_else(|| "undefined".to_owned(), |v| v.to_string());
+            return Ok(Err(format!("G-Eval steps response has invalid or missing steps: {shown}")));
+        }
+    };
+    let vars = [
+        ("criteria", criterion),
+        ("steps", &steps.join("\n- ")),
+        ("maxScore", "10"),
+        ("input", input),
+        ("output", output),
+    ];
+    let answer = ask(key, &fill(evaluate_template, &vars))?;
+    if answer.is_empty() {
+        return Ok(Err("G-Eval evaluation call to the judge returned no output".into()));
+    }
+    let Some(found) = first_line_match(&answer, "{") else {
+        return Ok(Err(format!("LLM-proposed evaluation result is not in JSON format: {answer}")));
+    };
+    let result = match serde_json::from_str::<Json>(found) {
+        Ok(result) => result,
+        Err(error) => {
+            return Ok(Err(format!("LLM-proposed evaluation result is not in JSON format: {error}\n\n{answer}")));
+        }
+    };
+    let score = match result.get("score") {
+        Some(Json::Number(number)) => number.as_f64().unwrap_or(f64::NAN),
+        Some(Json::String(text)) if !js::trim(text).is_empty() => js::to_number(&Json::String(text.clone())),
+        _ => f64::NAN,
+    };
+    if !score.is_finite() {
+        let shown = result.get("score").map_or_else(|| "undefined".to_owned(), Json::to_string);
+        return Ok(Err(format!("G-Eval result has invalid or missing score: {shown}")));
+    }
+    if !(0.0..=10.0).contains(&score) {
+        let score = js::number_to_string(score);
+        return Ok(Err(format!("G-Eval result score {score} is outside the expected 0-10 range")));
+    }
+    match result.get("reason") {
+        Some(Json::String(reason)) if !js::trim(reason).is_empty() => Ok(Ok((score / 10.0, reason.clone()))),
+        other => {
+            let shown = other.map_or_else(|| "undefined".to_owned(), Json::to_string);
+            Ok(Err(format!("G-Eval result has invalid or missing reason: {shown}")))
+        }
+    }
+}
+
+/// The first match of the JavaScript regex `/START.+\}/` in `text`: on the
+/// first line (`.` does not cross a line break) holding `start` with a `}`
+/// at least one character after it, from `start` to that line's last `}`.
+fn first_line_match<'a>(text: &'a str, start: &str) -> Option<&'a str> {
+    text.split(['\n', '\r', '\u{2028}', '\u{2029}']).find_map(|line| {
+        let from = line.find(start)?;
+        let last = line.rfind('}')?;
+        (last > from + start.len()).then(|| &line[from..=last])
+    })
+}
+
 /// promptfoo's legacy reading `/\s*\(?([a-eA-E])\)/`: the first letter A–E
 /// directly followed by `)`.
 fn legacy_category(answer: &str) -> Option<String> {
@@ -302,6 +460,18 @@ mod tests {
     fn legacy_categories_read_the_first_letter_before_a_parenthesis() {
         assert_eq!(legacy_category("I pick (b) because"), Some("B".to_owned()));
         assert_eq!(legacy_category("none here"), None);
+    }
+
+    #[test]
+    fn g_eval_reads_json_as_javascripts_regex_finds_it_on_one_line() {
+        let text = "Format:\n{\"steps\": <list>}\nExample:\n{\"steps\":[\"a\"]} and {\"b\":1}\n";
+        assert_eq!(first_line_match(text, "{\"steps\""), Some("{\"steps\": <list>}"));
+        assert_eq!(first_line_match("x {\"steps\"} y", "{\"steps\""), None);
+        assert_eq!(
+            first_line_match("{\"score\":3,\"reason\":\"r\"} tail }", "{"),
+            Some("{\"score\":3,\"reason\":\"r\"} tail }")
+        );
+        assert_eq!(first_line_match("no json", "{"), None);
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "promptfoo model-graded-closedqa: the judge decides whether the output meets the criterion",
     ),
     ("pf_factuality", "promptfoo factuality: the judge compares the output's facts with the reference answer"),
+    (
+        "pf_g_eval",
+        "promptfoo g-eval: the judge writes evaluation steps for each criterion, then scores the output 0-10",
+    ),
     ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
     ("pf_cost", "promptfoo cost: the response cost at most threshold"),
 ];
@@ -331,6 +335,11 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
         "pf_factuality" => {
             let ideal = e.string("the reference answer as a string")?;
             graded::factuality(key, e.prompt()?, ideal, output, e.rubric_prompt)
+        }
+        "pf_g_eval" => {
+            let criteria = strings(key, e.value("the criteria, or a list of them")?, "a text or a list of texts")?;
+            let threshold = e.threshold_in(0.0..=1.0, 0.7)?;
+            graded::g_eval(key, e.prompt.unwrap_or_default(), &criteria, output, threshold, e.rubric_prompt)
         }
         other => Err(format!("the promptfoo plugin has no matcher `{other}`")),
     }

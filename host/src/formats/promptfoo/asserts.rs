@@ -84,6 +84,7 @@ pub const TYPES: &[&str] = &[
     "llm-rubric",
     "model-graded-closedqa",
     "factuality",
+    "g-eval",
     "latency",
     "cost",
 ];
@@ -93,7 +94,7 @@ pub const TYPES: &[&str] = &[
 pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
 /// The types whose plugin asks the judge the rendered prompt.
-const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality"];
+const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality", "g-eval"];
 
 /// One assertion, planned.
 #[derive(Clone, Debug)]
