@@ -25,7 +25,19 @@ pub struct BuiltinPlugin {
     /// ([`crate::sandbox::ComponentOptions::fresh_instances`]): a plugin
     /// running code from test files, which could leave state behind.
     pub fresh_instances: bool,
+    /// The judge or embeddings calls one check may make
+    /// ([`crate::sandbox::Limits::capability_calls_per_check`]).
+    pub capability_calls_per_check: u32,
 }
+
+/// The judge calls a check may make, for a built-in that asks once per
+/// check.
+const ONE_ASK: u32 = 4;
+
+/// The judge calls a promptfoo assertion may make: `g-eval` asks twice per
+/// criterion, `conversation-relevance` once per window and once to sum up.
+/// Still a bound: a conversation longer than this is an error saying so.
+const MANY_ASKS: u32 = 64;
 
 impl BuiltinPlugin {
     /// Its keys as `describe()` gives them.
@@ -51,6 +63,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
             ("keywords", "the keyword occurs in the string, is an element of the list or a key of the object"),
         ],
         fresh_instances: false,
+        capability_calls_per_check: ONE_ASK,
     },
     BuiltinPlugin {
         name: "gist",
@@ -59,6 +72,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         version: "0.1.0",
         keys: &[("gist", "a language-model judge decides whether the text meets the acceptance criteria")],
         fresh_instances: false,
+        capability_calls_per_check: ONE_ASK,
     },
 ];
 
@@ -103,10 +117,15 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
             "pf_g_eval",
             "promptfoo g-eval: the judge writes evaluation steps for each criterion, then scores the output 0-10",
         ),
+        (
+            "pf_conversation_relevance",
+            "promptfoo conversation-relevance: the judge decides whether each window's last answer is relevant",
+        ),
         ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
         ("pf_cost", "promptfoo cost: the response cost at most threshold"),
     ],
     fresh_instances: false,
+    capability_calls_per_check: MANY_ASKS,
 };
 
 /// The `javascript` plugin (`plugins/javascript/`, the key
@@ -128,6 +147,7 @@ pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     // Each assertion gets an engine context of its own inside the
     // component: nothing one sets is seen by the next.
     fresh_instances: false,
+    capability_calls_per_check: ONE_ASK,
 };
 
 /// The promptfoo Python runner (`plugins/python/`, the key `pf_python`):
@@ -154,6 +174,7 @@ pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     // case's assertions) runs in an interpreter of its own, as promptfoo
     // runs each in a process of its own.
     fresh_instances: true,
+    capability_calls_per_check: ONE_ASK,
 };
 
 /// The built-ins a run of promptfoo configs registers, each unless a plugin

@@ -63,6 +63,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
             "pf_model_graded_closedqa",
             "pf_factuality",
             "pf_g_eval",
+            "pf_conversation_relevance",
             "pf_latency",
             "pf_cost",
         ],

@@ -68,12 +68,13 @@ impl LazyPlugin {
     /// grants it with the backends in `capabilities`; compiled on `runtime`
     /// on first use.
     pub fn builtin(runtime: &Runtime, builtin: &BuiltinPlugin, capabilities: &Capabilities) -> LazyPlugin {
-        let options = ComponentOptions {
+        let mut options = ComponentOptions {
             grants: builtin.grants,
             capabilities: capabilities.clone(),
             fresh_instances: builtin.fresh_instances,
             ..ComponentOptions::default()
         };
+        options.limits.capability_calls_per_check = builtin.capability_calls_per_check;
         LazyPlugin {
             name: builtin.name.to_owned(),
             version: builtin.version.to_owned(),

@@ -76,6 +76,7 @@ const BROKEN: BuiltinPlugin = BuiltinPlugin {
     version: "0.1.0",
     keys: &[("shiny", "never answers")],
     fresh_instances: false,
+    capability_calls_per_check: 4,
 };
 
 /// The stock component with a table that does not match its describe().

@@ -1185,3 +1185,86 @@ tests:
         "{broken}"
     );
 }
+
+#[test]
+fn conversation_relevance_judges_each_window_of_the_conversation() {
+    // The last assistant message of a window is relevant unless it talks
+    // about stocks; the sum-up names the irrelevancies it was given.
+    let judge = FakeServer::start(|request| {
+        let prompt = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let answer = if let Some(listed) = prompt.split("Irrelevancies:\n").nth(1) {
+            format!(r#"{{"reason": "summed up: {}"}}"#, listed.trim_end_matches("\n\nJSON:").replace(['\n', '"'], ""))
+        } else {
+            let messages: Value =
+                serde_json::from_str(prompt.rsplit("Messages:\n").next().unwrap().trim_end_matches("\n\nJSON:"))
+                    .unwrap();
+            let last = messages.as_array().unwrap().last().unwrap()["content"].as_str().unwrap_or_default().to_owned();
+            match last.contains("stock") {
+                true => r#"{"verdict": "no", "reason": "stocks at a wedding"}"#.to_owned(),
+                false if last.contains("garble") => "no verdict here".to_owned(),
+                false => r#"{"verdict": "yes"}"#.to_owned(),
+            }
+        };
+        completion(request, &answer, None)
+    });
+    let config = r#"
+prompts: ['{{message}}']
+providers: [echo]
+tests:
+  - description: the prompt and answer alone
+    vars: {message: hello there}
+    assert: [{type: conversation-relevance}]
+  - description: one window of four off topic
+    vars:
+      message: unused
+      _conversation:
+        - {input: plan my wedding, output: happy to help}
+        - {input: flowers?, output: the stock market fell}
+        - {input: I meant flowers, output: roses}
+        - {input: and music?, output: a string quartet}
+    assert:
+      - {type: conversation-relevance, threshold: 0.8, config: {windowSize: 2}}
+      - {type: not-conversation-relevance, threshold: 0.8}
+  - description: an answer without a verdict
+    vars:
+      message: unused
+      _conversation: [{input: hi, output: garble}]
+    assert: [{type: not-conversation-relevance}]
+  - description: a config it does not read
+    vars: {message: x}
+    assert: [{type: conversation-relevance, config: {window: 2}}]
+"#;
+    let dir = suite(config, &[]);
+    let mut command = assay_command();
+    command.env("ASSAY_JUDGE_URL", format!("http://127.0.0.1:{}/v1", judge.port)).env("ASSAY_JUDGE_MODEL", "m");
+    let ran = run_with(command, dir.path(), &[]);
+    let component =
+        |suffix: &str, i: usize| ran.promptfoo_result(suffix)["gradingResult"]["componentResults"][i].clone();
+    let alone = component("the prompt and answer alone", 0);
+    assert_eq!((alone["pass"].clone(), alone["score"].as_f64()), (json!(true), Some(1.0)), "{alone}");
+    assert_eq!(alone["reason"], "1 out of 1 conversation windows were relevant");
+    let windows = component("one window of four off topic", 0);
+    assert!(!windows.is_null(), "{}", stdout(&ran.output));
+    assert_eq!((windows["pass"].clone(), windows["score"].as_f64()), (json!(false), Some(0.75)), "{windows}");
+    assert_eq!(windows["reason"], "summed up: [  stocks at a wedding]");
+    let negated = component("one window of four off topic", 1);
+    assert_eq!(negated["pass"], true, "{negated}");
+    assert!((negated["score"].as_f64().unwrap() - 0.25).abs() < 1e-9, "{negated}");
+    // A grader failure fails both forms.
+    let failed = component("an answer without a verdict", 0);
+    assert_eq!((failed["pass"].clone(), failed["score"].as_f64()), (json!(false), Some(0.0)), "{failed}");
+    assert!(failed["reason"].as_str().unwrap().contains("No JSON object found in response"), "{failed}");
+    let refused = ran.case("a config it does not read")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        refused.contains("config has `window`; a `conversation-relevance` assertion's config has `windowSize`"),
+        "{refused}"
+    );
+    // Windows of two: the second window holds turns 1-2.
+    let requests = judge.requests.lock().unwrap().clone();
+    let second = requests
+        .iter()
+        .map(|r| r.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned())
+        .find(|p| p.contains("the stock market fell") && !p.contains("Irrelevancies"))
+        .unwrap();
+    assert!(second.contains("plan my wedding") && !second.contains("I meant flowers"), "{second}");
+}

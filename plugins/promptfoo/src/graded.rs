@@ -376,6 +376,113 @@ fn first_line_match<'a>(text: &'a str, start: &str) -> Option<&'a str> {
     })
 }
 
+/// promptfoo 0.123.1's `ConversationRelevancyTemplate.generateVerdicts`,
+/// around the window's messages.
+const CONVERSATION_VERDICTS: (&str, &str) = (
+    "Based on the given list of message exchanges between a user and an LLM, generate a JSON object to indicate whether the LAST `assistant` message is relevant to context in messages. The JSON will have 2 fields: 'verdict' and 'reason'.\nThe 'verdict' key should STRICTLY be either 'yes' or 'no', which states whether the last `assistant` message is relevant according to the context in messages \nProvide a 'reason' ONLY if the answer is 'no'. \nYou MUST USE the previous messages (if any) provided in the list of messages to make an informed judgement on relevancy.\n\n**\nIMPORTANT: Please make sure to only return in JSON format.\nExample Messages:\n[\n    {\n        \"role\": \"user\",\n        \"content\": \"Hi! I have something I want to tell you\"\n    },\n    {\n        \"role\": \"assistant\",\n        \"content\": \"Sure, what is it?\"\n    },\n    {\n        \"role\": \"user\",\n        \"content\": \"I've a sore throat, what meds should I take?\"\n    },\n    {\n        \"role\": \"assistant\",\n        \"content\": \"Not sure, but isn't it a nice day today?\"\n    }\n]\n\nExample JSON:\n{\n    \"verdict\": \"no\",\n    \"reason\": \"The LLM responded 'isn't it a nice day today' to a message that asked about how to treat a sore throat, which is completely irrelevant.\"\n}\n===== END OF EXAMPLE ======\nYou MUST ONLY provide a verdict for the LAST message on the list but MUST USE context from the previous messages.\nYou DON'T have to provide a reason if the answer is 'yes'.\nONLY provide a 'no' answer if the LLM response is COMPLETELY irrelevant to the message input.\nVague LLM responses to vague inputs, such as greetings DOES NOT count as irrelevancies!\n**\n\nMessages:\n",
+    "\n\nJSON:",
+);
+
+/// promptfoo 0.123.1's `ConversationRelevancyTemplate.generateReason`,
+/// around the score and the irrelevancies.
+const CONVERSATION_REASON: (&str, &str, &str) = (
+    "Below is a list of irrelevancies drawn from some messages in a conversation, which you have minimal knowledge of. It is a list of strings explaining why the 'assistant' messages are irrelevant to the 'user' messages.\nGiven the relevancy score, which is a 0-1 score indicating how irrelevant the OVERALL AI messages are in a conversation (higher the better), CONCISELY summarize the irrelevancies to justify the score. \n\n** \nIMPORTANT: Please make sure to only return in JSON format, with the 'reason' key providing the reason.\nExample JSON:\n{\n    \"reason\": \"The score is <relevancy_score> because <your_reason>.\"\n}\n\nAlways quote WHICH MESSAGE and the INFORMATION in the reason in your final reason.\nBe sure in your reason, as if you know what the `assistant` messages from messages in a conversation is from the irrelevancies.\n**\n\nRelevancy Score:\n",
+    "\n\nIrrelevancies:\n",
+    "\n\nJSON:",
+);
+
+/// The reason promptfoo gives an irrelevant window without one.
+const NOT_RELEVANT: &str = "Response is not relevant to the conversation context";
+
+/// `conversation-relevance`: each window of up to `window` turns of the
+/// conversation (the test's `_conversation` of `{input, output}`, else the
+/// prompt and the output), its last answer judged relevant or not
+/// (`{"verdict": "yes"|"no", "reason"}`); the score is the share of relevant
+/// windows, passing from `threshold` (default 0.5); the `not-` form inverts
+/// both. A judge answer without a verdict fails the assertion in both forms
+/// (promptfoo's grader failure); with irrelevancies, the judge sums them up
+/// as the reason.
+pub fn conversation_relevance(
+    key: &str,
+    prompt: &str,
+    output: &str,
+    conversation: Option<&Json>,
+    window: usize,
+    threshold: f64,
+) -> Result<Graded, String> {
+    // A turn's text as promptfoo writes it: a string as it is, anything
+    // else as JSON (a missing one leaves the message without content).
+    let content = |value: &Json| -> Option<String> {
+        match value {
+            Json::String(text) => Some(text.clone()),
+            other => serde_json::to_string(other).ok(),
+        }
+    };
+    let turns: Vec<(Option<String>, Option<String>)> = match conversation {
+        Some(Json::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(|turn| (turn.get("input").and_then(content), turn.get("output").and_then(content)))
+            .collect(),
+        _ => vec![(Some(prompt.to_owned()), Some(output.to_owned()))],
+    };
+    let window = window.max(1);
+    let (mut relevant, mut irrelevancies) = (0usize, Vec::new());
+    for end in 0..turns.len() {
+        let mut messages = Vec::new();
+        for (input, output) in &turns[end.saturating_sub(window - 1)..=end] {
+            for (role, text) in [("user", input), ("assistant", output)] {
+                let mut message = serde_json::Map::new();
+                message.insert("role".into(), Json::String(role.into()));
+                if let Some(text) = text {
+                    message.insert("content".into(), Json::String(text.clone()));
+                }
+                messages.push(Json::Object(message));
+            }
+        }
+        let listed = serde_json::to_string_pretty(&messages).unwrap_or_default();
+        let answer = ask(key, &format!("{}{listed}{}", CONVERSATION_VERDICTS.0, CONVERSATION_VERDICTS.1))?;
+        if answer.is_empty() {
+            return Ok(grader_failure("No output".into()));
+        }
+        let Some(first) = js::extract_json_objects(&answer).into_iter().next() else {
+            return Ok(grader_failure("Error parsing output: No JSON object found in response".into()));
+        };
+        let pass = match first.get("verdict") {
+            Some(Json::String(verdict)) if verdict == "yes" => true,
+            Some(Json::String(verdict)) if verdict == "no" => false,
+            _ => {
+                let why = "Error parsing output: Conversation relevance grader returned an invalid verdict";
+                return Ok(grader_failure(why.into()));
+            }
+        };
+        let reason = first.get("reason").map(js::to_string).filter(|r| !r.is_empty());
+        if pass {
+            relevant += 1;
+        } else {
+            match reason {
+                Some(reason) if reason != NOT_RELEVANT => irrelevancies.push(Json::String(reason)),
+                _ => {}
+            }
+        }
+    }
+    let total = turns.len();
+    let score = relevant as f64 / total as f64;
+    let pass = score >= threshold - f64::EPSILON;
+    let counted = format!("{relevant} out of {total} conversation windows were relevant");
+    let reason = if !irrelevancies.is_empty() && score < 1.0 {
+        let listed = serde_json::to_string_pretty(&irrelevancies).unwrap_or_default();
+        let (head, middle, tail) = CONVERSATION_REASON;
+        let answer = ask(key, &format!("{head}{}{middle}{listed}{tail}", js::number_to_string(score)))?;
+        match js::extract_json_objects(&answer).into_iter().next() {
+            Some(first) => first.get("reason").map(js::to_string).filter(|r| !r.is_empty()).unwrap_or(counted),
+            None => counted,
+        }
+    } else {
+        counted
+    };
+    Ok(Graded { pass, score, reason, negated: (!pass, 1.0 - score) })
+}
+
 /// promptfoo's legacy reading `/\s*\(?([a-eA-E])\)/`: the first letter A–E
 /// directly followed by `)`.
 fn legacy_category(answer: &str) -> Option<String> {

@@ -55,6 +55,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "pf_g_eval",
         "promptfoo g-eval: the judge writes evaluation steps for each criterion, then scores the output 0-10",
     ),
+    (
+        "pf_conversation_relevance",
+        "promptfoo conversation-relevance: the judge decides whether each window's last answer is relevant",
+    ),
     ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
     ("pf_cost", "promptfoo cost: the response cost at most threshold"),
 ];
@@ -122,10 +126,15 @@ pub struct Expected<'a> {
     threshold: Option<f64>,
     prompt: Option<&'a str>,
     rubric_prompt: Option<&'a str>,
+    /// `conversation-relevance`'s turns (a test's `_conversation`).
+    conversation: Option<&'a Json>,
+    /// `conversation-relevance`'s window (`config.windowSize`).
+    window_size: Option<&'a Json>,
 }
 
 impl<'a> Expected<'a> {
-    /// Reads `{"value", "threshold", "prompt", "rubric_prompt"}`.
+    /// Reads `{"value", "threshold", "prompt", "rubric_prompt"}` (and
+    /// `conversation-relevance`'s `conversation` and `window_size`).
     fn parse(key: &'a str, expected: &'a Json) -> Result<Self, String> {
         let Json::Object(map) = expected else {
             return Err(format!(
@@ -133,9 +142,8 @@ impl<'a> Expected<'a> {
                 assay_plugin_sdk::params::describe(expected)
             ));
         };
-        if let Some(unknown) =
-            map.keys().find(|k| !["value", "threshold", "prompt", "rubric_prompt"].contains(&k.as_str()))
-        {
+        const KEYS: &[&str] = &["value", "threshold", "prompt", "rubric_prompt", "conversation", "window_size"];
+        if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(format!(
                 "{key} does not take `{unknown}`: its object has value, threshold, prompt and rubric_prompt"
             ));
@@ -165,6 +173,8 @@ impl<'a> Expected<'a> {
             threshold,
             prompt: text("prompt")?,
             rubric_prompt: text("rubric_prompt")?,
+            conversation: map.get("conversation").filter(|v| !v.is_null()),
+            window_size: map.get("window_size").filter(|v| !v.is_null()),
         })
     }
 
@@ -335,6 +345,17 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
         "pf_factuality" => {
             let ideal = e.string("the reference answer as a string")?;
             graded::factuality(key, e.prompt()?, ideal, output, e.rubric_prompt)
+        }
+        "pf_conversation_relevance" => {
+            let threshold = e.threshold_in(0.0..=1.0, 0.5)?;
+            // promptfoo's `windowSize || 5`.
+            let window = match e.window_size {
+                None => 5,
+                Some(Json::Number(n)) if n.as_u64() == Some(0) => 5,
+                Some(Json::Number(n)) if n.as_u64().is_some() => n.as_u64().map_or(5, |n| n as usize),
+                Some(other) => return Err(format!("{key}'s windowSize is {other}, not a number of turns")),
+            };
+            graded::conversation_relevance(key, e.prompt()?, output, e.conversation, window, threshold)
         }
         "pf_g_eval" => {
             let criteria = strings(key, e.value("the criteria, or a list of them")?, "a text or a list of texts")?;

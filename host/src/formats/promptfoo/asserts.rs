@@ -85,6 +85,7 @@ pub const TYPES: &[&str] = &[
     "model-graded-closedqa",
     "factuality",
     "g-eval",
+    "conversation-relevance",
     "latency",
     "cost",
 ];
@@ -94,7 +95,8 @@ pub const TYPES: &[&str] = &[
 pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
 /// The types whose plugin asks the judge the rendered prompt.
-const MODEL_GRADED: &[&str] = &["llm-rubric", "model-graded-closedqa", "factuality", "g-eval"];
+const MODEL_GRADED: &[&str] =
+    &["llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "conversation-relevance"];
 
 /// One assertion, planned.
 #[derive(Clone, Debug)]
@@ -206,6 +208,34 @@ pub fn plan(
     }
     if let Some(threshold) = threshold.filter(|_| base != "javascript") {
         expected.insert("threshold".into(), json!(threshold));
+    }
+    match (base, assertion.get("config")) {
+        (_, None | Some(Value::Null)) | ("python" | "javascript", _) => {}
+        ("conversation-relevance", Some(Value::Object(config))) => {
+            if let Some(key) = config.keys().find(|key| *key != "windowSize") {
+                return Err(format!(
+                    "{at}.config has `{key}`; a `conversation-relevance` assertion's config has `windowSize`"
+                ));
+            }
+            if let Some(window) = config.get("windowSize") {
+                expected.insert("window_size".into(), window.clone());
+            }
+        }
+        (_, Some(_)) => {
+            return Err(format!("{at} (`{kind}`) has a `config`, which this type does not read; remove it"));
+        }
+    }
+    if base == "conversation-relevance" {
+        // A test's `_conversation` (its earlier turns, `{input, output}`)
+        // is what is judged, in windows; without it, the prompt and answer.
+        if let Some(conversation) = vars.values.get("_conversation").filter(|c| !c.is_null()) {
+            expected.insert("conversation".into(), conversation.clone());
+        }
+        if assertion.contains_key("rubricPrompt") || rubric_prompt.is_some() {
+            return Err(format!(
+                "{at} (`{kind}`) with a `rubricPrompt` is not supported; assay asks promptfoo's own conversation prompt"
+            ));
+        }
     }
     if MODEL_GRADED.contains(&base) {
         expected.insert("prompt".into(), Value::String(prompt.to_owned()));
