@@ -1029,6 +1029,10 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
             let why = match key.as_str() {
                 "provider" => "a grading provider goes under `options.provider`",
                 "providerOutput" => "a test runs its prompt on its providers; write a provider that answers so",
+                "storeOutputAs" => {
+                    "it passes one test's output to the next, and assay runs tests independently; write the later \
+                     test's input out in its vars"
+                }
                 "assertScoringFunction" => "it is JavaScript or Python, which assay does not run",
                 _ => "assay reads `vars`, `assert`, `options`, `description`, `threshold` and `metadata`",
             };
