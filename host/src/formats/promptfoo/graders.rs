@@ -10,49 +10,16 @@
 //! embeddings (or the reverse) is an error of that assertion, not the
 //! default's answer.
 //!
-//! The project turns each [`GraderSpec`] into a [`Grader`] (its backends),
-//! once per distinct spec; the check carries it to its plugin call.
+//! The project turns each [`GraderSpec`] (`grader_spec.rs`) into a
+//! [`Grader`] (its backends), once per distinct spec; the check carries it
+//! to its plugin call.
 
 use crate::formats::promptfoo::config::Config;
+use crate::formats::promptfoo::grader_spec::{GraderEndpoint, GraderSpec};
 use crate::formats::promptfoo::providers::{MapError, ProviderContext, openai_endpoint};
 use crate::sandbox::Grader;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-
-/// An OpenAI-compatible endpoint and model a grader asks.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct GraderEndpoint {
-    /// The API base, e.g. `https://api.openai.com/v1`.
-    pub url: String,
-    /// The model.
-    pub model: String,
-    /// The bearer token, if any (reports hide it).
-    pub api_key: Option<String>,
-}
-
-/// What a grading provider grades with: a text model (the judge), an
-/// embedding model, or both.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct GraderSpec {
-    /// The chat model model-graded assertions ask.
-    pub text: Option<GraderEndpoint>,
-    /// The embedding model `similar` asks.
-    pub embedding: Option<GraderEndpoint>,
-}
-
-impl GraderSpec {
-    /// How reports and errors name it (no key).
-    pub fn name(&self) -> String {
-        let part = |kind: &str, endpoint: &Option<GraderEndpoint>| {
-            endpoint.as_ref().map(|e| format!("{kind} {} at {}", e.model, e.url))
-        };
-        [part("text", &self.text), part("embedding", &self.embedding)]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
 
 /// The graders a config's tests and assertions name, each resolved once,
 /// by the provider value as written.

@@ -32,6 +32,7 @@ mod asserts;
 pub mod config;
 mod csv;
 pub mod derived;
+mod grader_spec;
 mod graders;
 mod javascript;
 mod providers;
@@ -48,7 +49,7 @@ pub const OPENAI_API_BASE: &str = "https://api.openai.com/v1";
 pub const DEFAULT_GRADING_MODEL: &str = "gpt-5.6-sol";
 /// The model promptfoo 0.123.1 embeds with by default.
 pub const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-large";
-pub use graders::{GraderEndpoint, GraderSpec};
+pub use grader_spec::{GraderEndpoint, GraderSpec};
 pub use providers::ProviderContext;
 
 use crate::agent::Transport;

@@ -17,7 +17,7 @@ use crate::case::{CaseEnv, Connection, FileTrust};
 use crate::config::HttpConnection;
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::config::ProviderEntry;
-use crate::formats::promptfoo::graders::GraderSpec;
+use crate::formats::promptfoo::grader_spec::GraderSpec;
 use crate::sandbox::Grader;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
