@@ -11,13 +11,16 @@
 //! `in flight: N` each time the most requests in flight at once grows.
 //! Connections are kept alive (HTTP/1.1), as a real endpoint would.
 
-use std::io::Write as _;
+use loopback_http::{read_request, write_json};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::BufReader;
+use tokio::net::TcpStream;
+
+#[path = "../tests/integration/loopback_http.rs"]
+mod loopback_http;
 
 /// Requests in flight now, and the most ever.
 #[derive(Default)]
@@ -41,16 +44,13 @@ fn main() -> ExitCode {
 }
 
 async fn serve(latency: Duration) -> ExitCode {
-    let listener = match TcpListener::bind("127.0.0.1:0").await {
-        Ok(listener) => listener,
+    let listener = match loopback_http::listen_announced().await {
+        Ok((listener, _)) => listener,
         Err(error) => {
             eprintln!("failed to listen on 127.0.0.1: {error}");
             return ExitCode::FAILURE;
         }
     };
-    let port = listener.local_addr().expect("a bound listener has an address").port();
-    println!("serving on http://127.0.0.1:{port}/v1");
-    let _ = std::io::stdout().flush();
     let in_flight = Arc::new(InFlight::default());
     loop {
         let Ok((stream, _)) = listener.accept().await else { continue };
@@ -61,29 +61,7 @@ async fn serve(latency: Duration) -> ExitCode {
 /// Answers the requests of one kept-alive connection, one after another.
 async fn connection(stream: TcpStream, latency: Duration, in_flight: Arc<InFlight>) {
     let mut stream = BufReader::new(stream);
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        // The request line and headers, up to the blank line.
-        loop {
-            line.clear();
-            match stream.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" || line == "\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if stream.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    while read_request(&mut stream).await.is_some() {
         let now = in_flight.now.fetch_add(1, Ordering::SeqCst) + 1;
         if in_flight.most.fetch_max(now, Ordering::SeqCst) < now {
             println!("in flight: {now}");
@@ -91,11 +69,7 @@ async fn connection(stream: TcpStream, latency: Duration, in_flight: Arc<InFligh
         tokio::time::sleep(latency).await;
         in_flight.now.fetch_sub(1, Ordering::SeqCst);
         let answer = r#"{"choices":[{"message":{"role":"assistant","content":"pass"}}]}"#;
-        let response = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
-            answer.len()
-        );
-        if stream.get_mut().write_all(response.as_bytes()).await.is_err() {
+        if !write_json(&mut stream, "200 OK", answer).await {
             return;
         }
     }

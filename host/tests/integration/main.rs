@@ -38,6 +38,7 @@ mod judge;
 mod judge_concurrency;
 mod judge_server;
 mod lazy_registry;
+mod loopback_http;
 mod merge;
 mod metrics;
 mod openai_stub;

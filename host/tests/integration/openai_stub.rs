@@ -17,8 +17,9 @@
 //!   a-z occurs (any case), then how many other non-space characters.
 //! - `POST …/moderations`: nothing flagged.
 
+use super::loopback_http::{read_request, write_json};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::BufReader;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Answers every connection `listener` accepts, forever.
@@ -32,43 +33,13 @@ pub async fn serve(listener: TcpListener) {
 /// Answers the requests of one kept-alive connection, one after another.
 async fn connection(stream: TcpStream) {
     let mut stream = BufReader::new(stream);
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        let mut path = String::new();
-        // The request line and headers, up to the blank line.
-        loop {
-            line.clear();
-            match stream.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" || line == "\n" {
-                break;
-            }
-            if path.is_empty() {
-                path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
-            } else if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if stream.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    while let Some((path, body)) = read_request(&mut stream).await {
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let (status, answer) = match answer(&path, &request) {
             Some(answer) => ("200 OK", answer),
             None => ("404 Not Found", json!({"error": {"message": format!("no route {path}")}})),
         };
-        let answer = answer.to_string();
-        let response = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
-            answer.len()
-        );
-        if stream.get_mut().write_all(response.as_bytes()).await.is_err() {
+        if !write_json(&mut stream, status, &answer.to_string()).await {
             return;
         }
     }

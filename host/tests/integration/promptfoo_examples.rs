@@ -18,8 +18,8 @@
 //! printed; the README's figure must be the one measured, and it may not
 //! fall below [`IDENTICAL_AT_LEAST`].
 
-use crate::openai_stub;
 use crate::util::{assay_command, root, stderr, stdout};
+use crate::{loopback_http, openai_stub};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -46,14 +46,16 @@ fn corpus_dir() -> PathBuf {
 /// The stub on a free port of 127.0.0.1, served by a thread of its own
 /// for the rest of the test process: its base URL.
 fn start_stub() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(true).unwrap();
+    let (sender, port) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async { openai_stub::serve(tokio::net::TcpListener::from_std(listener).unwrap()).await });
+        runtime.block_on(async {
+            let (listener, bound) = loopback_http::listen_announced().await.unwrap();
+            sender.send(bound).unwrap();
+            openai_stub::serve(listener).await;
+        });
     });
-    format!("http://127.0.0.1:{port}/v1")
+    format!("http://127.0.0.1:{}/v1", port.recv().unwrap())
 }
 
 /// A verdict as promptfoo's output file gives it.
