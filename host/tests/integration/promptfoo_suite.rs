@@ -1268,3 +1268,20 @@ tests:
         .unwrap();
     assert!(second.contains("plan my wedding") && !second.contains("I meant flowers"), "{second}");
 }
+
+#[test]
+fn a_conversation_longer_than_the_judge_calls_a_check_may_make_is_an_error_saying_so() {
+    let judge = FakeServer::start(|request| completion(request, r#"{"verdict": "yes"}"#, None));
+    let turns: Vec<String> = (0..70).map(|i| format!("{{input: q{i}, output: a{i}}}")).collect();
+    let config = format!(
+        "prompts: [x]\nproviders: [echo]\ntests:\n  - vars:\n      _conversation: [{}]\n    assert: [{{type: conversation-relevance}}]\n",
+        turns.join(", ")
+    );
+    let dir = suite(&config, &[]);
+    let mut command = assay_command();
+    command.env("ASSAY_JUDGE_URL", format!("http://127.0.0.1:{}/v1", judge.port)).env("ASSAY_JUDGE_MODEL", "m");
+    let ran = run_with(command, dir.path(), &[]);
+    assert_eq!(ran.case("test 1")["status"], "error", "{}", stdout(&ran.output));
+    assert!(stdout(&ran.output).contains("has used every judge call it may make"), "{}", stdout(&ran.output));
+    assert_eq!(judge.requests.lock().unwrap().len(), 64);
+}

@@ -39,7 +39,8 @@ const reply = (text) => `REPLY<<${text}>>`;
 const PROMPT = 'What is the capital of France?';
 
 // [type, output, expected] — expected is assay's object form: value,
-// threshold, prompt, rubric_prompt (absent keys left out).
+// threshold, prompt, rubric_prompt, conversation, window_size (absent keys
+// left out).
 const cases = [];
 const add = (type, output, expected) => cases.push([type, output, expected]);
 
@@ -222,6 +223,31 @@ for (const [output, value] of [
   ['Paris ' + reply('no category here'), 'Paris'],
 ]) add('factuality', output, { value, prompt: PROMPT });
 
+// g-eval: the criterion holds the judge's answer to both of its prompts
+// (the steps, then the score out of ten).
+const steps = (score) => reply(`{"steps":["a","b"],"score":${score},"reason":"r${score}"}`);
+for (const [value, threshold] of [
+  ['good ' + steps(7), undefined],
+  ['good ' + steps(7), 0.8],
+  ['good ' + steps('"9"'), undefined],
+  ['too much ' + steps(11), undefined],
+  ['no steps ' + reply('{"steps":[]}'), undefined],
+  ['not json ' + reply('no json'), undefined],
+  [['first ' + steps(9), 'second ' + steps(5)], undefined],
+  [['first ' + steps(9), 'second ' + reply('nothing')], undefined],
+]) add('g-eval', 'Paris', { value, prompt: PROMPT, ...(threshold === undefined ? {} : { threshold }) });
+
+// conversation-relevance: the judge's answer is read from its verdict
+// prompt, where the conversation is JSON (a marker in it is escaped, so
+// these are promptfoo's grader failures).
+add('conversation-relevance', 'Paris', { prompt: PROMPT });
+add('conversation-relevance', 'Paris ' + reply('{"verdict": "yes"}'), { prompt: PROMPT, threshold: 0.5 });
+add('conversation-relevance', 'Paris', {
+  prompt: PROMPT,
+  conversation: [{ input: 'hi', output: 'hello' }, { input: 'capital?', output: { city: 'Paris' } }],
+  window_size: 1,
+});
+
 for (const [latency, threshold] of [[120, 500], [800, 500], [500, 500], [0, 0]]) add('latency', latency, { threshold });
 for (const [cost, threshold] of [[0.002, 0.01], [0.05, 0.01], [0.01, 0.01]]) add('cost', cost, { threshold });
 
@@ -236,9 +262,10 @@ async function run(type, output, expected) {
     const functions = ['get_weather', 'get_time'].map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } }));
     provider = { id: () => 'differential', config: { tools: functions } };
   }
+  if (expected.window_size !== undefined) assertion.config = { windowSize: expected.window_size };
   const params = {
     assertion,
-    test: { vars: {}, options },
+    test: { vars: expected.conversation ? { _conversation: expected.conversation } : {}, options },
     prompt: expected.prompt,
     provider,
     providerResponse: baseType === 'latency' || baseType === 'cost' ? { output: 'x', cost: baseType === 'cost' ? output : undefined } : { output: providerOutput },
