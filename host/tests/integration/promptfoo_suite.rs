@@ -1285,3 +1285,21 @@ fn a_conversation_longer_than_the_judge_calls_a_check_may_make_is_an_error_sayin
     assert!(stdout(&ran.output).contains("has used every judge call it may make"), "{}", stdout(&ran.output));
     assert_eq!(judge.requests.lock().unwrap().len(), 64);
 }
+
+#[test]
+fn a_config_naming_more_than_64_grading_providers_is_refused_past_them() {
+    let tests: Vec<String> = (0..70)
+        .map(|i| format!("  - {{options: {{provider: 'openai:m{i}'}}, assert: [{{type: llm-rubric, value: x}}]}}"))
+        .collect();
+    let config = format!("prompts: [x]\nproviders: [echo]\ntests:\n{}\n", tests.join("\n"));
+    let dir = suite(&config, &[]);
+    // Nothing leaves the machine: the graders' server is a closed local port.
+    let mut command = assay_command();
+    command.env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1").env_remove("OPENAI_API_BASE_URL");
+    let ran = run_with(command, dir.path(), &[]);
+    let error = ran.case("/test 70")["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("names more than 64 grading providers"), "{error}");
+    // The first 64 are graders (their checks fail for want of a server, not of a grader).
+    let first = ran.case("/test 1").to_string();
+    assert!(!first.contains("more than 64"), "{first}");
+}

@@ -21,6 +21,10 @@ use crate::sandbox::Grader;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+/// The most distinct grading providers one config may name: each is a
+/// client of its own, and a config is data.
+const MAX_GRADERS: usize = 64;
+
 /// The graders a config's tests and assertions name, each resolved once,
 /// by the provider value as written.
 #[derive(Debug, Default)]
@@ -42,6 +46,11 @@ impl Graders {
         for value in values {
             let written = value.to_string();
             if graders.by_value.contains_key(&written) {
+                continue;
+            }
+            if graders.by_value.len() >= MAX_GRADERS {
+                let why = format!("the config names more than {MAX_GRADERS} grading providers; grade with fewer");
+                graders.by_value.insert(written, Err(why));
                 continue;
             }
             let grader = match spec(value, context) {
