@@ -82,6 +82,11 @@ pub struct OpenAiSettings {
     /// YAML starting `- role:`) is sent as those messages, as promptfoo's
     /// openai provider sends a chat-format prompt (a new conversation only).
     pub chat_prompts: bool,
+    /// Whether the answer's text is what promptfoo's openai provider makes
+    /// of it ([`crate::agent::openai_wire`]'s `promptfoo_output`: tool calls
+    /// and function calls as JSON, a reasoning model's thinking before its
+    /// content), for promptfoo's assertions; else the content, verbatim.
+    pub promptfoo_output: bool,
 }
 
 impl Default for OpenAiSettings {
@@ -106,6 +111,7 @@ impl Default for OpenAiSettings {
             body: Map::new(),
             prices: None,
             chat_prompts: false,
+            promptfoo_output: false,
         }
     }
 }
@@ -124,6 +130,7 @@ impl std::fmt::Debug for OpenAiSettings {
             .field("idle_timeout", &self.idle_timeout)
             .field("body", &self.body.keys().collect::<Vec<_>>())
             .field("chat_prompts", &self.chat_prompts)
+            .field("promptfoo_output", &self.promptfoo_output)
             .finish_non_exhaustive()
     }
 }
@@ -209,7 +216,16 @@ impl OpenAiAgents {
             attempts += 1;
             match self.attempt(&headers, &body, model).await {
                 Ok(answer) => {
+                    let json_schema = self.settings.body.get("response_format").and_then(|f| f.get("type"))
+                        == Some(&Value::String("json_schema".into()));
+                    let promptfoo_text = match self.settings.promptfoo_output {
+                        true => answer.promptfoo_output(json_schema),
+                        false => None,
+                    };
                     let mut response = answer.into_response(request)?;
+                    if let Some(text) = promptfoo_text {
+                        response.text = Some(text);
+                    }
                     if let (Some((input, output)), Some(usage)) = (self.settings.prices, response.usage) {
                         response.cost =
                             Some(input * usage.prompt_tokens as f64 + output * usage.completion_tokens as f64);

@@ -104,6 +104,9 @@ pub(crate) struct Answer {
     /// A top-level `structure` object (assay's extension: an agent's own
     /// structure, beside its text).
     pub structure: Option<Map<String, Value>>,
+    /// The `choices[0].message` of a whole completion, as sent (not of a
+    /// stream), for [`Answer::promptfoo_output`].
+    pub message: Option<Value>,
 }
 
 impl Answer {
@@ -119,6 +122,7 @@ impl Answer {
             usage: usage(body),
             sly_data: body.get("sly_data").and_then(Value::as_object).cloned(),
             structure: body.get("structure").and_then(Value::as_object).cloned(),
+            message: Some(message.clone()),
             ..Answer::default()
         };
         for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
@@ -171,6 +175,56 @@ impl Answer {
             self.structure = Some(structure.clone());
         }
         Ok(())
+    }
+
+    /// The output promptfoo's openai chat provider makes of a whole
+    /// completion's message, as its assertions read it: a reasoning
+    /// model's content after `Thinking: REASONING` and a blank line; with
+    /// content and tool or function calls, the whole message; without
+    /// content, the `function_call` or the `tool_calls`; else the content.
+    /// Under a `json_schema` response format, content that is JSON is
+    /// parsed. Anything not text is written as `JSON.stringify` writes it.
+    /// `None` for a stream's answer, or one with no output at all.
+    pub(crate) fn promptfoo_output(&self, json_schema: bool) -> Option<String> {
+        let message = self.message.as_ref()?;
+        let truthy = |value: Option<&Value>| match value {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::String(text)) => !text.is_empty(),
+            Some(Value::Number(n)) => n.as_f64().is_some_and(|n| n != 0.0),
+            Some(_) => true,
+        };
+        let (content, reasoning) = (message.get("content"), message.get("reasoning"));
+        let (function_call, tool_calls) = (message.get("function_call"), message.get("tool_calls"));
+        let calls = || if truthy(function_call) { function_call } else { tool_calls };
+        let output = if truthy(reasoning) {
+            content
+        } else if truthy(content) && (truthy(function_call) || truthy(tool_calls)) {
+            match tool_calls {
+                Some(Value::Array(list)) if list.is_empty() => content,
+                _ => Some(message),
+            }
+        } else if matches!(content, None | Some(Value::Null)) || (content == Some(&json!("")) && truthy(tool_calls)) {
+            calls()
+        } else {
+            content
+        };
+        let mut output = output.filter(|o| !o.is_null())?.clone();
+        if json_schema
+            && let Value::String(text) = &output
+            && let Ok(parsed) = serde_json::from_str::<Value>(text)
+        {
+            output = parsed;
+        }
+        let text = match output {
+            Value::String(text) => text,
+            other => crate::template::json_stringify(&other),
+        };
+        match reasoning.and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            Some(reasoning) if content.is_some_and(Value::is_string) && !json_schema_parsed(json_schema, content) => {
+                Some(format!("Thinking: {reasoning}\n\n{text}"))
+            }
+            _ => Some(text),
+        }
     }
 
     /// The answer as checks see it, with the conversation state to carry
@@ -247,6 +301,13 @@ fn refused(body: &Value) -> Result<(), AgentErrorKind> {
 /// The first 200 characters of a JSON value, for messages.
 fn preview(value: &Value) -> String {
     value.to_string().chars().take(200).collect()
+}
+
+/// Whether promptfoo parsed `content` as JSON under a `json_schema`
+/// response format (then its output is no longer text, and no
+/// `Thinking:` is put before it).
+fn json_schema_parsed(json_schema: bool, content: Option<&Value>) -> bool {
+    json_schema && content.and_then(Value::as_str).is_some_and(|text| serde_json::from_str::<Value>(text).is_ok())
 }
 
 #[cfg(test)]

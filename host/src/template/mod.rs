@@ -36,4 +36,10 @@ pub use engine::is_template;
 pub use fields::{FieldTemplate, FillError, ValueTemplate};
 pub use nunjucks::{MAX_RENDERED_BYTES, NunjucksTemplate};
 pub use request::RequestFields;
+
+/// JSON as JavaScript's `JSON.stringify` writes it, numbers included (what
+/// promptfoo makes of an answer that is not text).
+pub fn json_stringify(value: &serde_json::Value) -> String {
+    value::stringify(value)
+}
 pub(crate) use request::{Encoding, RequestTemplate};

@@ -85,6 +85,15 @@ pub(super) fn dump(value: &Value, spaces: Option<Value>) -> String {
     out
 }
 
+/// JSON `value` as JavaScript's `JSON.stringify(value)` writes it (numbers
+/// as JavaScript prints them: `1.0` is `1`).
+pub(super) fn stringify(value: &Json) -> String {
+    let mut out = String::new();
+    let style = JsonStyle { numbers: Numbers::JavaScript, indent: "" };
+    write_json(&mut out, &from_json(value, Numbers::JavaScript), &style, 0);
+    out
+}
+
 /// `value` as JSON into `out`, as `JSON.stringify` writes it: `false` (and
 /// nothing written) for a value JSON has no place for (undefined, a
 /// function), which an object leaves out and a list writes as `null`.

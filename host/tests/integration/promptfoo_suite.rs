@@ -1303,3 +1303,64 @@ fn a_config_naming_more_than_64_grading_providers_is_refused_past_them() {
     let first = ran.case("/test 1").to_string();
     assert!(!first.contains("more than 64"), "{first}");
 }
+
+#[test]
+fn answers_that_are_not_only_text_reach_the_assertions_as_promptfoos_openai_provider_makes_them() {
+    // The model answers by the prompt: a tool call, a tool call with
+    // content, a reasoning model's answer, or JSON under a json_schema.
+    let server = FakeServer::start(|request| {
+        let prompt = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let call = json!([{"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]);
+        let message = match prompt.as_str() {
+            "tool" => json!({"role": "assistant", "content": null, "tool_calls": call}),
+            "both" => json!({"role": "assistant", "content": "checking", "tool_calls": call}),
+            "function" => {
+                json!({"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}})
+            }
+            "think" => json!({"role": "assistant", "content": "Paris", "reasoning": "the capital"}),
+            _ => json!({"role": "assistant", "content": "{ \"score\": 1.0 }"}),
+        };
+        let body = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}]});
+        json_reply(200, "", &body)
+    });
+    let config = format!(
+        r#"
+prompts: ['{{{{q}}}}']
+providers:
+  - id: openai:chat:m
+    config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1', apiKey: k}}
+  - id: openai:chat:s
+    label: schema
+    config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1', apiKey: k, response_format: {{type: json_schema, json_schema: {{name: x, schema: {{type: object}}}}}}}}
+tests:
+  - vars: {{q: tool}}
+    assert: [{{type: is-valid-openai-tools-call}}, {{type: contains, value: get_weather}}]
+  - vars: {{q: both}}
+  - vars: {{q: function}}
+  - vars: {{q: think}}
+  - vars: {{q: json}}
+"#,
+        port = server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    let call =
+        r#"[{"id":"t1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]"#;
+    assert_eq!(ran.answer("[openai:chat:m] test 1"), call);
+    assert_eq!(ran.case("[openai:chat:m] test 1")["status"], "passed", "{}", stdout(&ran.output));
+    assert_eq!(
+        ran.answer("[openai:chat:m] test 2"),
+        format!(r#"{{"role":"assistant","content":"checking","tool_calls":{call}}}"#)
+    );
+    assert_eq!(ran.answer("[openai:chat:m] test 3"), r#"{"name":"f","arguments":"{}"}"#);
+    assert_eq!(ran.answer("[openai:chat:m] test 4"), "Thinking: the capital\n\nParis");
+    // Text stays verbatim; under a json_schema, JSON is parsed and written
+    // again as JavaScript writes it.
+    assert_eq!(ran.answer("[openai:chat:m] test 5"), "{ \"score\": 1.0 }");
+    assert_eq!(ran.answer("[schema] test 5"), r#"{"score":1}"#);
+    // The tool call is in the structure too, for assay's own checks.
+    let structure =
+        &ran.case("[openai:chat:m] test 1")["samples"][0]["runs"][0]["interactions"][0]["response"]["structure"];
+    assert_eq!(structure["get_weather"], json!({"city": "Paris"}));
+}

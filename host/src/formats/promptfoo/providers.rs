@@ -323,6 +323,7 @@ fn openai(
         body,
         prices: prices(model, config),
         chat_prompts: true,
+        promptfoo_output: true,
         ..defaults
     };
     let agents = OpenAiAgents::new(settings).map_err(|e| format!("`{id}`: {e}"))?;
