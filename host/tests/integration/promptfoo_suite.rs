@@ -1364,3 +1364,40 @@ tests:
         &ran.case("[openai:chat:m] test 1")["samples"][0]["runs"][0]["interactions"][0]["response"]["structure"];
     assert_eq!(structure["get_weather"], json!({"city": "Paris"}));
 }
+
+#[test]
+fn a_providers_functions_tools_and_response_format_are_read_from_files_beside_the_config() {
+    let server = FakeServer::start(|request| completion(request, &request.body.to_string(), None));
+    let config = format!(
+        "prompts: [x]\nproviders:\n  - id: openai:chat:m\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: k, functions: file://functions.yaml, tools: file://tools.json, response_format: file://format.yaml}}\n",
+        server.port
+    );
+    let files = [
+        ("functions.yaml", "- name: get_weather\n  parameters: {type: object}\n"),
+        ("tools.json", r#"[{"type": "function", "function": {"name": "t"}}]"#),
+        ("format.yaml", "type: json_object\n"),
+    ];
+    let dir = suite(&config, &files);
+    let ran = run(dir.path(), &[]);
+    let requests = server.requests.lock().unwrap().clone();
+    let body = &requests[0].body;
+    assert_eq!(
+        body["functions"],
+        json!([{"name": "get_weather", "parameters": {"type": "object"}}]),
+        "{}",
+        stdout(&ran.output)
+    );
+    assert_eq!(body["tools"], json!([{"type": "function", "function": {"name": "t"}}]));
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    // Code, or a file out of the folder, is refused naming the key.
+    for (value, error) in
+        [("file://tools.js", "is not a YAML or JSON file"), ("file://../x.json", "outside the config's folder")]
+    {
+        let config = format!("prompts: [x]\nproviders:\n  - id: openai:chat:m\n    config: {{tools: '{value}'}}\n");
+        let dir = suite(&config, &[("tools.js", "module.exports = []")]);
+        std::fs::write(dir.path().parent().unwrap().join("x.json"), "[]").unwrap();
+        let ran = run(dir.path(), &[]);
+        let message = ran.lines[0]["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(message.contains("providers[0].config.tools") && message.contains(error), "{value}: {message}");
+    }
+}

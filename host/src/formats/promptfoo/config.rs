@@ -737,6 +737,10 @@ fn csv_prompts(contents: &str, base_label: Option<&str>) -> Vec<Prompt> {
     prompts
 }
 
+/// The provider config keys whose `file://` value is a YAML or JSON file's
+/// value, as promptfoo loads them.
+const FILE_CONFIG_KEYS: &[&str] = &["functions", "tools", "response_format"];
+
 /// `providers`: a string, or a list of strings, `{id, label, config}`
 /// objects and `{ID: {label, config}}` maps; a `file://` YAML or JSON file
 /// holds one such object or a list of them, read in the config's folder.
@@ -803,7 +807,7 @@ fn read_providers(providers: Option<&Value>, files: &Files<'_>) -> Result<Vec<Pr
             ));
         }
         let label = object.remove("label").and_then(|l| l.as_str().map(str::to_owned));
-        let config = match object.remove("config") {
+        let mut config = match object.remove("config") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(config)) => config,
             Some(other) => {
@@ -813,6 +817,26 @@ fn read_providers(providers: Option<&Value>, files: &Files<'_>) -> Result<Vec<Pr
                 ));
             }
         };
+        // promptfoo loads these from a file beside the config when they
+        // name one (`maybeLoadFromExternalFile`).
+        for key in FILE_CONFIG_KEYS {
+            if let Some(Value::String(reference)) = config.get(*key)
+                && reference.starts_with("file://")
+            {
+                let extension = Path::new(reference).extension().and_then(|x| x.to_str()).unwrap_or("");
+                if !["yaml", "yml", "json"].contains(&extension) {
+                    return Err(invalid(
+                        &format!("{at}.config.{key}"),
+                        format!("`{reference}` is not a YAML or JSON file; write the {key} out, or in such a file"),
+                    ));
+                }
+                let loaded = files.value(reference).map_err(|e| match e {
+                    CaseErrorKind::Invalid { message, .. } => invalid(&format!("{at}.config.{key}"), message),
+                    other => other,
+                })?;
+                config.insert((*key).to_owned(), loaded);
+            }
+        }
         let prompts = match object.remove("prompts") {
             None | Some(Value::Null) => None,
             Some(Value::String(one)) => Some(vec![one]),
