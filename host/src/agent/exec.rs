@@ -117,6 +117,7 @@ impl ExecAgents {
             messages: vec![message],
             usage: None,
             cost: None,
+            text_is_json: false,
         };
         Ok(response)
     }

@@ -223,8 +223,9 @@ impl OpenAiAgents {
                         false => None,
                     };
                     let mut response = answer.into_response(request)?;
-                    if let Some(text) = promptfoo_text {
+                    if let Some((text, is_json)) = promptfoo_text {
                         response.text = Some(text);
+                        response.text_is_json = is_json;
                     }
                     if let (Some((input, output)), Some(usage)) = (self.settings.prices, response.usage) {
                         response.cost =

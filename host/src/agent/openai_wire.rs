@@ -184,8 +184,10 @@ impl Answer {
     /// content, the `function_call` or the `tool_calls`; else the content.
     /// Under a `json_schema` response format, content that is JSON is
     /// parsed. Anything not text is written as `JSON.stringify` writes it.
-    /// `None` for a stream's answer, or one with no output at all.
-    pub(crate) fn promptfoo_output(&self, json_schema: bool) -> Option<String> {
+    /// `None` for a stream's answer, or one with no output at all; the
+    /// flag says whether the output is not text (then the string is its
+    /// JSON).
+    pub(crate) fn promptfoo_output(&self, json_schema: bool) -> Option<(String, bool)> {
         let message = self.message.as_ref()?;
         let truthy = |value: Option<&Value>| match value {
             None | Some(Value::Null | Value::Bool(false)) => false,
@@ -215,15 +217,15 @@ impl Answer {
         {
             output = parsed;
         }
-        let text = match output {
-            Value::String(text) => text,
-            other => crate::template::json_stringify(&other),
+        let (text, is_json) = match output {
+            Value::String(text) => (text, false),
+            other => (crate::template::json_stringify(&other), true),
         };
         match reasoning.and_then(Value::as_str).filter(|r| !r.is_empty()) {
             Some(reasoning) if content.is_some_and(Value::is_string) && !json_schema_parsed(json_schema, content) => {
-                Some(format!("Thinking: {reasoning}\n\n{text}"))
+                Some((format!("Thinking: {reasoning}\n\n{text}"), false))
             }
-            _ => Some(text),
+            _ => Some((text, is_json)),
         }
     }
 

@@ -28,6 +28,10 @@ pub struct AgentResponse {
     /// What the answer cost, in US dollars, when the connection knows (an
     /// openai connection with prices: `OpenAiSettings::prices`).
     pub cost: Option<f64>,
+    /// Whether `text` is the JSON of an answer that is not text (promptfoo's
+    /// output of a tool call): checks get it as that JSON value, as
+    /// promptfoo's assertions get the object.
+    pub text_is_json: bool,
 }
 
 /// The tokens one answer cost.
@@ -87,7 +91,7 @@ fn reduce_with(messages: Vec<ChatMessage>, json_in_text: JsonInText) -> AgentRes
             (None, None) => (None, None),
         },
     };
-    AgentResponse { text, structure, sly_data, chat_context, messages, usage: None, cost: None }
+    AgentResponse { text, structure, sly_data, chat_context, messages, usage: None, cost: None, text_is_json: false }
 }
 
 /// Whether a message can be the answer.

@@ -219,6 +219,10 @@ pub struct ResponseRecord {
     /// Every message, kept when the interaction asked for MAXIMAL.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<ChatMessage>,
+    /// Whether the text is the JSON of an answer that is not text
+    /// ([`AgentResponse::text_is_json`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub text_is_json: bool,
 }
 
 impl ResponseRecord {
@@ -232,6 +236,7 @@ impl ResponseRecord {
             sly_data: response.sly_data,
             chat_context: response.chat_context,
             messages,
+            text_is_json: response.text_is_json,
         }
     }
 
@@ -246,6 +251,7 @@ impl ResponseRecord {
             messages: self.messages,
             usage: None,
             cost: None,
+            text_is_json: self.text_is_json,
         }
     }
 }

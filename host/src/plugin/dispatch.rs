@@ -21,6 +21,9 @@ const ACTUAL_PREVIEW_CHARS: usize = 300;
 pub struct ResponseView<'a> {
     /// The answer's text.
     pub text: Option<&'a str>,
+    /// Whether the text is the JSON of an answer that is not text: the
+    /// `text` target is then that JSON value.
+    pub text_is_json: bool,
     /// The returned sly_data.
     pub sly_data: Option<&'a Map<String, Value>>,
     /// The answer's structure.
@@ -64,6 +67,7 @@ pub fn evaluate(
     for (i, check) in checks.iter().enumerate() {
         let slot = *actual_index.entry(&check.target).or_insert_with(|| {
             let value = match &check.target {
+                Target::Text if response.text_is_json => response.text.map(Found::JsonText),
                 Target::Text => response.text.map(Found::Text),
                 Target::SlyData(path) => lookup(response.sly_data, path).map(Found::Value),
                 Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
@@ -131,6 +135,7 @@ pub fn evaluate(
                 let local_index = *local.entry(global).or_insert_with(|| {
                     call_actuals.push(match (actuals[global], &serialized[global]) {
                         (Found::Text(text), _) => ActualValue::Text(text),
+                        (Found::JsonText(json), _) => ActualValue::Json(json),
                         (Found::Value(Value::String(text)), _) => ActualValue::Text(text),
                         (_, Some(json)) => ActualValue::Json(json),
                         (Found::Value(_), None) => unreachable!("non-strings are serialized"),
@@ -299,6 +304,8 @@ fn declared_negation(extras: Option<&Value>) -> Option<(bool, Option<f64>, Optio
 #[derive(Clone, Copy)]
 enum Found<'a> {
     Text(&'a str),
+    /// Text that is JSON, handed to plugins as a JSON value.
+    JsonText(&'a str),
     Value(&'a Value),
 }
 
@@ -355,7 +362,7 @@ fn missing_message(target: &Target, response: &ResponseView<'_>) -> String {
 /// as JSON, cut to a readable length.
 fn preview(found: Found<'_>) -> String {
     let text = match found {
-        Found::Text(text) => text.to_owned(),
+        Found::Text(text) | Found::JsonText(text) => text.to_owned(),
         Found::Value(Value::String(text)) => text.clone(),
         Found::Value(other) => other.to_string(),
     };

@@ -129,6 +129,7 @@ pub async fn converse(
         let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
             let view = ResponseView {
                 text: response.text.as_deref(),
+                text_is_json: response.text_is_json,
                 sly_data: response.sly_data.as_ref(),
                 structure: response.structure.as_ref(),
                 latency_ms: latency.as_ref(),

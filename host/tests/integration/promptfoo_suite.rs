@@ -1335,9 +1335,13 @@ providers:
     config: {{apiBaseUrl: 'http://127.0.0.1:{port}/v1', apiKey: k, response_format: {{type: json_schema, json_schema: {{name: x, schema: {{type: object}}}}}}}}
 tests:
   - vars: {{q: tool}}
-    assert: [{{type: is-valid-openai-tools-call}}, {{type: contains, value: get_weather}}]
+    assert:
+      - {{type: is-valid-openai-tools-call}}
+      - {{type: contains, value: get_weather}}
+      - {{type: javascript, value: "output[0].function.name === 'get_weather'"}}
   - vars: {{q: both}}
   - vars: {{q: function}}
+    assert: [{{type: javascript, value: "output.name === 'f' && typeof output === 'object'"}}]
   - vars: {{q: think}}
   - vars: {{q: json}}
 "#,
@@ -1354,6 +1358,28 @@ tests:
         format!(r#"{{"role":"assistant","content":"checking","tool_calls":{call}}}"#)
     );
     assert_eq!(ran.answer("[openai:chat:m] test 3"), r#"{"name":"f","arguments":"{}"}"#);
+    // A javascript assertion gets such an answer as the object, as in
+    // promptfoo; the record says so, for replays.
+    assert_eq!(ran.case("[openai:chat:m] test 3")["status"], "passed", "{}", stdout(&ran.output));
+    let record = &ran.case("[openai:chat:m] test 3")["samples"][0]["runs"][0]["interactions"][0]["response"];
+    assert_eq!(record["text_is_json"], true, "{record}");
+    let text = &ran.case("[openai:chat:m] test 4")["samples"][0]["runs"][0]["interactions"][0]["response"];
+    assert!(text.get("text_is_json").is_none(), "{text}");
+    let replayed = assay_command()
+        .args(["run", dir.path().join("promptfooconfig.yaml").to_str().unwrap(), "--config"])
+        .arg(dir.path().join("assay.toml"))
+        .args(["--replay", dir.path().join("results").to_str().unwrap()])
+        .args(["--results", dir.path().join("replayed").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(stdout(&replayed).contains("7 passed") || stdout(&replayed).contains("passed"), "{}", stdout(&replayed));
+    let lines = std::fs::read_to_string(dir.path().join("replayed/results.jsonl")).unwrap();
+    let function = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["id"].as_str().unwrap().ends_with("[openai:chat:m] test 3"))
+        .unwrap();
+    assert_eq!(function["status"], "passed", "{function}");
     assert_eq!(ran.answer("[openai:chat:m] test 4"), "Thinking: the capital\n\nParis");
     // Text stays verbatim; under a json_schema, JSON is parsed and written
     // again as JavaScript writes it.

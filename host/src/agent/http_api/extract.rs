@@ -100,7 +100,16 @@ impl Queries {
             chat_context: chat_context.clone(),
             origin: Vec::new(),
         };
-        Ok(AgentResponse { text, structure, sly_data, chat_context, messages: vec![message], usage: None, cost: None })
+        Ok(AgentResponse {
+            text,
+            structure,
+            sly_data,
+            chat_context,
+            messages: vec![message],
+            usage: None,
+            cost: None,
+            text_is_json: false,
+        })
     }
 
     fn object(
