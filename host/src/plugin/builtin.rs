@@ -103,6 +103,10 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
             "pf_is_valid_openai_tools_call",
             "promptfoo is-valid-openai-tools-call: the output is OpenAI tool calls (shape only)",
         ),
+        (
+            "pf_is_valid_openai_function_call",
+            "promptfoo is-valid-openai-function-call: the output is a function call conforming to the provider's functions",
+        ),
         ("pf_levenshtein", "promptfoo levenshtein: edit distance to the value at most the threshold (default 5)"),
         ("pf_rouge_n", "promptfoo rouge-n: ROUGE-1 F-score against the value at least the threshold (default 0.75)"),
         ("pf_bleu", "promptfoo bleu: BLEU-4 against the value(s) at least the threshold (default 0.5)"),

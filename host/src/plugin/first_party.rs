@@ -55,6 +55,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
             "pf_is_json",
             "pf_contains_json",
             "pf_is_valid_openai_tools_call",
+            "pf_is_valid_openai_function_call",
             "pf_levenshtein",
             "pf_rouge_n",
             "pf_bleu",

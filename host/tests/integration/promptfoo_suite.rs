@@ -1427,3 +1427,29 @@ fn a_providers_functions_tools_and_response_format_are_read_from_files_beside_th
         assert!(message.contains("providers[0].config.tools") && message.contains(error), "{value}: {message}");
     }
 }
+
+#[test]
+fn a_function_call_is_checked_against_the_providers_functions() {
+    let server = FakeServer::start(|request| {
+        let prompt = request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let arguments = if prompt.contains("good") { r#"{"city":"Paris"}"# } else { r#"{"city":3}"# };
+        let message = json!({"role": "assistant", "content": null, "function_call": {"name": "get_weather", "arguments": arguments}});
+        let body = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "function_call", "message": message}]});
+        json_reply(200, "", &body)
+    });
+    let config = format!(
+        "prompts: ['{{{{q}}}}']\nproviders:\n  - id: openai:chat:m\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: k, functions: file://functions.yaml}}\n  - echo\ntests:\n  - vars: {{q: good}}\n    assert: [{{type: is-valid-openai-function-call}}]\n  - vars: {{q: bad}}\n    assert: [{{type: is-valid-openai-function-call}}]\n",
+        server.port
+    );
+    let functions =
+        "- name: get_weather\n  parameters: {type: object, properties: {city: {type: string}}, required: [city]}\n";
+    let dir = suite(&config, &[("functions.yaml", functions)]);
+    let ran = run(dir.path(), &[]);
+    assert_eq!(ran.case("[openai:chat:m] test 1")["status"], "passed", "{}", stdout(&ran.output));
+    let bad = ran.case("[openai:chat:m] test 2").to_string();
+    assert!(bad.contains("Call to \\\"get_weather\\\" does not match schema"), "{bad}");
+    // echo cannot check calls, as in promptfoo.
+    let echo = ran.case("[echo] test 1").to_string();
+    assert!(echo.contains("Provider does not have functionality for checking function call"), "{echo}");
+}

@@ -22,6 +22,7 @@ const promptfooDir = path.join(modules, 'promptfoo');
 const { version } = JSON.parse(fs.readFileSync(path.join(promptfooDir, 'package.json'), 'utf8'));
 const promptfoo = (await import(path.join(promptfooDir, 'dist/src/index.js'))).default;
 const { assertions } = promptfoo;
+const { loadApiProvider } = await import(path.join(promptfooDir, 'dist/src/index.js'));
 
 const COMMAND = 'NODE_PATH=~/.cache/assay/promptfoo-0.123.1/node_modules node plugins/promptfoo/differential/record.mjs';
 const server = await start(0);
@@ -248,6 +249,22 @@ add('conversation-relevance', 'Paris', {
   window_size: 1,
 });
 
+// is-valid-openai-function-call: the output as the openai provider gives
+// it (an object for a call, text otherwise; assay's answers say which) and
+// the provider's functions.
+const weather = [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+for (const [output, functions] of [
+  [{ name: 'get_weather', arguments: '{"city": "Paris"}' }, weather],
+  [{ function_call: { name: 'get_weather', arguments: '{"city": "Paris"}' } }, weather],
+  [{ name: 'get_weather', arguments: '{"city": 3}' }, weather],
+  [{ name: 'get_weather', arguments: '{}' }, weather],
+  [{ name: 'get_time', arguments: '{}' }, weather],
+  [{ name: 'get_weather' }, weather],
+  ['{"name": "get_weather", "arguments": "{}"}', weather],
+  [{ name: 'get_weather', arguments: '{"city": "Paris"}' }, undefined],
+  [{ name: 'get_weather', arguments: '{"city": "Paris"}' }, false],
+]) add('is-valid-openai-function-call', output, { functions });
+
 for (const [latency, threshold] of [[120, 500], [800, 500], [500, 500], [0, 0]]) add('latency', latency, { threshold });
 for (const [cost, threshold] of [[0.002, 0.01], [0.05, 0.01], [0.01, 0.01]]) add('cost', cost, { threshold });
 
@@ -257,6 +274,12 @@ async function run(type, output, expected) {
   const baseType = type.replace(/^not-/, '');
   let providerOutput = output;
   let provider;
+  if (baseType === 'is-valid-openai-function-call') {
+    // `false`: a provider that cannot check calls (not openai).
+    provider = expected.functions === false
+      ? { id: () => 'echo', config: {} }
+      : await loadApiProvider('openai:chat:differential', { options: { config: { ...config, functions: expected.functions } } });
+  }
   if (baseType === 'is-valid-openai-tools-call') {
     try { providerOutput = JSON.parse(output); } catch { providerOutput = output; }
     const functions = ['get_weather', 'get_time'].map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } }));

@@ -41,6 +41,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "pf_is_valid_openai_tools_call",
         "promptfoo is-valid-openai-tools-call: the output is OpenAI tool calls (shape only)",
     ),
+    (
+        "pf_is_valid_openai_function_call",
+        "promptfoo is-valid-openai-function-call: the output is a function call conforming to the provider's functions",
+    ),
     ("pf_levenshtein", "promptfoo levenshtein: edit distance to the value at most the threshold (default 5)"),
     ("pf_rouge_n", "promptfoo rouge-n: ROUGE-1 F-score against the value at least the threshold (default 0.75)"),
     ("pf_bleu", "promptfoo bleu: BLEU-4 against the value(s) at least the threshold (default 0.5)"),
@@ -130,6 +134,9 @@ pub struct Expected<'a> {
     conversation: Option<&'a Json>,
     /// `conversation-relevance`'s window (`config.windowSize`).
     window_size: Option<&'a Json>,
+    /// `is-valid-openai-function-call`'s provider functions (`false`: a
+    /// provider that cannot check calls).
+    functions: Option<&'a Json>,
 }
 
 impl<'a> Expected<'a> {
@@ -142,7 +149,8 @@ impl<'a> Expected<'a> {
                 assay_plugin_sdk::params::describe(expected)
             ));
         };
-        const KEYS: &[&str] = &["value", "threshold", "prompt", "rubric_prompt", "conversation", "window_size"];
+        const KEYS: &[&str] =
+            &["value", "threshold", "prompt", "rubric_prompt", "conversation", "window_size", "functions"];
         if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(format!(
                 "{key} does not take `{unknown}`: its object has value, threshold, prompt and rubric_prompt"
@@ -175,6 +183,7 @@ impl<'a> Expected<'a> {
             rubric_prompt: text("rubric_prompt")?,
             conversation: map.get("conversation").filter(|v| !v.is_null()),
             window_size: map.get("window_size").filter(|v| !v.is_null()),
+            functions: map.get("functions").filter(|v| !v.is_null()),
         })
     }
 
@@ -274,6 +283,7 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
             return Ok(Graded::binary(cost <= threshold, format!("cost {cost} against threshold {threshold}")));
         }
         "pf_is_valid_openai_tools_call" => return Ok(text::tools_call(actual)),
+        "pf_is_valid_openai_function_call" => return Ok(text::function_call(actual, e.functions)),
         _ => {}
     }
     let output = output_string(actual)?;

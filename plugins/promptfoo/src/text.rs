@@ -216,6 +216,46 @@ pub fn tools_call(actual: &Actual) -> Graded {
     )
 }
 
+/// `is-valid-openai-function-call`, as promptfoo's openai provider checks
+/// it (`validateFunctionCall`): the output (or its `function_call`) is an
+/// object with a string `name` and string `arguments`, which parse as
+/// JSON and conform to the `parameters` of the provider's function of that
+/// name. `functions` is the provider's (`false`: a provider that cannot
+/// check calls). promptfoo ignores `not-` for this type.
+pub fn function_call(actual: &Actual, functions: Option<&Json>) -> Graded {
+    if functions == Some(&Json::Bool(false)) {
+        return same_when_negated(false, "Provider does not have functionality for checking function call.");
+    }
+    let output = match actual.as_str() {
+        Some(text) => Json::String(text.to_owned()),
+        None => actual.as_json().cloned().unwrap_or(Json::Null),
+    };
+    let call = match &output {
+        Json::Object(object) if object.contains_key("function_call") => object["function_call"].clone(),
+        other => other.clone(),
+    };
+    let (Some(name), Some(arguments)) =
+        (call.get("name").and_then(Json::as_str), call.get("arguments").and_then(Json::as_str))
+    else {
+        return same_when_negated(false, &format!("OpenAI did not return a valid-looking function call: {call}"));
+    };
+    let arguments: Json = match serde_json::from_str(arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return same_when_negated(false, &format!("the call's arguments are not JSON: {error}")),
+    };
+    let function = functions.and_then(Json::as_array).and_then(|list| list.iter().find(|f| f["name"] == name));
+    let Some(parameters) = function.and_then(|f| f.get("parameters")).filter(|p| !p.is_null()) else {
+        return same_when_negated(false, &format!("Called \"{name}\", but there is no function with that name"));
+    };
+    if let Err(error) = schema::check(parameters) {
+        return same_when_negated(false, &format!("the function's parameters are not a schema assay reads: {error}"));
+    }
+    match schema::valid(parameters, &arguments) {
+        true => same_when_negated(true, "Assertion passed"),
+        false => same_when_negated(false, &format!("Call to \"{name}\" does not match schema")),
+    }
+}
+
 fn same_when_negated(pass: bool, reason: &str) -> Graded {
     let score = f64::from(u8::from(pass));
     Graded { pass, score, reason: reason.to_owned(), negated: (pass, score) }

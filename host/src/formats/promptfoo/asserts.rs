@@ -77,6 +77,7 @@ pub const TYPES: &[&str] = &[
     "is-json",
     "contains-json",
     "is-valid-openai-tools-call",
+    "is-valid-openai-function-call",
     "levenshtein",
     "rouge-n",
     "bleu",
@@ -224,6 +225,13 @@ pub fn plan(
         (_, Some(_)) => {
             return Err(format!("{at} (`{kind}`) has a `config`, which this type does not read; remove it"));
         }
+    }
+    if base == "is-valid-openai-function-call" {
+        // promptfoo asks the provider to validate: an openai provider
+        // checks the call against its `functions`; others cannot.
+        let validates = script.provider_id.starts_with("openai:");
+        let functions = script.provider_config.get("functions").cloned().unwrap_or(Value::Null);
+        expected.insert("functions".into(), if validates { functions } else { Value::Bool(false) });
     }
     if base == "conversation-relevance" {
         // A test's `_conversation` (its earlier turns, `{input, output}`)

@@ -97,6 +97,9 @@ pub struct ScriptContext<'a> {
     pub provider_id: &'a str,
     /// Its label, if it has one.
     pub provider_label: Option<&'a str>,
+    /// Its `config` (the `functions` an `is-valid-openai-function-call`
+    /// assertion checks a call against).
+    pub provider_config: &'a Map<String, Value>,
     /// The `file://` modules of the config's assertions.
     pub scripts: &'a AssertScripts,
 }

@@ -289,6 +289,7 @@ impl PromptfooCase {
             test: &test_context,
             provider_id: &entry.id,
             provider_label: entry.label.as_deref(),
+            provider_config: &entry.config,
             scripts: &config.assert_scripts,
         };
         let mut checks = Vec::with_capacity(test.asserts.len());
