@@ -56,9 +56,16 @@ const FUNCTIONS: &[(&str, Function)] = &[
 /// exhaust the stack.
 const MAX_DEPTH: usize = 64;
 
+/// The longest expression read, in characters: a chain of `a+a+…` is a
+/// tree as deep as it is long, which evaluating (and dropping) walks.
+const MAX_LENGTH: usize = 1000;
+
 impl DerivedMetric {
     /// `name` = `text`, parsed; the error says what is not understood.
     pub fn parse(name: &str, text: &str) -> Result<DerivedMetric, String> {
+        if text.chars().count() > MAX_LENGTH {
+            return Err(format!("it is longer than {MAX_LENGTH} characters"));
+        }
         let mut parser = Parser { chars: text.chars().collect(), at: 0, depth: 0 };
         let expression = parser.sum()?;
         parser.skip_spaces();
@@ -102,6 +109,9 @@ impl Expr {
                     '*' => a * b,
                     '/' => a / b,
                     // mathjs's `mod` takes the sign of the divisor.
+                    // mathjs's `mod` takes the sign of the divisor, and
+                    // `x mod 0` is x.
+                    '%' if b == 0.0 => a,
                     '%' => a - b * (a / b).floor(),
                     _ => a.powf(b),
                 }
@@ -114,12 +124,21 @@ impl Expr {
                     Function::Max => args.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                     Function::Abs => one().abs(),
                     Function::Sqrt => one().sqrt(),
-                    // mathjs rounds halves away from zero.
-                    Function::Round => one().round(),
+                    // mathjs rounds halves away from zero, to `n` decimals.
+                    Function::Round => match args.get(1) {
+                        Some(&digits) => {
+                            let scale = 10f64.powi(digits as i32);
+                            (one() * scale).round() / scale
+                        }
+                        None => one().round(),
+                    },
                     Function::Floor => one().floor(),
                     Function::Ceil => one().ceil(),
                     Function::Exp => one().exp(),
-                    Function::Log => one().ln(),
+                    Function::Log => match args.get(1) {
+                        Some(&base) => one().ln() / base.ln(),
+                        None => one().ln(),
+                    },
                 }
             }
         })
@@ -227,6 +246,24 @@ impl Parser {
                     args.push(self.nested(Parser::sum)?);
                 }
                 self.expect(')')?;
+                let (least, most) = match function {
+                    Function::Min | Function::Max => (1, usize::MAX),
+                    Function::Round | Function::Log => (1, 2),
+                    _ => (1, 1),
+                };
+                if !(least..=most).contains(&args.len()) {
+                    return Err(format!(
+                        "`{name}(…)` takes {} arguments, not {}",
+                        if most == 1 {
+                            "1".to_owned()
+                        } else if most == 2 {
+                            "1 or 2".to_owned()
+                        } else {
+                            "1 or more".to_owned()
+                        },
+                        args.len()
+                    ));
+                }
                 Ok(Expr::Call(function, args))
             }
             Some(c) => Err(format!("unexpected `{c}` at character {}", self.at + 1)),
@@ -286,6 +323,9 @@ mod tests {
         assert_eq!(value("1.5e1 + .5", &scores), Ok(15.5));
         assert_eq!(value("A / 0", &scores), Ok(f64::INFINITY));
         assert_eq!(value("Missing + 1", &scores), Err("Undefined symbol Missing".into()));
+        assert_eq!(value("round(3.14159, 2)", &scores), Ok(3.14));
+        assert!((value("log(8, 2)", &scores).unwrap() - 3.0).abs() < 1e-12);
+        assert_eq!(value("5 % 0", &scores), Ok(5.0));
     }
 
     #[test]
@@ -301,10 +341,14 @@ mod tests {
             let got = DerivedMetric::parse("m", text).unwrap_err();
             assert!(got.contains(error), "{text}: {got}");
         }
-        let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
         assert!(DerivedMetric::parse("m", &deep).unwrap_err().contains("nests deeper than 64"));
-        let deep = format!("{}1", "-".repeat(10_000));
+        let deep = format!("{}1", "-".repeat(70));
         assert!(DerivedMetric::parse("m", &deep).unwrap_err().contains("nests deeper than 64"));
+        // A long chain is a deep tree too: refused by its length.
+        let long = vec!["a"; 10_000].join("+");
+        assert!(DerivedMetric::parse("m", &long).unwrap_err().contains("longer than 1000 characters"));
+        assert!(DerivedMetric::parse("m", "abs(1, 2)").unwrap_err().contains("`abs(…)` takes 1 arguments, not 2"));
     }
 
     #[test]
