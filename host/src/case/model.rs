@@ -126,15 +126,20 @@ impl Serialize for Connection {
     }
 }
 
-/// Read back from results: any name a case may use, and `replay`.
+/// Read back from results: any name a case may use, `replay`, and the
+/// names the run gave the connections it made itself (a promptfoo
+/// provider's `promptfoo:CONFIG:N`, which no case file may write).
 impl<'de> Deserialize<'de> for Connection {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Connection, D::Error> {
         let name = String::deserialize(deserializer)?;
         if name == Connection::Replay.name() {
             return Ok(Connection::Replay);
         }
-        Connection::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not the name of a connection")))
+        match Connection::from_name(&name) {
+            Some(connection) => Ok(connection),
+            None if !name.is_empty() => Ok(Connection::Named(Arc::from(name))),
+            None => Err(serde::de::Error::custom("a connection's name is empty")),
+        }
     }
 }
 

@@ -1453,3 +1453,17 @@ fn a_function_call_is_checked_against_the_providers_functions() {
     let echo = ran.case("[echo] test 1").to_string();
     assert!(echo.contains("Provider does not have functionality for checking function call"), "{echo}");
 }
+
+#[test]
+fn the_html_report_reads_the_results_of_a_config_with_an_openai_provider() {
+    let server = FakeServer::start(|request| completion(request, "hi there", None));
+    let config = format!(
+        "prompts: [hi]\nproviders:\n  - id: openai:chat:m\n    config: {{apiBaseUrl: 'http://127.0.0.1:{}/v1', apiKey: k}}\ntests: [{{assert: [{{type: contains, value: hi}}]}}]\n",
+        server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    assert!(ran.output.status.success(), "{}", stdout(&ran.output));
+    let report = assay_command().args(["report", dir.path().join("results").to_str().unwrap()]).output().unwrap();
+    assert!(report.status.success(), "{}{}", stdout(&report), stderr(&report));
+}
