@@ -897,11 +897,15 @@ tests:
             "[second] [Prompt 2 - line two {{q}}] not a list",
             "[second] [Terse] by label",
             "[second] [Terse] not a list",
+            // A test its filters send nowhere is an error case, not silence.
+            "nowhere",
         ],
         "{}",
         stdout(&ran.output)
     );
     assert_eq!(ran.answer("[Terse] by label"), "Say a, tersely");
+    let nowhere = ran.case("/nowhere")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(nowhere.contains("tests[3]") && nowhere.contains("would run nowhere"), "{nowhere}");
     let error = ran.case("not a list")["error"]["message"].as_str().unwrap().to_owned();
     assert!(error.contains("the test's `prompts` is the string \"Terse\", not a list of names"), "{error}");
 }

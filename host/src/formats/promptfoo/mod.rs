@@ -157,14 +157,32 @@ pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCas
         cases.insert(name.clone(), place);
         order.push(name);
     }
+    // A test whose `prompts` or `providers` name none of the config's runs
+    // nowhere, in promptfoo too: here it is an error case saying so.
+    let nowhere: Vec<PendingCase> = config
+        .tests
+        .iter()
+        .enumerate()
+        .filter(|(t, test)| {
+            (test.prompts.is_some() || test.providers.is_some()) && !cases.values().any(|&(_, _, of)| of == *t)
+        })
+        .map(|(t, test)| {
+            let message = "its `prompts` and `providers` choose none of the config's prompts and providers, so it \
+                           would run nowhere\n\nConsider naming them by label or id, or `*` after a prefix";
+            let kind = CaseErrorKind::Invalid { path: format!("tests[{t}]"), message: message.into() };
+            let id = format!("{id}/{}", test_name(test));
+            Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) }) as PendingCase
+        })
+        .collect();
     let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, graders, cases });
-    let pending = order
+    let mut pending: Vec<PendingCase> = order
         .into_iter()
         .map(|id| {
             let (prompt, provider, test) = suite.cases[&id];
             Box::new(PromptfooCase { id, suite: suite.clone(), prompt, provider, test }) as PendingCase
         })
         .collect();
+    pending.extend(nowhere);
     (pending, Some(suite))
 }
 
