@@ -15,13 +15,13 @@
 
 use crate::grade::Returned;
 use crate::sandbox;
+use crate::typescript;
 use boa_engine::builtins::promise::PromiseState;
 use boa_engine::context::time::FixedClock;
 use boa_engine::module::{ModuleLoader, ModuleRequest, Referrer};
 use boa_engine::object::builtins::{JsFunction, JsPromise};
 use boa_engine::{
-    Context, JsError, JsNativeError, JsNativeErrorKind, JsObject, JsResult, JsString, JsValue, Module, NativeFunction,
-    Source, js_string,
+    Context, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, Module, NativeFunction, Source, js_string,
 };
 use serde_json::Value as Json;
 use std::cell::RefCell;
@@ -70,6 +70,57 @@ pub fn run(script: Script<'_>, output: &Json, context: &Json) -> Result<Returned
         Err(error) => return Ok(threw_internal(&format!("the JavaScript engine did not start: {error}"))),
     };
     engine.run(script, output, context)
+}
+
+/// What a value script runs ([`value`]).
+#[derive(Clone, Copy, Debug)]
+pub enum ValueScript<'a> {
+    /// promptfoo's inline transform: the body of `new Function(input,
+    /// 'context', 'process', body)`, where the body is the code when it has
+    /// several lines and `return CODE` when it has one.
+    Inline {
+        /// The code.
+        code: &'a str,
+        /// The name of the first parameter: `output` or `vars`.
+        input: &'a str,
+    },
+    /// A module's transform function, found as promptfoo's
+    /// `getJavascriptTransformFunction` finds it.
+    Transform {
+        /// The file's name as the config gives it.
+        name: &'a str,
+        /// Its text.
+        source: &'a str,
+        /// The export named after the file's `:`.
+        function: Option<&'a str>,
+    },
+    /// A module's value as promptfoo's `importModule` gives it (a config, a
+    /// tests file), called when it is a function (a test generator).
+    Import {
+        /// The file's name as the config gives it.
+        name: &'a str,
+        /// Its text.
+        source: &'a str,
+        /// The export named after the file's `:`.
+        function: Option<&'a str>,
+    },
+}
+
+/// Runs `script` in a fresh engine and gives its value as JSON, its promise
+/// settled: a transform called with `input` and then `args`; an import's
+/// value, called with `args` when it is a function. `None` is `undefined`.
+/// `Err` says what was thrown (message and stack), or why the value cannot
+/// leave the sandbox (a function in it, a cycle), naming where (`label`
+/// names the value: `module.exports`, say).
+pub fn value(script: ValueScript<'_>, input: &Json, args: &[Json], label: &str) -> Result<Option<Json>, String> {
+    let mut engine = Engine::new().map_err(|error| format!("the JavaScript engine did not start: {error}"))?;
+    let computed = engine.compute(script, input, args).and_then(|value| engine.settle(value));
+    let value = computed.map_err(|error| engine.described(error))?;
+    let text = engine.plain(value, label).map_err(|error| engine.described(error))?;
+    match text {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("its value is not JSON: {e}")),
+    }
 }
 
 /// A context, and the clock its timers move.
@@ -146,6 +197,68 @@ impl Engine {
         }
     }
 
+    /// Calls or imports a value script; what it gives, unsettled.
+    fn compute(&mut self, script: ValueScript<'_>, input: &Json, args: &[Json]) -> JsResult<JsValue> {
+        let input = JsValue::from_json(input, &mut self.context)?;
+        let mut args =
+            args.iter().map(|arg| JsValue::from_json(arg, &mut self.context)).collect::<JsResult<Vec<_>>>()?;
+        let transform = match script {
+            ValueScript::Inline { code, input: parameter } => {
+                let body = if code.contains('\n') { code.to_owned() } else { format!("return {code}") };
+                let constructor = self.context.intrinsics().constructors().function().constructor();
+                let parameters = [parameter, "context", "process", &body].map(|s| JsValue::from(JsString::from(s)));
+                constructor.construct(&parameters, None, &mut self.context)?.into()
+            }
+            ValueScript::Transform { name, source, function } => {
+                let modules = self.modules()?;
+                let namespace = self.load(&modules, name, source)?;
+                let wanted = function.map_or_else(JsValue::undefined, |f| JsString::from(f).into());
+                let path = JsString::from(name).into();
+                call_method(&modules, "transformFunction", &[namespace, wanted, path], &mut self.context)?
+            }
+            ValueScript::Import { name, source, function } => {
+                let modules = self.modules()?;
+                let namespace = self.load(&modules, name, source)?;
+                let wanted = function.map_or_else(JsValue::undefined, |f| JsString::from(f).into());
+                let found = call_method(&modules, "imported", &[namespace, wanted], &mut self.context)?;
+                let found = self.settle(found)?;
+                return match found.as_callable() {
+                    Some(function) => function.call(&JsValue::undefined(), &args, &mut self.context),
+                    None => Ok(found),
+                };
+            }
+        };
+        // promptfoo's `transform(fn, input, context, process)`.
+        let function = transform
+            .as_callable()
+            .ok_or_else(|| JsNativeError::typ().with_message("the transform is not a function"))?;
+        let process = self.context.global_object().get(js_string!("process"), &mut self.context)?;
+        args.insert(0, input);
+        args.truncate(2);
+        args.resize(2, JsValue::undefined());
+        args.push(process);
+        function.call(&JsValue::undefined(), &args, &mut self.context)
+    }
+
+    /// A settled value as JSON text (`modules.js`'s `plain`), `None` for
+    /// `undefined`.
+    fn plain(&mut self, value: JsValue, label: &str) -> JsResult<Option<String>> {
+        let modules = self.modules()?;
+        let what = JsString::from(label).into();
+        let text = call_method(&modules, "plain", &[value, what], &mut self.context)?;
+        Ok(text.as_string().map(|text| text.to_std_string_escaped()))
+    }
+
+    /// A thrown error as one text: its stack (which starts with the
+    /// message), else its message.
+    fn described(&mut self, error: JsError) -> String {
+        match self.thrown(error) {
+            Returned::Threw { message, stack } if stack.is_empty() => message,
+            Returned::Threw { stack, .. } => stack,
+            _ => unreachable!("an error is thrown"),
+        }
+    }
+
     /// promptfoo's providers have `id()`: the context's `provider.id`
     /// becomes a function giving it.
     fn provider_id_as_function(&mut self, context: &JsValue) -> JsResult<()> {
@@ -170,20 +283,14 @@ impl Engine {
     }
 
     /// A file's module namespace ([`Engine::load_source`]); a TypeScript
-    /// file that does not parse as JavaScript says why and what to do.
+    /// file's types are stripped first (`typescript.rs`).
     fn load(&mut self, modules: &JsObject, name: &str, source: &str) -> JsResult<JsValue> {
-        let typescript = [".ts", ".mts", ".cts"].iter().any(|extension| name.ends_with(extension));
-        self.load_source(modules, name, source).map_err(|error| match error.as_native() {
-            Some(native) if typescript && matches!(native.kind(), JsNativeErrorKind::Syntax) => JsNativeError::syntax()
-                .with_message(format!(
-                    "{}: `{name}` is TypeScript, which assay runs as JavaScript (there is no TypeScript compiler \
-                     in the sandbox), and this does not parse as JavaScript; compile it (`tsc`, `esbuild`) and name \
-                     the `.js` file",
-                    native.message()
-                ))
-                .into(),
-            _ => error,
-        })
+        if !typescript::is_typescript(name) {
+            return self.load_source(modules, name, source);
+        }
+        let javascript =
+            typescript::to_javascript(name, source).map_err(|error| JsNativeError::syntax().with_message(error))?;
+        self.load_source(modules, name, &javascript)
     }
 
     /// A file's module namespace: as CommonJS, or as an ES module when it

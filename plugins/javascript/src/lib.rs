@@ -27,6 +27,12 @@
 //! carries promptfoo's `not-` verdict in its extras (`"negated": {"pass",
 //! "score", "reason"}`), which the host uses for `not_pf_javascript`.
 //!
+//! Its second key, `pf_js_value` (`value.rs`), runs promptfoo's JavaScript
+//! that computes a value rather than a verdict (a config or tests module, a
+//! test generator, `transformVars`, `transform`) and gives the value back
+//! in its extras. A `.ts` module has its types stripped first
+//! (`typescript.rs`).
+//!
 //! The engine is in `engine.rs` (with `modules.js`, how a `file://`
 //! module's function is found), the globals of its sandbox in `sandbox.rs`,
 //! the one-line rule in `body.rs`, promptfoo's grading in `grade.rs`.
@@ -37,6 +43,8 @@ mod grade;
 #[cfg(target_arch = "wasm32")]
 mod random;
 mod sandbox;
+mod typescript;
+mod value;
 
 use assay_plugin_sdk::{Actual, Json, Matcher, PluginInfo, Verdict, export_matcher};
 use engine::Script;
@@ -52,10 +60,15 @@ pub struct JavaScript;
 
 impl Matcher for JavaScript {
     fn describe() -> PluginInfo {
-        PluginInfo::new("javascript", env!("CARGO_PKG_VERSION")).matcher(KEY.0, KEY.1)
+        PluginInfo::new("javascript", env!("CARGO_PKG_VERSION"))
+            .matcher(KEY.0, KEY.1)
+            .matcher(value::KEY.0, value::KEY.1)
     }
 
     fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Verdict, String> {
+        if key == value::KEY.0 {
+            return value::evaluate(actual, expected);
+        }
         if key != KEY.0 {
             return Err(format!("the javascript plugin has no key `{key}`"));
         }

@@ -145,16 +145,19 @@ fn files_are_commonjs_or_es_modules_with_named_functions() {
 }
 
 #[test]
-fn typescript_files_run_as_javascript_and_types_are_an_error_saying_to_compile() {
+fn typescript_files_have_their_types_stripped_and_a_broken_one_says_where() {
     let file = |source: &str| json!({"value": "file://check.ts", "file": {"name": "check.ts", "source": source, "function": null}});
     // promptfoo's own example `customAssertion.ts` is JavaScript as it is.
     let plain = "export default function (output, context) {\n  return output.toLowerCase().includes('ahoy');\n}\n";
     assert!(check_with(file(plain), "Ahoy there").pass);
     assert!(!check_with(file(plain), "hello").pass);
-    let typed = "export default function (output: string): boolean { return output.length > 0; }";
-    let error = JavaScript::evaluate("pf_javascript", &Actual::text("x"), &file(typed)).unwrap_err();
-    assert!(error.contains("`check.ts` is TypeScript, which assay runs as JavaScript"), "{error}");
-    assert!(error.contains("compile it (`tsc`, `esbuild`)"), "{error}");
+    let typed = "interface Seen { length: number }\nexport default function (output: string): boolean {\n  const seen: Seen = output;\n  return seen.length > 3;\n}";
+    assert!(check_with(file(typed), "long enough").pass);
+    assert!(!check_with(file(typed), "no").pass);
+    let broken = "export default function (output: string): boolean {\n  return output.length >;\n}";
+    let error = JavaScript::evaluate("pf_javascript", &Actual::text("x"), &file(broken)).unwrap_err();
+    assert!(error.contains("check.ts:2: "), "{error}");
+    assert!(error.contains("compile it and name the `.js` file"), "{error}");
 }
 
 /// Each thing a sandbox cannot give is an error the assertion fails with,
@@ -238,4 +241,78 @@ fn nodes_everyday_globals_are_there() {
     let verdict = check(code, "hello");
     assert!(verdict.pass, "{}", verdict.message);
     assert!(check("typeof process === 'object' && typeof require === 'function'", "x").pass);
+}
+
+/// `pf_js_value`'s value, or its error.
+fn value_of(expected: Json, actual: &Actual) -> Result<Json, String> {
+    let verdict = JavaScript::evaluate("pf_js_value", actual, &expected)?;
+    assert!(verdict.pass, "{}", verdict.message);
+    Ok(verdict.extras.unwrap().get("value").cloned().unwrap_or(Json::Null))
+}
+
+fn module(name: &str, source: &str, function: Option<&str>) -> Json {
+    json!({"name": name, "source": source, "function": function})
+}
+
+#[test]
+fn configs_and_test_files_are_their_modules_values() {
+    let commonjs = "const n = 2;\nmodule.exports = { prompts: ['p' + n], tests: [{ vars: { a: n } }] };\n";
+    let expected = json!({"mode": "import", "file": module("promptfooconfig.js", commonjs, None)});
+    assert_eq!(
+        value_of(expected, &Actual::json("null")).unwrap(),
+        json!({"prompts": ["p2"], "tests": [{"vars": {"a": 2}}]})
+    );
+    let typed = "import type { UnifiedConfig } from 'promptfoo';\nconst config: UnifiedConfig = { prompts: ['x'] };\nexport default config;\n";
+    let expected = json!({"mode": "import", "file": module("promptfooconfig.ts", typed, None)});
+    assert_eq!(value_of(expected, &Actual::json("null")).unwrap(), json!({"prompts": ["x"]}));
+}
+
+#[test]
+fn a_test_generator_is_called_with_its_config_and_awaited() {
+    let source = "interface Config { n?: number }\nexport async function generate(config?: Config) {\n  const n = config?.n ?? 1;\n  await new Promise((r) => setTimeout(r, 10));\n  return Array.from({ length: n }, (_, i) => ({ vars: { i } }));\n}\n";
+    let expected = json!({"mode": "import", "file": module("tests.ts", source, Some("generate")), "args": [{"n": 2}]});
+    assert_eq!(value_of(expected, &Actual::json("null")).unwrap(), json!([{"vars": {"i": 0}}, {"vars": {"i": 1}}]));
+    let expected = json!({"mode": "import", "file": module("tests.ts", source, Some("missing"))});
+    assert_eq!(value_of(expected, &Actual::json("null")).unwrap(), Json::Null, "undefined: no value");
+}
+
+#[test]
+fn transforms_take_the_output_or_the_vars_and_their_context() {
+    let inline = |code: &str, input: &str| json!({"mode": "transform", "code": code, "input": input, "args": [{"vars": {"k": "v"}, "prompt": "p"}]});
+    assert_eq!(
+        value_of(inline("JSON.parse(output)", "output"), &Actual::text("{\"a\":[1]}")).unwrap(),
+        json!({"a": [1]})
+    );
+    assert_eq!(
+        value_of(inline("output.toUpperCase() + context.vars.k", "output"), &Actual::text("ab")).unwrap(),
+        json!("ABv")
+    );
+    let several = "const x = vars.url;\nreturn { ...vars, md: `![image](${x})` }";
+    assert_eq!(
+        value_of(inline(several, "vars"), &Actual::json(json!({"url": "u"}).to_string())).unwrap(),
+        json!({"url": "u", "md": "![image](u)"})
+    );
+    let file = json!({"mode": "transform", "file": module("transform.js", "module.exports = (output, context) => output.length + context.prompt.length;", None), "args": [{"prompt": "pp"}]});
+    assert_eq!(value_of(file, &Actual::text("abc")).unwrap(), json!(5));
+    let named = json!({"mode": "transform", "file": module("t.js", "module.exports = { up: (o) => o.toUpperCase() };", Some("up"))});
+    assert_eq!(value_of(named, &Actual::text("abc")).unwrap(), json!("ABC"));
+}
+
+#[test]
+fn what_cannot_leave_the_sandbox_is_an_error_naming_where() {
+    let config = "module.exports = { providers: [{ config: { callbacks: { add: (a) => a } } }] };";
+    let error =
+        value_of(json!({"mode": "import", "file": module("c.js", config, None)}), &Actual::json("null")).unwrap_err();
+    assert!(error.contains("the module's value.providers[0].config.callbacks.add is a function"), "{error}");
+    let cycle = "const a = {}; a.self = a; module.exports = a;";
+    let error =
+        value_of(json!({"mode": "import", "file": module("c.js", cycle, None)}), &Actual::json("null")).unwrap_err();
+    assert!(error.contains("the module's value.self refers back to itself"), "{error}");
+    let nothing = json!({"mode": "transform", "code": "undefined", "input": "output"});
+    assert_eq!(value_of(nothing, &Actual::text("x")).unwrap_err(), "Transform function did not return a value");
+    let thrown = json!({"mode": "transform", "code": "JSON.parse(output)", "input": "output"});
+    let error = value_of(thrown, &Actual::text("not json")).unwrap_err();
+    assert!(error.starts_with("SyntaxError"), "{error}");
+    let sandboxed = json!({"mode": "transform", "code": "require('fs')", "input": "output"});
+    assert!(value_of(sandboxed, &Actual::text("x")).unwrap_err().contains("require('fs') is not available"));
 }
