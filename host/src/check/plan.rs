@@ -54,6 +54,9 @@ pub enum Target {
     /// What the answer cost, as the connection reports it (a number):
     /// promptfoo's `cost` assertion.
     Cost,
+    /// The value the turn's `N`-th derivation computed from the answer
+    /// (`crate::job::Turn::derived`: promptfoo's `transform`).
+    Derived(usize),
 }
 
 impl fmt::Display for Target {
@@ -62,6 +65,7 @@ impl fmt::Display for Target {
             Target::Text => return f.write_str("text"),
             Target::Latency => return f.write_str("latency_ms"),
             Target::Cost => return f.write_str("cost"),
+            Target::Derived(index) => return write!(f, "derived[{index}]"),
             Target::SlyData(path) => ("sly_data", path),
             Target::Structure(path) => ("structure", path),
         };
@@ -252,14 +256,21 @@ fn plan_data_key(
     checks: &mut Vec<Check>,
 ) -> Result<(), CaseErrorKind> {
     let Value::Object(entries) = value else {
+        // Either a test no loaded plugin provides (the likeliest mistake
+        // of someone adopting a plugin: it is not loaded) or a data key
+        // written without its tests: both readings are said.
         let hint = match keys.suggest(key) {
-            Some(s) => format!(" (did you mean the test `{s}`?)"),
+            Some(s) => format!(" (did you mean `{s}`?)"),
             None => String::new(),
         };
-        return Err(CaseErrorKind::WrongType {
+        return Err(CaseErrorKind::Invalid {
             path: at.to_owned(),
-            expected: format!("a dictionary of tests for the data key `{key}`, e.g. {{ value: 5 }}{hint}"),
-            found: describe(value),
+            message: format!(
+                "it is {}: as a test, no loaded plugin provides `{key}`{hint}; as a data key, it would hold a \
+                 dictionary of tests, e.g. {key} {{ value: 5 }}\n\n{}",
+                describe(value),
+                crate::errors::load_plugin_hint(key)
+            ),
         });
     };
     if entries.is_empty() {
@@ -282,7 +293,9 @@ fn plan_data_key(
             let mut nested_target = target.clone();
             match &mut nested_target {
                 Target::SlyData(path) | Target::Structure(path) => path.push(entry.clone()),
-                Target::Latency | Target::Cost => unreachable!("data keys nest only in sly_data and structure"),
+                Target::Latency | Target::Cost | Target::Derived(_) => {
+                    unreachable!("data keys nest only in sly_data and structure")
+                }
                 Target::Text => unreachable!("text has no data keys"),
             }
             plan_data_key(entry, nested, nested_target, &entry_at, keys, checks)?;

@@ -60,6 +60,12 @@ pub struct Turn {
     pub continue_conversation: bool,
     /// The bound on this one request.
     pub timeout: Option<Duration>,
+    /// Values computed from the answer before the checks run, in order
+    /// (promptfoo's `transform`): each a check whose plugin gives the value
+    /// in its extras as `value`, and which may read the ones before it.
+    /// Checks read the `N`-th as [`crate::check::Target::Derived`]`(N)`; one that cannot
+    /// be computed is the error verdict of every check that reads it.
+    pub derived: Vec<Check>,
     /// The checks on the answer.
     pub checks: Vec<Check>,
     /// How the checks' verdicts decide the turn.
@@ -134,6 +140,7 @@ impl Turn {
             chat_filter: ChatFilter::Minimal,
             continue_conversation: true,
             timeout: None,
+            derived: Vec::new(),
             checks,
             pass_rule: PassRule::EveryCheck,
         }
@@ -154,6 +161,7 @@ impl Job {
                 chat_filter: interaction.chat_filter,
                 continue_conversation: interaction.continue_conversation,
                 timeout: interaction.timeout,
+                derived: Vec::new(),
                 checks,
                 pass_rule: PassRule::EveryCheck,
             })

@@ -28,6 +28,9 @@ pub struct BuiltinPlugin {
     /// The judge or embeddings calls one check may make
     /// ([`crate::sandbox::Limits::capability_calls_per_check`]).
     pub capability_calls_per_check: u32,
+    /// The largest extras kept ([`crate::sandbox::Limits::max_extras_bytes`]),
+    /// when not the default: a plugin that computes values in them.
+    pub max_extras_bytes: Option<usize>,
 }
 
 /// The judge calls a check may make, for a built-in that asks once per
@@ -64,6 +67,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         ],
         fresh_instances: false,
         capability_calls_per_check: ONE_ASK,
+        max_extras_bytes: None,
     },
     BuiltinPlugin {
         name: "gist",
@@ -73,6 +77,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         keys: &[("gist", "a language-model judge decides whether the text meets the acceptance criteria")],
         fresh_instances: false,
         capability_calls_per_check: ONE_ASK,
+        max_extras_bytes: None,
     },
 ];
 
@@ -130,6 +135,7 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     ],
     fresh_instances: false,
     capability_calls_per_check: MANY_ASKS,
+    max_extras_bytes: None,
 };
 
 /// The `javascript` plugin (`plugins/javascript/`, the key
@@ -144,15 +150,28 @@ pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     bytes: include_bytes!("../../../plugins/javascript/javascript.wasm"),
     grants: Grants { log: true, judge: false, embeddings: false },
     version: "0.1.0",
-    keys: &[(
-        "pf_javascript",
-        "promptfoo javascript: the assertion's JavaScript function passes (run sandboxed, without Node)",
-    )],
+    keys: &[
+        (
+            "pf_javascript",
+            "promptfoo javascript: the assertion's JavaScript function passes (run sandboxed, without Node)",
+        ),
+        (
+            "pf_js_value",
+            "promptfoo JavaScript that computes a value (a JS config or tests file, a test generator, a transform), run \
+             sandboxed; the value is in the extras",
+        ),
+    ],
     // Each assertion gets an engine context of its own inside the
     // component: nothing one sets is seen by the next.
     fresh_instances: false,
     capability_calls_per_check: ONE_ASK,
+    // `pf_js_value` returns a config, tests or a transformed answer in its
+    // extras: as large as a config may be.
+    max_extras_bytes: Some(JS_VALUE_BYTES),
 };
+
+/// The largest value `pf_js_value` returns: a promptfoo config's cap.
+const JS_VALUE_BYTES: usize = 8 << 20;
 
 /// The promptfoo Python runner (`plugins/python/`, the key `pf_python`):
 /// promptfoo's `python` assertions, run in CPython inside the sandbox (its
@@ -179,6 +198,7 @@ pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     // runs each in a process of its own.
     fresh_instances: true,
     capability_calls_per_check: ONE_ASK,
+    max_extras_bytes: None,
 };
 
 /// The built-ins a run of promptfoo configs registers, each unless a plugin

@@ -34,6 +34,13 @@ pub struct ResponseView<'a> {
     /// What the answer cost, as a JSON number, when the connection reports
     /// it (the `cost` target).
     pub cost: Option<&'a Value>,
+    /// When the case's time runs out: the judge and embeddings requests
+    /// checks would make later are refused.
+    pub until: Option<std::time::Instant>,
+    /// The values derived from the answer ([`derive`]): the
+    /// [`Target::Derived`] targets, or the verdict of a check that reads
+    /// one that could not be computed.
+    pub derived: &'a [Result<Value, Verdict>],
 }
 
 /// Lines a plugin logged while evaluating.
@@ -73,6 +80,7 @@ pub fn evaluate(
                 Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
                 Target::Latency => response.latency_ms.map(Found::Value),
                 Target::Cost => response.cost.map(Found::Value),
+                Target::Derived(index) => response.derived.get(*index).and_then(|v| v.as_ref().ok()).map(Found::Value),
             };
             value.map(|v| {
                 actuals.push(v);
@@ -80,12 +88,19 @@ pub fn evaluate(
             })
         });
         let Some(_) = slot else {
+            let verdict = match &check.target {
+                Target::Derived(index) => match response.derived.get(*index) {
+                    Some(Err(verdict)) => verdict.clone(),
+                    _ => Verdict::error(ErrorKind::Internal, format!("{} was never computed", check.target)),
+                },
+                target => Verdict::fail(missing_message(target, response)),
+            };
             results[i] = Some(CheckResult {
                 target: check.target.to_string(),
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: None,
-                verdict: Verdict::fail(missing_message(&check.target, response)),
+                verdict,
                 gate: check.gate,
             });
             continue;
@@ -144,7 +159,7 @@ pub fn evaluate(
                 });
                 inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
             }
-            plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index), grader)
+            plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index), grader, response.until)
         };
         let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
         let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
@@ -188,6 +203,42 @@ pub fn evaluate(
         }
     }
     (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
+}
+
+/// The values `derived` (a turn's derivations, in order) compute from
+/// `response`: each its check's `value` extra, evaluated as a check is
+/// (each may read the ones before it as [`Target::Derived`]); or, when it
+/// cannot be computed, the error verdict the checks that read it get.
+pub fn derive(
+    derived: &[Check],
+    response: &ResponseView<'_>,
+    registry: &Registry,
+) -> (Vec<Result<Value, Verdict>>, Vec<PluginLog>) {
+    let mut values: Vec<Result<Value, Verdict>> = Vec::with_capacity(derived.len());
+    let mut logs = Vec::new();
+    for (index, check) in derived.iter().enumerate() {
+        let view = ResponseView { derived: &values, ..*response };
+        let (mut results, mut more) = evaluate(std::slice::from_ref(check), &view, registry);
+        logs.append(&mut more);
+        let Some(result) = results.pop() else { unreachable!("one result per check") };
+        let mut verdict = result.verdict;
+        let value = match verdict.outcome {
+            Outcome::Pass if !verdict.truncated => {
+                verdict.extras.take().and_then(|mut extras| extras.get_mut("value").map(Value::take))
+            }
+            _ => None,
+        };
+        values.push(value.ok_or_else(|| {
+            let why = match verdict.outcome {
+                Outcome::Pass if verdict.truncated => format!("its value was cut by a cap: {}", verdict.message),
+                Outcome::Pass => format!("`{}` gave no value: {}", check.key, verdict.message),
+                _ => verdict.message.clone(),
+            };
+            let kind = verdict.error_kind.unwrap_or(ErrorKind::BadAnswer);
+            Verdict::error(kind, format!("derived[{index}] (the value this check reads) failed: {why}"))
+        }));
+    }
+    (values, logs)
 }
 
 /// The checks of a plugin that asks the judge, dealt into `lanes` calls
@@ -240,7 +291,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
     };
     let expected_json = expected.to_string();
     let check = CheckInput { key: base, actual: 0, expected: &expected_json };
-    let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index), None);
+    let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index), None, None);
     Ok(verdict_of(output.results.remove(0), negated))
 }
 
@@ -329,6 +380,7 @@ fn missing_message(target: &Target, response: &ResponseView<'_>) -> String {
             return "the connection reports no cost for the answer (only token usage, where it reports that)"
                 .to_owned();
         }
+        Target::Derived(_) => return format!("{target} was never computed"),
         Target::SlyData(path) => ("sly_data", response.sly_data, path),
         Target::Structure(path) => ("structure", response.structure, path),
     };
@@ -409,5 +461,69 @@ mod tests {
         assert_eq!(faulted.outcome, Outcome::Error);
         assert_eq!(faulted.error_kind, Some(ErrorKind::Deadline));
         assert_eq!(faulted.message, "plugin `p` exceeded its deadline of 2000 ms and was stopped");
+    }
+
+    /// A check of `key` on `target` with `expected`.
+    fn check_of(key: &str, target: Target, expected: Value) -> Check {
+        Check {
+            target,
+            key: key.to_owned(),
+            negated: false,
+            expected_json: expected.to_string(),
+            expected,
+            gate: true,
+            grader: None,
+        }
+    }
+
+    #[test]
+    fn derived_values_chain_and_a_failed_one_is_the_error_of_the_checks_that_read_it() {
+        let runtime = crate::sandbox::Runtime::default();
+        let mut registry = Registry::with_builtins(&runtime).unwrap();
+        registry.add_builtin(&runtime, &crate::plugin::JAVASCRIPT_PLUGIN, &Default::default()).unwrap();
+        let transform = |code: &str| json!({"mode": "transform", "code": code, "input": "output", "args": [{}]});
+        let derived = [
+            check_of("pf_js_value", Target::Text, transform("JSON.parse(output)")),
+            check_of("pf_js_value", Target::Derived(0), transform("output.items.length")),
+            check_of("pf_js_value", Target::Text, transform("output.missing.field")),
+            // A plugin that passes but gives no value.
+            check_of("keywords", Target::Text, json!("items")),
+        ];
+        let response = ResponseView { text: Some(r#"{"items": [1, 2, 3]}"#), ..Default::default() };
+        let (values, _) = derive(&derived, &response, &registry);
+        assert_eq!(values[0].as_ref().unwrap(), &json!({"items": [1, 2, 3]}));
+        assert_eq!(values[1].as_ref().unwrap(), &json!(3));
+        let failed = values[2].as_ref().unwrap_err();
+        assert_eq!(failed.outcome, Outcome::Error);
+        assert!(
+            failed.message.starts_with("derived[2] (the value this check reads) failed: TypeError"),
+            "{}",
+            failed.message
+        );
+        let no_value = &values[3].as_ref().unwrap_err().message;
+        assert!(no_value.contains("`keywords` gave no value"), "{no_value}");
+        let checks = [
+            check_of("value", Target::Derived(1), json!(3)),
+            check_of("keywords", Target::Derived(0), json!("items")),
+            check_of("value", Target::Derived(2), json!(1)),
+            check_of("value", Target::Derived(9), json!(1)),
+        ];
+        let view = ResponseView { derived: &values, ..response };
+        let (results, _) = evaluate(&checks, &view, &registry);
+        let lines: Vec<String> = results
+            .iter()
+            .map(|r| {
+                let outcome = format!("{:?}", r.verdict.outcome).to_lowercase();
+                format!("{outcome} {} {}: {}", r.target, r.key, r.verdict.message)
+            })
+            .collect();
+        assert_eq!(lines[0], "pass derived[1] value: 3 equals 3");
+        assert!(lines[1].starts_with("pass derived[0] keywords"), "{}", lines[1]);
+        assert!(
+            lines[2].starts_with("error derived[2] value: derived[2] (the value this check reads) failed: TypeError"),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(lines[3], "error derived[9] value: derived[9] was never computed");
     }
 }

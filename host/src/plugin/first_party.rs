@@ -73,7 +73,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
     FirstParty {
         label: "javascript",
         path: "plugins/javascript/javascript.wasm",
-        keys: &["pf_javascript"],
+        keys: &["pf_javascript", "pf_js_value"],
         grants: &[],
     },
     FirstParty {

@@ -75,6 +75,9 @@ impl LazyPlugin {
             ..ComponentOptions::default()
         };
         options.limits.capability_calls_per_check = builtin.capability_calls_per_check;
+        if let Some(bytes) = builtin.max_extras_bytes {
+            options.limits.max_extras_bytes = bytes;
+        }
         LazyPlugin {
             name: builtin.name.to_owned(),
             version: builtin.version.to_owned(),
@@ -179,9 +182,10 @@ impl LazyPlugin {
         checks: &[CheckInput<'_>],
         scope: &PluginScope,
         grader: Option<&Grader>,
+        until: Option<std::time::Instant>,
     ) -> BatchOutput {
         match self.get() {
-            Ok(plugin) => plugin.evaluate(actuals, checks, scope, grader),
+            Ok(plugin) => plugin.evaluate(actuals, checks, scope, grader, until),
             Err(cause) => {
                 let error = EvaluationError::Unavailable { plugin: self.name.clone(), cause: cause.to_owned() };
                 BatchOutput { results: vec![Err(error); checks.len()], log: Vec::new(), log_dropped: 0 }

@@ -77,6 +77,7 @@ const BROKEN: BuiltinPlugin = BuiltinPlugin {
     keys: &[("shiny", "never answers")],
     fresh_instances: false,
     capability_calls_per_check: 4,
+    max_extras_bytes: None,
 };
 
 /// The stock component with a table that does not match its describe().

@@ -121,7 +121,7 @@ fn a_misspelled_test_under_sly_data_is_a_data_key_without_tests() {
     let error = plan(r#"sly_data { equals { valeu: 5 } }"#).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`interactions[0].response.sly_data.equals.valeu` must be a dictionary of tests for the data key `valeu`, e.g. { value: 5 } (did you mean the test `value`?), but it is the number 5"
+        "invalid `interactions[0].response.sly_data.equals.valeu`: it is the number 5: as a test, no loaded plugin provides `valeu` (did you mean `value`?); as a data key, it would hold a dictionary of tests, e.g. valeu { value: 5 }\n\nConsider loading the plugin that provides `valeu`: `--plugin PATH.wasm`, or in assay.toml `[plugins.NAME]` with `path = \"PATH.wasm\"` (`assay plugins` lists the keys loaded now)"
     );
 }
 
