@@ -25,7 +25,7 @@ use crate::formats::{
     Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
 };
 use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
-use crate::plugin::{BUILTIN_MATCHERS, MatcherPlugin, PROMPTFOO_BUILTINS, Registry};
+use crate::plugin::{BUILTIN_MATCHERS, JAVASCRIPT_PLUGIN, MatcherPlugin, PROMPTFOO_BUILTINS, Registry};
 use crate::report::Redactor;
 use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -35,7 +35,7 @@ use crate::sandbox::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 mod connections;
@@ -127,6 +127,10 @@ pub struct Project {
     /// The promptfoo configs [`Project::discover`] read: their providers'
     /// connections, secrets and output.
     promptfoo: Mutex<Vec<Arc<promptfoo::Suite>>>,
+    /// The `javascript` plugin in which a promptfoo config's JavaScript
+    /// computes values while the config is read, before the run's registry
+    /// exists ([`Project::compute_value`]); compiled on first use.
+    scripts: OnceLock<Result<Registry, String>>,
 }
 
 impl std::fmt::Debug for Project {
@@ -181,7 +185,14 @@ impl Project {
             trust: Arc::new(trust),
             registry: Mutex::default(),
             promptfoo: Mutex::default(),
+            scripts: OnceLock::new(),
         })
+    }
+
+    /// Calls `notice` before a component's compile that the compile cache
+    /// cannot spare and that takes a while ([`Runtime::on_slow_compile`]).
+    pub fn on_slow_compile(&self, notice: impl Fn(&crate::sandbox::CompileNotice) + Send + Sync + 'static) {
+        self.runtime.on_slow_compile(notice);
     }
 
     /// The configuration (defaults when there is no `assay.toml`).
@@ -360,6 +371,14 @@ impl Project {
     /// with the project's judge and embeddings, as built-ins get them (or,
     /// where the project configures none, promptfoo's default grader), and
     /// compiled only when one of its checks runs.
+    /// The registry a run could need, promptfoo's built-ins included
+    /// (`assay plugins --precompile`, which compiles every plugin into the
+    /// compile cache ahead of a run: a CI image's build step).
+    pub fn every_plugin(&self) -> Result<Registry, ProjectError> {
+        let registry = self.registry()?;
+        self.with_promptfoo(&registry)
+    }
+
     fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
         let mut registry = registry.clone();
         let judge = self.judge.clone().or_else(|| self.promptfoo_default.judge.clone());
@@ -427,7 +446,7 @@ impl Project {
             cause: cause.to_string(),
         })?;
         MatcherPlugin::load(&self.runtime, ComponentSource::File(file.path.clone()), &bytes, options)
-            .map_err(|source| ProjectError::LoadPlugin { configured_as, source })
+            .map_err(|error| ProjectError::LoadPlugin { configured_as, error })
     }
 
     /// The options `[plugins.LABEL]` asks for, on top of the defaults.
@@ -615,12 +634,15 @@ impl Project {
             let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
             let trust = trust.of(&file.path);
             let graders = |spec: &promptfoo::GraderSpec| self.grader(spec);
+            let compute =
+                |actual: &serde_json::Value, expected: &serde_json::Value| self.compute_value(actual, expected);
             let context = promptfoo::ProviderContext {
                 folder: &folder,
                 var: &var,
                 case_env: &self.case_env,
                 trust: &trust,
                 graders: &graders,
+                compute: &compute,
             };
             let (cases, suite) = promptfoo::expand(file, &context);
             let mut suites = self.promptfoo.lock().expect("the promptfoo suites' lock");
@@ -639,6 +661,32 @@ impl Project {
             return Err(ProjectError::NoCaseMatches { filter: filter.text().to_owned() });
         }
         Ok(discovered)
+    }
+
+    /// A value a promptfoo config's JavaScript computes while the config is
+    /// read (its module, a test generator, `transformVars`): the built-in
+    /// `javascript` plugin's `pf_js_value`, sandboxed as every check is.
+    fn compute_value(
+        &self,
+        actual: &serde_json::Value,
+        expected: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        let scripts = self.scripts.get_or_init(|| {
+            let mut registry = Registry::new();
+            let added = registry.add_builtin(&self.runtime, &JAVASCRIPT_PLUGIN, &Capabilities::default());
+            added.map(|_| registry).map_err(|e| e.to_string())
+        });
+        // A scope per call: what one config makes the plugin do (fault
+        // after fault) never disables it for the next (`assay serve`).
+        let registry = scripts.as_ref().map_err(String::clone)?.for_new_scope();
+        let verdict = crate::plugin::evaluate_one(&registry, promptfoo::JS_VALUE_KEY, actual, expected)
+            .map_err(|e| e.to_string())?;
+        match verdict.outcome {
+            crate::check::Outcome::Pass if !verdict.truncated => {
+                Ok(verdict.extras.and_then(|mut extras| extras.get_mut("value").map(serde_json::Value::take)))
+            }
+            _ => Err(verdict.message),
+        }
     }
 
     /// The scenarios under `paths` (YAML, HOCON or JSON files), each read

@@ -429,9 +429,9 @@ fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: 
         let kind = CaseErrorKind::Invalid {
             path: "(file)".into(),
             message: "it is a program, not a case file: assay reads cases from HOCON files, suite files and \
-                      promptfoo configs written in YAML, and runs no code a file brings (a promptfoo config \
-                      written in JavaScript or TypeScript included)\n\nConsider writing the config as YAML \
-                      (promptfooconfig.yaml), or a case as HOCON"
+                      promptfoo configs (YAML, or JavaScript and TypeScript run sandboxed, expanded with \
+                      assay::Project::discover); it runs no other code a file brings\n\nConsider writing the \
+                      config as YAML (promptfooconfig.yaml), or a case as HOCON"
                 .into(),
         };
         return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };

@@ -62,11 +62,70 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
 /// (and an array of pairs as it is); Jinja unpacks only pairs. Each such
 /// loop's iterable goes through `nunjucks_pairs`, which makes an object its
 /// `[key, value]` entries, in order, and leaves anything else as it is.
+/// Only tags are rewritten: text inside `{% raw %}`, comments, and string
+/// literals inside other tags stay as written.
 fn pairs_loops(source: &str) -> std::borrow::Cow<'_, str> {
     static LOOP: LazyLock<regex::Regex> = LazyLock::new(|| {
-        regex::Regex::new(r"\{%(-?)(\s*)for(\s+\w+\s*,\s*\w+\s+)in\s+(.+?)(\s*)(-?)%\}").expect("a valid pattern")
+        regex::Regex::new(r"^\{%(-?)(\s*)for(\s+\w+\s*,\s*\w+\s+)in\s+(.+?)(\s*)(-?)%\}$").expect("a valid pattern")
     });
-    LOOP.replace_all(source, "{%${1}${2}for${3}in (${4}) | nunjucks_pairs${5}${6}%}")
+    static RAW: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^\{%-?\s*raw\s*-?%\}$").expect("a valid pattern"));
+    static END_RAW: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\{%-?\s*endraw\s*-?%\}").expect("a valid pattern"));
+    let mut out = String::new();
+    let (mut copied, mut at) = (0, 0);
+    while let Some(found) = source[at..].find('{') {
+        let start = at + found;
+        let rest = &source[start..];
+        let close = match rest.as_bytes().get(1) {
+            Some(b'%') => "%}",
+            Some(b'{') => "}}",
+            Some(b'#') => "#}",
+            _ => {
+                at = start + 1;
+                continue;
+            }
+        };
+        let Some(length) = tag_length(rest, close) else { break };
+        let tag = &rest[..length];
+        at = start + length;
+        if close != "%}" {
+            continue;
+        }
+        if RAW.is_match(tag) {
+            // Nothing in a raw block is a tag.
+            at = END_RAW.find(&source[at..]).map_or(source.len(), |end| at + end.end());
+        } else if LOOP.is_match(tag) {
+            out.push_str(&source[copied..start]);
+            out.push_str(&LOOP.replace(tag, "{%${1}${2}for${3}in (${4}) | nunjucks_pairs${5}${6}%}"));
+            copied = at;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    out.push_str(&source[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// The length of the tag at the start of `text` up to and including
+/// `close`, string literals skipped (a comment has none); `None` when it
+/// does not close.
+fn tag_length(text: &str, close: &str) -> Option<usize> {
+    let mut quote = None;
+    let mut escaped = false;
+    for (i, c) in text.char_indices().skip(2) {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if close != "#}" && (c == '"' || c == '\'') => quote = Some(c),
+            None if text[i..].starts_with(close) => return Some(i + close.len()),
+            None => {}
+        }
+    }
+    None
 }
 
 /// `nunjucks_pairs` ([`pairs_loops`]).
@@ -158,6 +217,15 @@ mod tests {
             "{% for turn in turns %}{% for role, text in turn %}{{ role }}={{ text }};{% endfor %}{% endfor %}";
         assert_eq!(render(template, vars.clone()).unwrap(), "user=hi;assistant=hello;user=bye;");
         assert_eq!(render("{%- for k , v in pairs -%}{{k}}{{v}} {% endfor %}", vars.clone()).unwrap(), "a1 b2 ");
+        // Only tags are rewritten: not raw text, comments or strings.
+        let raw = "{% raw %}{% for k, v in pairs %}{% endraw %}";
+        assert_eq!(render(raw, vars.clone()).unwrap(), "{% for k, v in pairs %}");
+        let quoted = "{{ '{% for k, v in pairs %}' }}{# {% for k, v in x %} #}";
+        assert_eq!(render(quoted, vars.clone()).unwrap(), "{% for k, v in pairs %}");
+        assert_eq!(
+            pairs_loops("{% if a %}{% for k, v in o %}{% endfor %}{% endif %}"),
+            "{% if a %}{% for k, v in (o) | nunjucks_pairs %}{% endfor %}{% endif %}"
+        );
         // One loop variable walks an object's keys, as before.
         assert_eq!(render("{% for k in turns[1] %}{{ k }} {% endfor %}", vars).unwrap(), "assistant user ");
     }

@@ -33,7 +33,7 @@ const RECORDED: &str = "fixtures/promptfoo-examples/recorded.jsonl";
 const DOCUMENTED: &[(&str, &str)] = &[];
 
 /// The identical verdicts measured when this was last raised.
-const IDENTICAL_AT_LEAST: usize = 418;
+const IDENTICAL_AT_LEAST: usize = 440;
 
 /// The folder holding the corpus's files.
 fn corpus_dir() -> PathBuf {
@@ -270,7 +270,7 @@ fn promptfoo_s_example_configs_get_promptfoo_s_verdicts() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let figure = format!("{identical} of {total}");
     assert!(readme.contains(&figure), "the README's agreement table does not say {figure:?}: update it");
-    // The target is 90 %; this is where assay stands, and it may
+    // The target was 90 %; this is where assay stands, and it may
     // only rise (raise the floor with the README when it does).
     assert!(identical >= IDENTICAL_AT_LEAST, "fewer identical verdicts than before: {identical} of {total}");
 }

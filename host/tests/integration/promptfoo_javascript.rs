@@ -179,7 +179,10 @@ tests:
   - description: missing
     assert: [{type: javascript, value: "file://missing.js"}]
   - description: typescript
+    vars: {q: hello}
     assert: [{type: javascript, value: "file://check.ts"}]
+  - description: broken typescript
+    assert: [{type: javascript, value: "file://broken.ts"}]
   - description: tsx
     assert: [{type: javascript, value: "file://check.tsx"}]
   - description: typescript that is javascript
@@ -195,7 +198,11 @@ tests:
   - file://rows.csv
 "#;
     let files = [
-        ("check.ts", "export default (output: string) => output.length > 0;"),
+        (
+            "check.ts",
+            "interface Seen { length: number }\nexport default (output: string): boolean => (output as Seen).length > 0;",
+        ),
+        ("broken.ts", "export default (output: string) => {\n  return output.length >;\n};"),
         ("plain.ts", "export default function (output, context) {\n  return output === context.vars.q;\n}\n"),
         ("check.js", "exports.long = (output) => output.length > 3;"),
         ("rows.csv", "q,__expected\nhey,javascript: output.length === 3\nhi,fn: output === 'hi'\n"),
@@ -208,15 +215,14 @@ tests:
     assert!(outside.contains("tests[0] (\"outside\")") && outside.contains("outside the config's folder"), "{outside}");
     let missing = error("/missing");
     assert!(missing.contains("tests[1] (\"missing\")") && missing.contains("`file://missing.js`"), "{missing}");
-    // TypeScript runs as JavaScript: a file in the JavaScript subset
-    // passes; types do not parse, and the error says to compile.
+    // TypeScript has its types stripped in the sandbox, as promptfoo's
+    // `tsx` strips them; one that does not parse says where and what to do.
     assert_eq!(ran.case("/typescript that is javascript")["status"], "passed");
-    let typescript = ran.case("/typescript");
-    assert_eq!(typescript["status"], "error");
-    assert!(
-        typescript.to_string().contains("`check.ts` is TypeScript, which assay runs as JavaScript"),
-        "{typescript}"
-    );
+    assert_eq!(ran.case("/typescript")["status"], "passed");
+    let broken = ran.case("/broken typescript");
+    assert_eq!(broken["status"], "error");
+    assert!(broken.to_string().contains("broken.ts:2: "), "{broken}");
+    assert!(broken.to_string().contains("compile it and name the `.js` file"), "{broken}");
     let tsx = error("/tsx");
     assert!(tsx.contains("`file://check.tsx` is TSX") && tsx.contains("Consider compiling it to JavaScript"), "{tsx}");
     let package = error("/package");
@@ -230,8 +236,8 @@ tests:
     let checks = shared["samples"][0]["runs"][0]["interactions"][0]["checks"].as_array().unwrap();
     let outcomes: Vec<&str> = checks.iter().map(|c| c["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["pass", "fail"]);
-    assert_eq!(ran.case("/test 9")["status"], "passed");
     assert_eq!(ran.case("/test 10")["status"], "passed");
+    assert_eq!(ran.case("/test 11")["status"], "passed");
     // A check's line shows the start of its long expected value.
     let printed = stdout(&ran.output);
     let line = printed.lines().find(|l| l.contains("not_pf_javascript")).unwrap_or_default();

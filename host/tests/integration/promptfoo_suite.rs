@@ -148,6 +148,8 @@ tests:
     assert: [{type: not-python, value: "file://check.txt"}]
   - description: transform
     assert: [{type: assay:keywords, value: x, transform: "output.toUpperCase()"}]
+  - description: context transform
+    assert: [{type: contains, value: x, contextTransform: "output"}]
   - description: unknown type
     assert: [{type: perplexity}]
   - description: tag
@@ -168,7 +170,12 @@ tests:
             && py.contains("`not-python`) names `file://check.txt`, which is not a `.py` file; write `file://FILE.py`"),
         "{py}"
     );
-    assert!(error("/transform").contains("`transform`, which is JavaScript"), "{}", error("/transform"));
+    // promptfoo's own assertions take a `transform`; an `assay:KEY` one
+    // says what it takes.
+    let transform = error("/transform");
+    assert!(transform.contains("has `transform`; an `assay:KEY` assertion has `value`, `weight`"), "{transform}");
+    let context = error("/context transform");
+    assert!(context.contains("`contextTransform`") && context.contains("does not support context-*"), "{context}");
     let unknown = error("/unknown type");
     assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");
     // A var holding template syntax is rendered too (promptfoo renders a
@@ -910,27 +917,143 @@ tests:
     assert!(error.contains("the test's `prompts` is the string \"Terse\", not a list of names"), "{error}");
 }
 
+/// `assay run CONFIG` with `--results DIR/results`: its output and results
+/// lines.
+fn run_config(dir: &Path, config: &str) -> (std::process::Output, Vec<Value>) {
+    let results = dir.join("results");
+    let output = assay_command()
+        .args(["run", dir.join(config).to_str().unwrap(), "--results", results.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let lines = std::fs::read_to_string(results.join("results.jsonl"))
+        .map(|text| text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+        .unwrap_or_default();
+    (output, lines)
+}
+
+/// The outcome of each case, by the end of its id.
+fn outcomes(lines: &[Value]) -> Vec<(String, String)> {
+    let mut outcomes: Vec<(String, String)> = lines
+        .iter()
+        .map(|line| {
+            let id = line["id"].as_str().unwrap();
+            (id.rsplit('/').next().unwrap().to_owned(), line["status"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    outcomes.sort();
+    outcomes
+}
+
 #[test]
-fn a_config_written_in_javascript_or_typescript_is_refused_as_a_program_never_run() {
+fn a_config_written_in_typescript_runs_sandboxed_with_its_test_generators_and_transforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"import type { UnifiedConfig } from 'promptfoo';
+interface Row { word: string }
+const rows: Row[] = [{ word: 'alpha' }];
+const config: UnifiedConfig = {
+  prompts: ['say {{word}} {{extra}}'],
+  providers: ['echo'],
+  // One line is an expression (promptfoo puts `return` before it).
+  defaultTest: { options: { transformVars: '({ extra: vars.word.toUpperCase() })' } },
+  tests: [
+    ...rows.map((row) => ({ description: 'typed', vars: row, assert: [{ type: 'contains', value: 'say alpha ALPHA' }] })),
+    { path: 'file://gen.ts:make', config: { n: 2 } },
+    'file://static.js',
+    {
+      description: 'transformed',
+      vars: { word: 'beta' },
+      options: { transform: 'output.toUpperCase()' },
+      assert: [
+        { type: 'equals', value: 'SAY BETA BETA' },
+        { type: 'equals', value: 'SAY', transform: "output.split(' ')[0]" },
+        { type: 'equals', value: 'B', transform: 'file://first.js:first' },
+      ],
+    },
+    { description: 'unparsable', vars: { word: 'x' }, options: { transform: 'JSON.parse(output)' }, assert: [{ type: 'is-json' }] },
+  ],
+};
+export default config;
+"#;
+    std::fs::write(dir.path().join("promptfooconfig.ts"), config).unwrap();
+    std::fs::write(
+        dir.path().join("gen.ts"),
+        "export async function make(config?: { n: number }): Promise<object[]> {\n  return Array.from({ length: config!.n }, (_, i: number) => ({ description: `gen ${i}`, vars: { word: `w${i}` }, assert: [{ type: 'contains', value: `W${i}` }] }));\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("static.js"),
+        "module.exports = [{ description: 'static', vars: { word: 'gamma' }, assert: [{ type: 'icontains', value: 'gamma GAMMA' }] }];\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("first.js"),
+        "exports.first = (output, context) => output.split(' ')[1][context.vars.word.length - 4];\n",
+    )
+    .unwrap();
+    let (output, lines) = run_config(dir.path(), "promptfooconfig.ts");
+    let pairs: Vec<(&str, &str)> = [
+        ("gen 0", "passed"),
+        ("gen 1", "passed"),
+        ("static", "passed"),
+        ("transformed", "passed"),
+        ("typed", "passed"),
+        ("unparsable", "error"),
+    ]
+    .into();
+    let expected: Vec<(String, String)> = pairs.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect();
+    assert_eq!(outcomes(&lines), expected, "{}", stdout(&output));
+    let transformed = lines.iter().find(|l| l["id"].as_str().unwrap().ends_with("transformed")).unwrap();
+    let checks = &transformed["samples"][0]["runs"][0]["interactions"][0]["checks"];
+    let targets: Vec<&str> = checks.as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["derived[0]", "derived[1]", "derived[2]"]);
+    assert_eq!(checks[0]["actual"], "SAY BETA BETA");
+    let unparsable = lines.iter().find(|l| l["id"].as_str().unwrap().ends_with("unparsable")).unwrap().to_string();
+    assert!(unparsable.contains("derived[0] (the value this check reads) failed: SyntaxError"), "{unparsable}");
+}
+
+#[test]
+fn a_javascript_config_cannot_reach_the_machine_and_what_it_cannot_hand_over_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
-    for name in ["promptfooconfig.js", "promptfooconfig.ts", "checks.py"] {
-        let code =
-            format!("require('fs').writeFileSync('{}', 'x'); module.exports = {{prompts: ['hi']}};", marker.display());
+    let cases = [
+        (
+            "fs.js",
+            format!("require('fs').writeFileSync('{}', 'x'); module.exports = {{prompts: ['hi']}};", marker.display()),
+            "require('fs') is not available",
+        ),
+        ("env.js", "module.exports = { prompts: [process.env.HOME], providers: ['echo'] };".to_owned(), "process.env"),
+        ("loop.js", "while (true) {}\nmodule.exports = {};".to_owned(), "deadline"),
+        (
+            "callback.js",
+            "module.exports = { prompts: ['x'], providers: [{ id: 'echo', config: { callbacks: { add: (a) => a } } }] };"
+                .to_owned(),
+            "the module's value.providers[0].config.callbacks.add is a function, which cannot leave the sandbox",
+        ),
+        (
+            "never.mjs",
+            "await new Promise(() => {});\nexport default {};".to_owned(),
+            "did not finish loading (a top-level `await` that never settles)",
+        ),
+        ("broken.ts", "const x: = 1;\nexport default {};".to_owned(), "broken.ts:1: "),
+    ];
+    for (name, code, error) in &cases {
         std::fs::write(dir.path().join(name), code).unwrap();
-        let output = assay_command()
-            .args(["run", dir.path().join(name).to_str().unwrap(), "--results", dir.path().join("r").to_str().unwrap()])
-            .output()
-            .unwrap();
-        let text = stdout(&output);
-        assert_eq!(output.status.code(), Some(1), "{name}: {text}");
-        assert!(text.contains(&format!("`{}`", dir.path().join(name).display())), "{name}: {text}");
-        assert!(
-            text.contains("it is a program, not a case file") && text.contains("Consider writing the config as YAML"),
-            "{text}"
-        );
+        let (output, lines) = run_config(dir.path(), name);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stdout(&output));
+        assert_eq!(lines.len(), 1, "{name}: one error case");
+        let message = lines[0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("its module, run sandboxed, failed"), "{name}: {message}");
+        assert!(message.contains(error), "{name}: {message}");
     }
     assert!(!marker.exists());
+    // Python is not run at all.
+    std::fs::write(dir.path().join("checks.py"), "open('ran', 'w')\n").unwrap();
+    let (output, _) = run_config(dir.path(), "checks.py");
+    let text = stdout(&output);
+    assert!(
+        text.contains("it is a program, not a case file") && text.contains("Consider writing the config as YAML"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -135,14 +135,11 @@ pub fn plan(
     let Some(kind) = assertion.get("type").and_then(Value::as_str) else {
         return Err(format!("{at} has no `type`"));
     };
-    for key in ["transform", "contextTransform"] {
-        if assertion.contains_key(key) {
-            return Err(format!(
-                "{at} has a `{key}`, which is JavaScript; assay runs JavaScript only as `javascript` assertions \
-                 (sandboxed)\n\n\
-                 Consider a `javascript` assertion that transforms `output` itself and checks the result"
-            ));
-        }
+    if assertion.contains_key("contextTransform") {
+        return Err(format!(
+            "{at} has a `contextTransform`, which gives context-* assertions their context; assay does not \
+             support context-* assertions"
+        ));
     }
     if let Some(key) = kind.strip_prefix("assay:") {
         return assay_key(assertion, key, &at, vars, keys);
@@ -161,12 +158,12 @@ pub fn plan(
         ));
     }
     for key in assertion.keys() {
-        if !["type", "value", "threshold", "weight", "metric", "rubricPrompt", "config", "provider"]
+        if !["type", "value", "threshold", "weight", "metric", "rubricPrompt", "config", "provider", "transform"]
             .contains(&key.as_str())
         {
             return Err(format!(
                 "{at} has `{key}`, which assay does not read; an assertion has `type`, `value`, `threshold`, \
-                 `weight`, `metric`, `rubricPrompt`, `config` and `provider`"
+                 `weight`, `metric`, `rubricPrompt`, `config`, `provider` and `transform`"
             ));
         }
     }

@@ -16,7 +16,7 @@ use crate::case::{FileAccess, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
 use crate::formats::promptfoo::derived::DerivedMetric;
-use crate::formats::promptfoo::javascript::AssertScripts;
+use crate::formats::promptfoo::javascript::{self, AssertScripts, ComputeValue, ScriptReference};
 use crate::formats::promptfoo::python::PythonFiles;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
@@ -148,6 +148,12 @@ pub struct Test {
 }
 
 impl Test {
+    /// Its `options.transform` (or the older `options.postprocess`): what
+    /// promptfoo runs on the answer before every assertion.
+    pub fn output_transform(&self) -> Option<&Value> {
+        self.options.get("transform").or_else(|| self.options.get("postprocess"))
+    }
+
     /// The test as promptfoo's script assertions see it in
     /// `context.test`: its `description`, `vars`, `assert`, `options` and
     /// `threshold`.
@@ -206,58 +212,126 @@ const TEST_KEYS: &[&str] =
     &["vars", "assert", "options", "description", "threshold", "metadata", "prompts", "providers"];
 
 /// The `options` of a test assay reads, and those it refuses with why.
-const TEST_OPTIONS: &[&str] =
-    &["prefix", "suffix", "rubricPrompt", "disableVarExpansion", "runSerially", "cache", "provider"];
-const REFUSED_OPTIONS: &[(&str, &str)] = &[
-    (
-        "transform",
-        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
-    ),
-    (
-        "postprocess",
-        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
-    ),
-    (
-        "transformVars",
-        "it is JavaScript, which assay runs only as `javascript` assertions (sandboxed); write a `javascript` assertion that transforms `output` (or `context.vars`) itself",
-    ),
-    (
-        "storeOutputAs",
-        "it passes one test's output to the next, and assay runs tests independently; write the later test's \
-         input out in its vars",
-    ),
+const TEST_OPTIONS: &[&str] = &[
+    "prefix",
+    "suffix",
+    "rubricPrompt",
+    "disableVarExpansion",
+    "runSerially",
+    "cache",
+    "provider",
+    "transformVars",
+    "transform",
+    "postprocess",
 ];
+const REFUSED_OPTIONS: &[(&str, &str)] = &[(
+    "storeOutputAs",
+    "it passes one test's output to the next, and assay runs tests independently; write the later test's \
+         input out in its vars",
+)];
 
 fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
     CaseErrorKind::Invalid { path: path.to_owned(), message: message.into() }
 }
 
-/// Whether `path` is a promptfoo config: a `.yaml`/`.yml` file whose top
-/// level is a mapping with `prompts`, `providers` or `tests`.
+/// The top-level keys one of which makes a YAML or JSON file a promptfoo
+/// config.
+const CONFIG_KEYS: &[&str] = &["prompts", "providers", "targets", "tests"];
+
+/// Whether `path` is a promptfoo config: a JavaScript or TypeScript module
+/// (named by path, it can be nothing else), or a `.yaml`, `.yml` or `.json`
+/// file whose top level is a mapping with `prompts`, `providers`,
+/// `targets` or `tests`, written block-style (`prompts:` at column 0) or
+/// flow-style (`{"prompts": …}`, JSON).
 pub fn is_config(path: &Path, access: &FileAccess) -> bool {
     use std::io::Read;
-    let yaml = path.extension().is_some_and(|x| x == "yaml" || x == "yml");
-    if !yaml {
+    if javascript::is_module(path) {
+        // A config written in JavaScript or TypeScript, named by path: its
+        // module runs sandboxed when it is read.
+        return true;
+    }
+    let readable = path.extension().is_some_and(|x| x == "yaml" || x == "yml" || x == "json");
+    if !readable {
         return false;
     }
-    // The top level's keys, from the file's head: a line starting a key at
-    // column 0. Cheap whatever the file's size (the reader applies the cap),
-    // and a file that is not YAML is left to its reader.
+    // The top level's keys, from the file's head. Cheap whatever the file's
+    // size (the reader applies the cap), and a file that is not YAML is
+    // left to its reader.
     let mut head = Vec::new();
     let Ok(file) = access.open(path) else { return false };
     if file.take(64 << 10).read_to_end(&mut head).is_err() {
         return false;
     }
-    String::from_utf8_lossy(&head)
-        .lines()
-        .any(|line| ["prompts:", "providers:", "tests:"].iter().any(|key| line.starts_with(key)))
+    let head = String::from_utf8_lossy(&head);
+    if head.lines().any(|line| CONFIG_KEYS.iter().any(|key| line.strip_prefix(key).is_some_and(|r| r.starts_with(':'))))
+    {
+        return true;
+    }
+    flow_keys(&head).any(|key| CONFIG_KEYS.contains(&key))
+}
+
+/// The keys of a flow-style (or JSON) mapping at the start of `text`, at
+/// its top level only, as far as `text` goes: `{"a": [{"b": 1}], c: 2}`
+/// gives `a` and `c`.
+fn flow_keys(text: &str) -> impl Iterator<Item = &str> {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    let body = body.strip_prefix('{').unwrap_or("");
+    let mut keys = Vec::new();
+    let (mut depth, mut quote, mut escaped, mut expecting_key) = (0usize, None::<char>, false, true);
+    let mut key_start = None;
+    for (i, c) in body.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => {
+                quote = Some(c);
+                if depth == 0 && expecting_key {
+                    key_start = Some(i + 1);
+                }
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' if depth == 0 => break,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => expecting_key = true,
+            ':' if depth == 0 && expecting_key => {
+                expecting_key = false;
+                let key = match key_start.take() {
+                    Some(start) => body[start..i].trim_end().trim_end_matches(['"', '\'']),
+                    None => body[..i].rsplit([',', '{']).next().unwrap_or("").trim(),
+                };
+                keys.push(key);
+            }
+            _ => {}
+        }
+    }
+    keys.into_iter()
 }
 
 /// Reads the config at `path`, and the files it references, through
-/// `access`.
-pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
+/// `access`; its JavaScript (a config or tests module, `transformVars`)
+/// runs sandboxed through `compute`.
+pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Result<Config, CaseErrorKind> {
     let text = read_capped(access, path, MAX_CONFIG_BYTES, "promptfoo configs")?;
-    let mut root = parse_yaml(&text)?;
+    let mut root = if javascript::is_module(path) {
+        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let ran = javascript::import(compute, &name, &text, None, &[])
+            .map_err(|e| invalid("(file)", format!("its module, run sandboxed, failed: {e}")))?;
+        ran.ok_or_else(|| {
+            invalid("(file)", "its module exports nothing; export the config (`module.exports =` or `export default`)")
+        })?
+    } else if path.extension().is_some_and(|x| x == "json") {
+        serde_json::from_str(&text).map_err(|e| invalid("(file)", format!("it is not JSON: {e}")))?
+    } else {
+        parse_yaml(&text)?
+    };
     resolve_refs(&mut root)?;
     let Value::Object(root) = root else {
         return Err(invalid("(file)", "its top level is not a mapping of `prompts`, `providers` and `tests`"));
@@ -279,9 +353,16 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         ));
     }
     if let Some(key) = root.keys().find(|key| !KNOWN_KEYS.contains(&key.as_str())) {
+        // promptfoo warns of a key it does not know and goes on without it
+        // (a misspelt `defaultTest` loses every assertion in it): here it
+        // is refused, with the key it most likely meant.
+        let meant = crate::suggest::nearest(key, KNOWN_KEYS.iter().copied()).or_else(|| {
+            KNOWN_KEYS.iter().filter(|known| key.starts_with(**known)).max_by_key(|k| k.len()).map(|k| k.to_string())
+        });
+        let hint = meant.map(|meant| format!(" (did you mean `{meant}`?)")).unwrap_or_default();
         return Err(invalid(
             key,
-            format!("`{key}` is not a promptfoo config key assay reads; it reads {}", KNOWN_KEYS.join(", ")),
+            format!("`{key}` is not a promptfoo config key assay reads{hint}; it reads {}", KNOWN_KEYS.join(", ")),
         ));
     }
     let providers = match (root.get("providers"), root.get("targets")) {
@@ -308,7 +389,7 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         },
         Some(other) => return Err(invalid("defaultTest", format!("it is {}, not a test", describe_json(other)))),
     };
-    let written = read_tests(root.get("tests"), &files)?;
+    let written = read_tests(root.get("tests"), &files, compute)?;
     let mut tests = Vec::new();
     for (index, test) in written.into_iter().enumerate() {
         let test = match test {
@@ -322,7 +403,8 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
         };
         let per_test = prompts.len().saturating_mul(providers.len());
         let room = MAX_CASES.saturating_sub(tests.len().saturating_mul(per_test)) / per_test.max(1);
-        expand_test(index, &default_test, test, room, &mut tests).map_err(|_| {
+        let transform_vars = |test: &mut Test| transform_vars(test, &files, compute);
+        expand_test(index, &default_test, test, room, &transform_vars, &mut tests).map_err(|_| {
             invalid(
                 &format!("tests[{index}]"),
                 format!(
@@ -357,12 +439,18 @@ pub fn read(access: &FileAccess, path: &Path) -> Result<Config, CaseErrorKind> {
     let python_files = PythonFiles::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
         files.text(reference).map(|(_, text)| text).map_err(|e| e.to_string())
     });
-    let assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+    let read_script = |reference: &str| {
         files.text(reference).map(|(_, text)| text).map_err(|error| match error {
             CaseErrorKind::Invalid { message, .. } => message,
             other => other.to_string(),
         })
+    };
+    let mut assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), read_script);
+    let transforms = tests.iter().flat_map(|test| {
+        let assertion_transforms = test.asserts.iter().filter_map(|assertion| assertion.get("transform"));
+        test.output_transform().into_iter().chain(assertion_transforms).filter_map(Value::as_str)
     });
+    assert_scripts.read_more(transforms, read_script);
     let derived_metrics = read_derived_metrics(root.get("derivedMetrics"))?;
     Ok(Config { prompts, providers, tests, assert_templates, python_files, assert_scripts, derived_metrics })
 }
@@ -864,12 +952,18 @@ fn read_providers(providers: Option<&Value>, files: &Files<'_>) -> Result<Vec<Pr
     Ok(out)
 }
 
-/// `tests`: a list of tests and `file://` references, or one reference.
-fn read_tests(tests: Option<&Value>, files: &Files<'_>) -> Result<Vec<Value>, CaseErrorKind> {
+/// `tests`: a list of tests and `file://` references (a reference may be
+/// `{path, config}`: a test generator's `config`), or one reference.
+fn read_tests(
+    tests: Option<&Value>,
+    files: &Files<'_>,
+    compute: ComputeValue<'_>,
+) -> Result<Vec<Value>, CaseErrorKind> {
     let entries = match tests {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(entries)) => entries.clone(),
         Some(single @ Value::String(_)) => vec![single.clone()],
+        Some(Value::Object(entry)) if entry.contains_key("path") => vec![Value::Object(entry.clone())],
         Some(other) => return Err(invalid("tests", format!("it is {}, not a list of tests", describe_json(other)))),
     };
     let mut out = Vec::new();
@@ -877,12 +971,21 @@ fn read_tests(tests: Option<&Value>, files: &Files<'_>) -> Result<Vec<Value>, Ca
         match entry {
             Value::String(reference) if reference.starts_with("file://") && reference.contains(['*', '?', '[']) => {
                 for one in files.expand_glob(&reference)? {
-                    out.extend(test_file(&one, files)?);
+                    out.extend(test_file(&one, None, files, compute)?);
                 }
             }
-            Value::String(reference) if reference.starts_with("file://") => out.extend(test_file(&reference, files)?),
+            Value::String(reference) if reference.starts_with("file://") => {
+                out.extend(test_file(&reference, None, files, compute)?);
+            }
             Value::String(other) => {
                 return Err(invalid("tests", format!("`{other}` is neither a test nor a `file://` reference")));
+            }
+            Value::Object(entry) if entry.get("path").is_some_and(Value::is_string) => {
+                if let Some(key) = entry.keys().find(|key| !["path", "config"].contains(&key.as_str())) {
+                    return Err(invalid("tests", format!("a `path` entry has `{key}`; it has `path` and `config`")));
+                }
+                let reference = entry["path"].as_str().unwrap_or_default();
+                out.extend(test_file(reference, entry.get("config"), files, compute)?);
             }
             test => out.push(test),
         }
@@ -891,8 +994,39 @@ fn read_tests(tests: Option<&Value>, files: &Files<'_>) -> Result<Vec<Value>, Ca
 }
 
 /// The tests of a `file://` test file: CSV (a row per test), JSONL (a
-/// test per line), YAML or JSON (a list of tests).
-fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseErrorKind> {
+/// test per line), YAML or JSON (a list of tests), or a JavaScript or
+/// TypeScript module (its value, or the value of the function it names,
+/// called with `config`: run sandboxed). `config` is for modules only.
+fn test_file(
+    reference: &str,
+    config: Option<&Value>,
+    files: &Files<'_>,
+    compute: ComputeValue<'_>,
+) -> Result<Vec<Value>, CaseErrorKind> {
+    let script = ScriptReference::parse(reference).filter(|script| javascript::is_module(Path::new(script.path)));
+    if let Some(script) = script {
+        let (path, text) = files.text(&format!("file://{}", script.path))?;
+        let located = |message: String| invalid(reference, format!("`{}`: {message}", path.display()));
+        let args: Vec<Value> = config.into_iter().cloned().collect();
+        let value = javascript::import(compute, script.path, &text, script.function, &args)
+            .map_err(|e| located(format!("its module, run sandboxed, failed: {e}")))?;
+        return match value {
+            Some(Value::Array(tests)) => Ok(tests),
+            Some(other) => Err(located(format!("it gave {}, not a list of tests", describe_json(&other)))),
+            None => Err(located(match script.function {
+                Some(function) => format!("it has no export `{function}`, or it gave nothing"),
+                None => {
+                    "it exports nothing; export the tests (`export default [...]`) or a function giving them".to_owned()
+                }
+            })),
+        };
+    }
+    if config.is_some() {
+        return Err(invalid(
+            reference,
+            "`config` is passed to a test generator (a `.js` or `.ts` file's function); this file is data",
+        ));
+    }
     let (path, text) = files.text(reference)?;
     let extension = path.extension().and_then(|x| x.to_str()).unwrap_or("").to_ascii_lowercase();
     let located = |message: String| invalid(reference, format!("`{}`: {message}", path.display()));
@@ -923,8 +1057,87 @@ fn test_file(reference: &str, files: &Files<'_>) -> Result<Vec<Value>, CaseError
             test @ Value::Object(_) => Ok(vec![test]),
             other => Err(located(format!("it holds {}, not a list of tests", describe_json(&other)))),
         },
-        other => Err(located(format!("`.{other}` test files are not supported; use CSV, JSONL, YAML or JSON"))),
+        "py" => Err(located(
+            "Python test generators are not supported; write the tests out (YAML, JSON, CSV), or generate them \
+             in a `.js` file"
+                .to_owned(),
+        )),
+        other => Err(located(format!(
+            "`.{other}` test files are not supported; use CSV, JSONL, YAML, JSON, or a `.js`/`.ts` module"
+        ))),
     }
+}
+
+/// promptfoo's `transformVars` (the test's `options`, else
+/// `defaultTest`'s): JavaScript given the test's vars (and `context`:
+/// `{prompt: {}, uuid}`) whose value is merged into them, before the vars'
+/// combinations are made; run sandboxed. Its failure is the test's error.
+fn transform_vars(test: &mut Test, files: &Files<'_>, compute: ComputeValue<'_>) {
+    let Some(transform) = test.options.get("transformVars").cloned() else { return };
+    let Some(code) = transform.as_str() else {
+        test.error.get_or_insert(format!(
+            "its `options.transformVars` is {}, not JavaScript code or a `file://` reference",
+            describe_json(&transform)
+        ));
+        return;
+    };
+    let module = match ScriptReference::parse(code) {
+        Some(script) if javascript::is_module(Path::new(script.path)) => {
+            match files.text(&format!("file://{}", script.path)) {
+                Ok((_, text)) => Some((script.path, text)),
+                Err(error) => {
+                    test.error.get_or_insert(format!("its `options.transformVars`: {error}"));
+                    return;
+                }
+            }
+        }
+        Some(_) => {
+            test.error.get_or_insert(format!(
+                "its `options.transformVars` `{code}` is not a JavaScript module; assay runs JavaScript \
+                 transforms (sandboxed), not Python ones"
+            ));
+            return;
+        }
+        None => None,
+    };
+    let context = serde_json::json!({ "prompt": {}, "uuid": uuid_v4() });
+    let expected = javascript::transform_expected(
+        code,
+        module.as_ref().map(|(name, text)| (*name, text.as_str())),
+        "vars",
+        context,
+    );
+    match compute(&Value::Object(test.vars.clone()), &expected) {
+        Ok(Some(Value::Object(vars))) => test.vars.extend(vars),
+        Ok(Some(other)) => {
+            test.error.get_or_insert(format!(
+                "its `options.transformVars` gave {}, not an object of vars",
+                describe_json(&other)
+            ));
+        }
+        Ok(None) => {
+            test.error.get_or_insert("its `options.transformVars` gave nothing".to_owned());
+        }
+        Err(error) => {
+            test.error.get_or_insert(format!("its `options.transformVars` failed (run sandboxed): {error}"));
+        }
+    }
+}
+
+/// A random version-4 UUID, as `crypto.randomUUID()` gives (the context of
+/// `transformVars`).
+fn uuid_v4() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        bytes = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos().to_le_bytes())
+            .unwrap_or_default();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
 /// One written test, `defaultTest` merged, as one test per combination of
@@ -936,9 +1149,13 @@ fn expand_test(
     default_test: &Map<String, Value>,
     test: Map<String, Value>,
     room: usize,
+    transform_vars: &dyn Fn(&mut Test),
     out: &mut Vec<Test>,
 ) -> Result<(), ()> {
-    let merged = merge(index, default_test, test);
+    let mut merged = merge(index, default_test, test);
+    if merged.error.is_none() {
+        transform_vars(&mut merged);
+    }
     let expand = !merged.options.get("disableVarExpansion").and_then(Value::as_bool).unwrap_or(false);
     let count = if expand { combination_count(&merged.vars) } else { 1 };
     if count > room {
@@ -1081,13 +1298,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A config without JavaScript needs no engine.
+    fn no_javascript(_: &Value, _: &Value) -> Result<Option<Value>, String> {
+        panic!("these configs run no JavaScript")
+    }
+
     #[test]
     fn refs_into_the_config_are_resolved_and_tests_files_globbed_loops_bombs_and_other_files_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("promptfooconfig.yaml");
         let read_config = |text: &str| {
             std::fs::write(&path, text).unwrap();
-            read(&FileAccess::anywhere(), &path)
+            read(&FileAccess::anywhere(), &path, &no_javascript)
         };
         std::fs::create_dir(dir.path().join("tests")).unwrap();
         std::fs::write(dir.path().join("tests/b.yaml"), "- vars: {q: two}\n").unwrap();
@@ -1135,12 +1357,32 @@ mod tests {
     }
 
     #[test]
+    fn configs_are_told_by_their_top_level_keys_in_block_flow_or_json_style() {
+        let dir = tempfile::tempdir().unwrap();
+        let is = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            is_config(&path, &FileAccess::anywhere())
+        };
+        assert!(is("a.yaml", "description: x\nprompts:\n  - hi\n"));
+        assert!(is("b.yml", "targets: [echo]\n"));
+        assert!(is("c.json", "{\n  \"description\": \"x, y: {z}\",\n  \"prompts\": [\"hi\"]\n}\n"));
+        assert!(is("d.yaml", "{description: 'a: b', tests: [{vars: {prompts: 1}}]}"));
+        assert!(is("e.ts", "export default {}"));
+        // Keys below the top level, or a scalar's text, are not the top level's.
+        assert!(!is("f.json", "{\"scenario\": {\"prompts\": [1]}, \"note\": \"prompts: x\"}"));
+        assert!(!is("g.yaml", "name: x\n  prompts: indented\nprompts_extra: 1\n"));
+        assert!(!is("h.hocon", "prompts: [x]"));
+        assert!(!is("i.json", "[{\"prompts\": 1}]"));
+    }
+
+    #[test]
     fn each_assertion_template_is_parsed_once_for_every_test_and_combination() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("promptfooconfig.yaml");
         let config = "prompts: ['{{topic}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: '{{topic}}', metric: '{{ topic | upper }} hits'}]\ntests:\n  - vars: {topic: [cats, dogs, owls]}\n    assert: [{type: contains-any, value: ['{{ topic }}', fish, '{{ x']}]\n";
         std::fs::write(&path, config).unwrap();
-        let config = read(&FileAccess::anywhere(), &path).unwrap();
+        let config = read(&FileAccess::anywhere(), &path, &no_javascript).unwrap();
         assert_eq!(config.tests.len(), 3);
         // Four templates, whatever the number of cases; `fish` is text.
         let mut sources: Vec<&str> = config.assert_templates.sources().collect();

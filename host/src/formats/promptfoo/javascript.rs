@@ -19,6 +19,62 @@ use std::collections::HashMap;
 /// The key of the `javascript` plugin.
 pub const KEY: &str = "pf_javascript";
 
+/// The plugin's key for JavaScript that computes a value (a config or tests
+/// module, a test generator, a transform): the value comes back in the
+/// verdict's extras as `value`.
+pub const VALUE_KEY: &str = "pf_js_value";
+
+/// Runs `pf_js_value` in the sandbox: its actual and expected values →
+/// the value (`None` for `undefined`), or why there is none. The project
+/// provides it (one `javascript` plugin of its own, compiled once), so
+/// that a config can be read before the run's plugins are loaded.
+pub type ComputeValue<'a> = &'a (dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Sync + 'a);
+
+/// Whether `path` is a JavaScript or TypeScript module by its extension.
+pub fn is_module(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|x| x.to_str())
+        .is_some_and(|x| MODULE_EXTENSIONS.contains(&x.to_ascii_lowercase().as_str()))
+}
+
+/// The value of the module `name` (its text `source`) as promptfoo's
+/// `importModule` gives it, or its export `function`; called with `args`
+/// when it is a function (a test generator), its promise settled.
+pub fn import(
+    compute: ComputeValue<'_>,
+    name: &str,
+    source: &str,
+    function: Option<&str>,
+    args: &[Value],
+) -> Result<Option<Value>, String> {
+    if name.to_ascii_lowercase().ends_with(&format!(".{TSX_EXTENSION}")) {
+        return Err(format!(
+            "`{name}` is TSX, which assay's JavaScript engine does not compile; compile it to JavaScript (`tsc`, \
+             `esbuild`) and name the `.js` file"
+        ));
+    }
+    let expected = json!({
+        "mode": "import",
+        "file": { "name": name, "source": source, "function": function },
+        "args": args,
+    });
+    compute(&Value::Null, &expected)
+}
+
+/// The expected value of a `pf_js_value` transform: promptfoo's
+/// `transform(code, input, context)`, `input` naming its first parameter
+/// (`output` or `vars`); a `file://` one with its module's text.
+pub fn transform_expected(code: &str, module: Option<(&str, &str)>, input: &str, context: Value) -> Value {
+    match (ScriptReference::parse(code), module) {
+        (Some(reference), Some((name, source))) => json!({
+            "mode": "transform",
+            "file": { "name": name, "source": source, "function": reference.function },
+            "args": [context],
+        }),
+        _ => json!({ "mode": "transform", "code": code, "input": input, "args": [context] }),
+    }
+}
+
 /// The file extensions promptfoo loads as modules that the engine runs:
 /// JavaScript's, and TypeScript's (promptfoo compiles them with `tsx`;
 /// the engine runs them as JavaScript, so a file written in the JavaScript
@@ -83,6 +139,38 @@ impl AssertScripts {
             }
         }
         AssertScripts(scripts)
+    }
+}
+
+impl AssertScripts {
+    /// Reads also the modules `references` name (`file://` transforms),
+    /// each once.
+    pub fn read_more<'a>(
+        &mut self,
+        references: impl Iterator<Item = &'a str>,
+        read: impl Fn(&str) -> Result<String, String>,
+    ) {
+        for reference in references.filter_map(ScriptReference::parse) {
+            if is_module(std::path::Path::new(reference.path)) && !self.0.contains_key(reference.path) {
+                self.0.insert(reference.path.to_owned(), read(&format!("file://{}", reference.path)));
+            }
+        }
+    }
+
+    /// The module of a `file://` transform, as [`transform_expected`] takes
+    /// it; `Err` when it is not a module or could not be read.
+    pub fn transform_module<'a>(&'a self, code: &'a str) -> Result<Option<(&'a str, &'a str)>, String> {
+        let Some(reference) = ScriptReference::parse(code) else { return Ok(None) };
+        if !is_module(std::path::Path::new(reference.path)) {
+            return Err(format!(
+                "`{code}` is not a JavaScript module; assay runs JavaScript transforms (sandboxed), not Python ones"
+            ));
+        }
+        match self.0.get(reference.path) {
+            Some(Ok(source)) => Ok(Some((reference.path, source))),
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(format!("`{code}` was not read with the config")),
+        }
     }
 }
 

@@ -40,6 +40,7 @@ mod python;
 mod render;
 
 pub use config::is_config;
+pub use javascript::{ComputeValue, VALUE_KEY as JS_VALUE_KEY};
 
 /// Where promptfoo's OpenAI providers and default grader send requests
 /// unless `OPENAI_BASE_URL` (or `OPENAI_API_BASE_URL`) says otherwise.
@@ -54,14 +55,14 @@ pub use providers::ProviderContext;
 
 use crate::agent::Transport;
 use crate::case::{CaseEnv, CaseFile};
-use crate::check::KeySet;
-use crate::errors::{CaseError, CaseErrorKind};
+use crate::check::{Check, KeySet, Target};
+use crate::errors::{CaseError, CaseErrorKind, describe_json};
 use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
 use crate::template::NunjucksTemplate;
 use config::{Config, Test};
 use graders::Graders;
 use providers::{MapError, Provider};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -117,7 +118,7 @@ impl Suite {
 /// (none when the config cannot be read: then one error case).
 pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCase>, Option<Arc<Suite>>) {
     let id = config_id(&file.id);
-    let config = match config::read(context.trust.access(), &file.path) {
+    let config = match config::read(context.trust.access(), &file.path, context.compute) {
         Ok(config) => config,
         Err(kind) => {
             let broken: PendingCase = Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) });
@@ -313,6 +314,19 @@ impl PromptfooCase {
         let mut checks = Vec::with_capacity(test.asserts.len());
         let mut weights = Vec::with_capacity(test.asserts.len());
         let python = python::PythonScope { test: &test_context, files: &config.python_files };
+        // promptfoo's `transform`s, run on the answer (the test's, before
+        // every assertion; an assertion's, before it alone) as derived values.
+        let mut derived = Vec::new();
+        let vars = Value::Object(test.vars.clone());
+        let output = match test.output_transform() {
+            Some(code) => {
+                let prompt = &config.prompts[self.prompt];
+                let context = json!({ "vars": vars, "prompt": { "raw": prompt.raw, "label": prompt.label } });
+                derived.push(self.transform_check(code, Target::Text, context, "options.transform", keys)?);
+                Target::Derived(0)
+            }
+            None => Target::Text,
+        };
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let scripts = asserts::Scripts { python: &python, javascript: &script };
@@ -320,6 +334,15 @@ impl PromptfooCase {
             if let Some(provider) = assertion.get("provider").or_else(|| test.options.get("provider")) {
                 let grader = self.suite.graders.of(provider).map_err(|e| format!("assert[{i}]: {e}"))?;
                 planned.check.grader = Some(grader.clone());
+            }
+            if planned.check.target == Target::Text {
+                planned.check.target = output.clone();
+                if let Some(code) = assertion.get("transform") {
+                    let context = json!({ "vars": test.vars, "prompt": { "label": text } });
+                    let at = format!("assert[{i}].transform");
+                    derived.push(self.transform_check(code, output.clone(), context, &at, keys)?);
+                    planned.check.target = Target::Derived(derived.len() - 1);
+                }
             }
             checks.push(planned.check);
             weights.push(planned.weight);
@@ -336,9 +359,41 @@ impl PromptfooCase {
             success_ratio: Default::default(),
             timeout: None,
             metadata: Vec::new(),
-            turns: vec![Turn { pass_rule, ..Turn::new(text, checks) }],
+            turns: vec![Turn { pass_rule, derived, ..Turn::new(text, checks) }],
             recording: None,
             prerequisite: None,
+        })
+    }
+}
+
+impl PromptfooCase {
+    /// The derivation of a promptfoo `transform` (`code`, at `at` in the
+    /// test) of `input`: the `javascript` plugin's `pf_js_value`, given the
+    /// transform's `context`.
+    fn transform_check(
+        &self,
+        code: &Value,
+        input: Target,
+        context: Value,
+        at: &str,
+        keys: &dyn KeySet,
+    ) -> Result<Check, String> {
+        let Some(code) = code.as_str() else {
+            return Err(format!("{at} is {}, not JavaScript code or a `file://` reference", describe_json(code)));
+        };
+        if !keys.has_key(javascript::VALUE_KEY) {
+            return Err(format!("{at}: no loaded plugin provides `{}`, which runs transforms", javascript::VALUE_KEY));
+        }
+        let module = self.suite.config.assert_scripts.transform_module(code).map_err(|e| format!("{at}: {e}"))?;
+        let expected = javascript::transform_expected(code, module, "output", context);
+        Ok(Check {
+            target: input,
+            key: javascript::VALUE_KEY.to_owned(),
+            negated: false,
+            expected_json: expected.to_string(),
+            expected,
+            gate: true,
+            grader: None,
         })
     }
 }

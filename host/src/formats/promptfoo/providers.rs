@@ -58,6 +58,9 @@ pub struct ProviderContext<'a> {
     /// The grader of a grading provider (`graders.rs`): its backends, built
     /// by the project once per distinct spec.
     pub graders: &'a dyn Fn(&GraderSpec) -> Result<Grader, String>,
+    /// The sandbox in which the config's JavaScript computes values (a
+    /// config or tests module, `transformVars`).
+    pub compute: crate::formats::promptfoo::javascript::ComputeValue<'a>,
 }
 
 /// Why a provider cannot be mapped.
