@@ -109,6 +109,12 @@ pub(crate) struct Answer {
     pub message: Option<Value>,
 }
 
+/// The most tool calls an answer may hold: OpenAI's API takes at most 128
+/// tools per request. More, or a streamed piece whose `index` is past it,
+/// is a malformed answer (a piece claiming index 4,000,000,000 would
+/// otherwise make room for that many calls).
+pub(crate) const MAX_TOOL_CALLS: usize = 128;
+
 impl Answer {
     /// Reads one chat completion (`"object": "chat.completion"`).
     pub(crate) fn from_completion(body: &Value) -> Result<Answer, AgentErrorKind> {
@@ -125,7 +131,12 @@ impl Answer {
             message: Some(message.clone()),
             ..Answer::default()
         };
-        for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        let calls = message.get("tool_calls").and_then(Value::as_array);
+        if let Some(calls) = calls.filter(|calls| calls.len() > MAX_TOOL_CALLS) {
+            let cause = format!("it has {} tool calls, over the cap of {MAX_TOOL_CALLS}", calls.len());
+            return Err(AgentErrorKind::MalformedBody(cause));
+        }
+        for call in calls.into_iter().flatten() {
             let function = call.get("function");
             answer.tool_calls.push(ToolCall {
                 id: str_in(call.get("id")).to_owned(),
@@ -154,7 +165,12 @@ impl Answer {
             }
             for (position, piece) in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate()
             {
-                let index = piece.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
+                let index = piece.get("index").and_then(Value::as_u64).map_or(position as u64, |i| i);
+                if index >= MAX_TOOL_CALLS as u64 {
+                    let cause = format!("a tool call's index is {index}, over the cap of {MAX_TOOL_CALLS} tool calls");
+                    return Err(AgentErrorKind::Malformed { line, cause });
+                }
+                let index = index as usize;
                 if index >= self.tool_calls.len() {
                     self.tool_calls.resize(index + 1, ToolCall::default());
                 }
@@ -364,6 +380,21 @@ mod tests {
                 { "role": "user", "content": "where?" },
                 { "role": "assistant", "content": "{\"city\": \"Paris\"}" } ] }))
         );
+    }
+
+    #[test]
+    fn tool_calls_past_the_cap_are_a_malformed_answer_not_an_allocation() {
+        // A 100-byte chunk claiming the 4,000,000,000th tool call.
+        let piece = json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": 4_000_000_000u64 }] } }] });
+        let error = Answer::default().add_chunk(&piece, 3).unwrap_err();
+        assert!(error.to_string().contains("a tool call's index is 4000000000, over the cap of 128"), "{error}");
+        let call = json!({ "id": "c", "function": { "name": "f", "arguments": "{}" } });
+        let many = json!({ "choices": [{ "message": { "tool_calls": vec![call; MAX_TOOL_CALLS + 1] } }] });
+        let error = Answer::from_completion(&many).unwrap_err();
+        assert!(error.to_string().contains("it has 129 tool calls, over the cap of 128"), "{error}");
+        let call = json!({ "id": "c", "function": { "name": "f", "arguments": "{}" } });
+        let allowed = json!({ "choices": [{ "message": { "tool_calls": vec![call; MAX_TOOL_CALLS] } }] });
+        assert_eq!(Answer::from_completion(&allowed).unwrap().tool_calls.len(), MAX_TOOL_CALLS);
     }
 
     #[test]
