@@ -120,7 +120,7 @@ impl Case {
         let actual = if self.is_text { ActualValue::Text(&self.actual) } else { ActualValue::Json(&self.actual) };
         let inputs: Vec<CheckInput<'_>> =
             self.expected.iter().map(|e| CheckInput { key: self.key, actual: 0, expected: e }).collect();
-        let output = plugin.evaluate(&[actual], &inputs, &PluginScope::default(), None);
+        let output = plugin.evaluate(&[actual], &inputs, &PluginScope::default(), None, None);
         output.results.into_iter().map(|r| r.expect("a verdict").pass).collect()
     }
 }
@@ -210,7 +210,7 @@ fn metric<M: Matcher>(c: &mut Criterion, key: &'static str, file: &str) {
         let wasm = || {
             let inputs = [CheckInput { key, actual: 0, expected: &expected }];
             plugin
-                .evaluate(&[ActualValue::Text(&text)], &inputs, &PluginScope::default(), None)
+                .evaluate(&[ActualValue::Text(&text)], &inputs, &PluginScope::default(), None, None)
                 .results
                 .remove(0)
                 .expect("a verdict")

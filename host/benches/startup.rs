@@ -83,6 +83,7 @@ fn one_check(plugin: &MatcherPlugin) -> bool {
         &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }],
         &PluginScope::default(),
         None,
+        None,
     );
     output.results[0].as_ref().expect("a verdict").pass
 }
@@ -230,6 +231,7 @@ fn fresh_instances(cached: &Runtime) {
             &[ActualValue::Text(&too_big)],
             &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }],
             &PluginScope::default(),
+            None,
             None,
         );
         assert!(output.results[0].is_err(), "the oversized batch faults");

@@ -186,13 +186,15 @@ impl MatcherPlugin {
     /// outcome (once it has counted too many faults in a row the plugin is
     /// not called), and the judge and embeddings requests the call makes
     /// count against its spend. With a `grader`, those requests go to its
-    /// backends instead of the plugin's own.
+    /// backends instead of the plugin's own. After `until` (the case's
+    /// deadline), the call's judge and embeddings requests are refused.
     pub fn evaluate(
         &self,
         actuals: &[ActualValue<'_>],
         checks: &[CheckInput<'_>],
         scope: &PluginScope,
         grader: Option<&Grader>,
+        until: Option<std::time::Instant>,
     ) -> BatchOutput {
         let limits = self.host.limits();
         let streak: &FaultStreak = &scope.streak;
@@ -214,15 +216,21 @@ impl MatcherPlugin {
             checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
         let capabilities = grader.map(|grader| &grader.capabilities);
-        let Logged { answer, log, log_dropped } =
-            self.host.call_logged(limits.deadline, calls, &scope.spend, capabilities, async |bindings, store| {
+        let Logged { answer, log, log_dropped } = self.host.call_logged(
+            limits.deadline,
+            calls,
+            until,
+            &scope.spend,
+            capabilities,
+            async |bindings, store| {
                 let verdicts = bindings.evaluate(store, &wit_actuals, &wit_checks).await?;
                 if verdicts.len() != checks.len() {
                     let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());
                     return Err(wasmtime::Error::new(Fault::BadAnswer(count)));
                 }
                 Ok(verdicts)
-            });
+            },
+        );
         let verdicts = match answer {
             Ok(verdicts) => verdicts,
             Err(fault) => {

@@ -124,6 +124,9 @@ pub async fn converse(
                 carried_sly_data.extend(returned.clone());
             }
         }
+        // The checks' judge calls end with the turn's time too: a call asked
+        // for later is refused, and the verdict does not wait past it.
+        let until = deadline.at().into_std();
         let latency = serde_json::Number::from_f64(agent_ms).map(Value::Number);
         let cost = response.cost.and_then(serde_json::Number::from_f64).map(Value::Number);
         let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
@@ -134,26 +137,40 @@ pub async fn converse(
                 structure: response.structure.as_ref(),
                 latency_ms: latency.as_ref(),
                 cost: cost.as_ref(),
+                until: Some(until),
+                derived: &[],
             };
-            let (results, logs) = plugin::evaluate(&job.turns[index].checks, &view, registry);
+            let turn = &job.turns[index];
+            let (derived, mut logs) = plugin::derive(&turn.derived, &view, registry);
+            let view = ResponseView { derived: &derived, ..view };
+            let (results, mut more) = plugin::evaluate(&turn.checks, &view, registry);
+            logs.append(&mut more);
             (results, logs, response)
         };
-        let (checks, logs, response) = match work {
-            Work::Inline => evaluate(job, &context.registry, response),
+        let evaluated = match work {
+            Work::Inline => Ok(evaluate(job, &context.registry, response)),
             Work::OnCpuThreads => {
                 let (job, registry) = (job.clone(), context.registry.clone());
                 // A panic goes on up, as below.
-                context.cpu.compute(move || evaluate(&job, &registry, response)).await
+                let computed = context.cpu.compute(move || evaluate(&job, &registry, response));
+                tokio::time::timeout_at(deadline.at(), computed).await
             }
             Work::Offloaded => {
                 let (job, registry) = (job.clone(), context.registry.clone());
                 // A panic here (a bug, or an embedder's capability with one)
                 // goes on up: the runner reports the case as an internal
                 // error.
-                tokio::task::spawn_blocking(move || evaluate(&job, &registry, response))
-                    .await
-                    .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+                let computed = async {
+                    tokio::task::spawn_blocking(move || evaluate(&job, &registry, response))
+                        .await
+                        .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+                };
+                tokio::time::timeout_at(deadline.at(), computed).await
             }
+        };
+        let Ok((checks, logs, response)) = evaluated else {
+            interactions.push(failed(index, deadline.checks_error(index), started));
+            break;
         };
         let passed = interaction.pass_rule.passes(&checks);
         let (usage, cost) = (response.usage, response.cost);

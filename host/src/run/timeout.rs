@@ -92,29 +92,41 @@ impl Deadline {
         self.at.saturating_duration_since(now)
     }
 
-    /// The verdict of turn `index` cut off by this bound.
+    /// The verdict of turn `index` cut off by this bound while its request
+    /// was out.
     pub(crate) fn error(self, index: usize) -> RunError {
+        self.cut_off(index, "the request was cancelled")
+    }
+
+    /// The verdict of turn `index` cut off by this bound while its checks
+    /// were evaluated (waiting on the judge): the calls they had yet to make
+    /// are refused.
+    pub(crate) fn checks_error(self, index: usize) -> RunError {
+        self.cut_off(index, "its checks were stopped (the judge calls they had yet to make are not made)")
+    }
+
+    fn cut_off(self, index: usize, what: &str) -> RunError {
         let seconds = self.length.as_secs_f64();
         let turn = index + 1;
         let (kind, message) = match self.limit {
             Limit::Interaction => (
                 ErrorKind::InteractionTimeout,
                 format!(
-                    "interaction {turn} exceeded its timeout_in_seconds of {seconds} s; the request was cancelled\n\n\
+                    "interaction {turn} exceeded its timeout_in_seconds of {seconds} s; {what}\n\n\
                      Consider raising the interaction's `timeout_in_seconds` in the case file"
                 ),
             ),
             Limit::Case => (
                 ErrorKind::CaseTimeout,
                 format!(
-                    "the case's timeout_in_seconds of {seconds} s fired during interaction {turn}; the request was \
-                     cancelled\n\nConsider raising the case's `timeout_in_seconds` in the case file"
+                    "the case's timeout_in_seconds of {seconds} s fired during interaction {turn}; {what}\n\n\
+                     Consider raising the case's `timeout_in_seconds` in the case file"
                 ),
             ),
             Limit::Run(set_by) => (
                 ErrorKind::CaseTimeout,
                 format!(
-                    "the run's {set_by} of {seconds} s fired during interaction {turn}; the request was cancelled\n\n\
+                    "the run's {set_by} of {seconds} s fired during interaction {turn}; {what}\n\n\
                      Consider a larger {set_by}"
                 ),
             ),
@@ -122,7 +134,7 @@ impl Deadline {
                 ErrorKind::CaseTimeout,
                 format!(
                     "the default timeout of {seconds} s (`[cases] timeout_in_seconds` of assay.toml) fired during \
-                     interaction {turn}; the request was cancelled\n\nConsider `timeout_in_seconds` in the case \
+                     interaction {turn}; {what}\n\nConsider `timeout_in_seconds` in the case \
                      file, or raising `[cases] timeout_in_seconds` in assay.toml"
                 ),
             ),

@@ -140,7 +140,7 @@ impl<W: World> ComponentHost<W> {
         }
         let bytes = as_component(bytes).map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(e)))?;
         let (component, cache_status) = runtime
-            .compile(&bytes, options.limits.fuel.is_some())
+            .compile(&source.to_string(), &bytes, options.limits.fuel.is_some())
             .map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         check_imports(component.engine(), &component, W::ROLE, &options.grants)
             .map_err(|d| fail(ComponentLoadErrorKind::Denied(d)))?;
@@ -187,7 +187,7 @@ impl<W: World> ComponentHost<W> {
         deadline: Duration,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
-        self.call_logged(deadline, 0, &Arc::default(), None, call).answer
+        self.call_logged(deadline, 0, None, &Arc::default(), None, call).answer
     }
 
     /// Makes one call on an idle or fresh instance within `deadline`,
@@ -201,6 +201,7 @@ impl<W: World> ComponentHost<W> {
         &self,
         deadline: Duration,
         capability_calls: u32,
+        until: Option<std::time::Instant>,
         spend: &Arc<CapabilitySpend>,
         capabilities: Option<&Arc<Capabilities>>,
         call: impl AsyncFnOnce(&W, &mut Store<SandboxState>) -> wasmtime::Result<T>,
@@ -211,7 +212,7 @@ impl<W: World> ComponentHost<W> {
         };
         guest.store.data_mut().spend_in(spend.clone());
         guest.store.data_mut().use_capabilities(capabilities.cloned());
-        let budget = CallBudget { deadline, fuel: self.options.limits.fuel, capability_calls };
+        let budget = CallBudget { deadline, fuel: self.options.limits.fuel, capability_calls, until };
         let bindings = &guest.bindings;
         let answer = guest::call(&mut guest.store, budget, async |store| call(bindings, store).await);
         guest.store.data_mut().use_capabilities(None);
@@ -260,6 +261,7 @@ impl<W: World> ComponentHost<W> {
             deadline: options.limits.instantiation_deadline,
             fuel: options.limits.fuel,
             capability_calls: 0,
+            until: None,
         };
         match guest::call_raw(&mut store, budget, async |store| W::instantiate(pre, store).await) {
             Ok(bindings) => Ok(Guest { store, bindings }),
@@ -282,7 +284,8 @@ impl<W: World> ComponentHost<W> {
 
     fn prepare_fallback(&self) -> Result<W::Pre, String> {
         let engine = self.runtime.on_demand_engine();
-        let (component, _) = self.runtime.compile_for(engine, &self.bytes).map_err(|e| format!("{e:#}"))?;
+        let what = format!("the fallback of component {}", self.sha256);
+        let (component, _) = self.runtime.compile_for(&what, engine, &self.bytes).map_err(|e| format!("{e:#}"))?;
         prepare::<W>(&component, self.options.deterministic).map_err(|e| e.to_string())
     }
 }

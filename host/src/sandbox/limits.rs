@@ -61,4 +61,7 @@ pub(crate) struct CallBudget {
     pub fuel: Option<u64>,
     /// The capability calls it may make.
     pub capability_calls: u32,
+    /// When the capability calls must stop (the case's deadline): a call
+    /// asked for later is refused. `None`: only their number bounds them.
+    pub until: Option<std::time::Instant>,
 }

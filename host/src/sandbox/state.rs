@@ -148,7 +148,7 @@ pub(crate) fn arm(store: &mut Store<SandboxState>, budget: CallBudget) -> CallCl
         let _ = store.set_fuel(fuel);
     }
     let state = store.data_mut();
-    state.budget.arm(budget.capability_calls, clock.clone());
+    state.budget.arm(budget.capability_calls, clock.clone(), budget.until);
     state.log.lock().clear();
     state.wasi.start_call();
     clock
@@ -162,7 +162,8 @@ mod tests {
     #[test]
     fn names_the_cause_of_an_error_and_keeps_a_fault_the_caller_raised() {
         let state = SandboxState::new(&Limits::default(), Capabilities::default(), Grants::default(), false);
-        let budget = CallBudget { deadline: Duration::from_millis(300), fuel: Some(7), capability_calls: 0 };
+        let budget =
+            CallBudget { deadline: Duration::from_millis(300), fuel: Some(7), capability_calls: 0, until: None };
         let fault = |error: wasmtime::Error| state.fault(&error, &budget);
         let rejected = Fault::BadAnswer("it returned 2 results for 3 checks".into());
         assert_eq!(fault(wasmtime::Error::new(rejected.clone())), rejected);

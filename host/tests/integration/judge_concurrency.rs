@@ -292,3 +292,27 @@ fn a_request_that_never_gets_its_turn_fails_within_the_timeout() {
     assert!(answers.iter().all(|a| a.waited >= Duration::from_millis(250) || a.answer.is_err()));
     assert_eq!(server.requests.lock().unwrap().len(), 5 - refused.len());
 }
+
+#[test]
+fn checks_waiting_on_the_judge_end_with_the_cases_time_and_ask_no_more() {
+    // Twenty checks asked in turn (one request at a time, 150 ms each)
+    // would take 3 s; the run gives each case 1 s.
+    let judge = CountingJudge::start();
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1, 20, &judge, "concurrency = 1\n");
+    let started = std::time::Instant::now();
+    let output = run_with(dir.path(), &[], &["--timeout", "1"]);
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let results = std::fs::read_to_string(dir.path().join("results/results.jsonl")).unwrap();
+    assert!(
+        results.contains("the run's --timeout of 1 s fired during interaction 1; its checks were stopped"),
+        "{results}"
+    );
+    assert!(elapsed < Duration::from_millis(2500), "the case waited {elapsed:?} on its checks");
+    // What was in flight when the time ran out was answered; nothing was
+    // asked after it.
+    std::thread::sleep(PAUSE * 3);
+    let answered = judge.answered.load(Ordering::SeqCst);
+    assert!(answered <= 8, "the judge answered {answered} of the 20 requests");
+}

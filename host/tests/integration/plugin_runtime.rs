@@ -43,7 +43,7 @@ fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
         CheckInput { key: "greater", actual: 1, expected: "20000" },
         CheckInput { key: "less", actual: 0, expected: "5" },
     ];
-    let output = stock.evaluate(&actuals, &checks, &PluginScope::default(), None);
+    let output = stock.evaluate(&actuals, &checks, &PluginScope::default(), None, None);
     let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| assay::plugin::verdict_of(r, false)).collect();
     let outcomes: Vec<Outcome> = verdicts.iter().map(|v| v.outcome).collect();
     assert_eq!(outcomes, [Outcome::Pass, Outcome::Fail, Outcome::Pass, Outcome::Fail, Outcome::Error]);
@@ -197,7 +197,7 @@ fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
     let plugin = hostile(quick_limits());
     let checks =
         [CheckInput { key: "count", actual: 0, expected: "1" }, CheckInput { key: "panic", actual: 0, expected: "1" }];
-    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &PluginScope::default(), None);
+    let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &PluginScope::default(), None, None);
     assert_eq!(output.results.len(), 2);
     assert!(output.results.iter().all(|r| matches!(r, Err(EvaluationError::Fault { .. }))));
 }
@@ -387,7 +387,7 @@ fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
         CheckInput { key: "ask_judge", actual: 0, expected: "\"a\"" },
         CheckInput { key: "ask_judge", actual: 0, expected: "\"b\"" },
     ];
-    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &PluginScope::default(), None);
+    let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &PluginScope::default(), None, None);
     // Four calls per check of the batch, eight in all; then refusals.
     assert_eq!(judge.calls.load(std::sync::atomic::Ordering::Relaxed), 8);
     let refused = "this evaluate call has used every judge call it may make (judge and embeddings calls together are capped per check in the batch); the call was refused";

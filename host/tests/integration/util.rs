@@ -76,7 +76,7 @@ pub fn eval_one(plugin: &MatcherPlugin, key: &str, actual: &str, expected: &str)
 
 /// Evaluates one check with a text actual, its faults counted in `streak`.
 pub fn eval_in(plugin: &MatcherPlugin, streak: &PluginScope, key: &str, actual: &str, expected: &str) -> BatchOutput {
-    plugin.evaluate(&[ActualValue::Text(actual)], &[CheckInput { key, actual: 0, expected }], streak, None)
+    plugin.evaluate(&[ActualValue::Text(actual)], &[CheckInput { key, actual: 0, expected }], streak, None, None)
 }
 
 /// The home of the `assay` processes the tests start: their configuration

@@ -30,6 +30,7 @@ pub struct CapabilitySpend {
 #[derive(Debug)]
 pub(crate) struct CapabilityBudget {
     calls_left: u32,
+    until: Option<std::time::Instant>,
     clock: CallClock,
     spend: Arc<CapabilitySpend>,
 }
@@ -37,7 +38,7 @@ pub(crate) struct CapabilityBudget {
 impl CapabilityBudget {
     /// A budget allowing no call, for a store between calls.
     pub(crate) fn new(clock: CallClock) -> Self {
-        CapabilityBudget { calls_left: 0, clock, spend: Arc::default() }
+        CapabilityBudget { calls_left: 0, until: None, clock, spend: Arc::default() }
     }
 
     /// The next calls belong to the scope whose spend is `spend`.
@@ -45,9 +46,11 @@ impl CapabilityBudget {
         self.spend = spend;
     }
 
-    /// Starts a call that may make `calls` capability calls, timed by `clock`.
-    pub(crate) fn arm(&mut self, calls: u32, clock: CallClock) {
+    /// Starts a call that may make `calls` capability calls until `until`
+    /// (the case's deadline), timed by `clock`.
+    pub(crate) fn arm(&mut self, calls: u32, clock: CallClock, until: Option<std::time::Instant>) {
         self.calls_left = calls;
+        self.until = until;
         self.clock = clock;
     }
 
@@ -59,6 +62,11 @@ impl CapabilityBudget {
     /// Takes one call of `capability` (`judge`, `embeddings`) from the
     /// budget, or explains to the guest that it is spent.
     pub(crate) fn take(&mut self, capability: &str) -> Result<(), CapabilityError> {
+        if self.until.is_some_and(|until| std::time::Instant::now() >= until) {
+            return Err(CapabilityError::Failed(format!(
+                "the case's time ran out before this {capability} call; the call was not made"
+            )));
+        }
         match self.calls_left.checked_sub(1) {
             Some(left) => {
                 self.calls_left = left;
@@ -131,20 +139,34 @@ mod tests {
     fn judge_and_embeddings_calls_share_one_count() {
         let mut budget = CapabilityBudget::new(CallClock::new(Duration::from_secs(1)));
         assert!(budget.take("judge").is_err(), "a store between calls may make none");
-        budget.arm(2, CallClock::new(Duration::from_secs(1)));
+        budget.arm(2, CallClock::new(Duration::from_secs(1)), None);
         assert_eq!(budget.take("judge"), Ok(()));
         assert_eq!(budget.take("embeddings"), Ok(()));
         let refused = reason(budget.take("judge").unwrap_err());
         assert!(refused.starts_with("this evaluate call has used every judge call it may make"), "{refused}");
-        budget.arm(1, CallClock::new(Duration::from_secs(1)));
+        budget.arm(1, CallClock::new(Duration::from_secs(1)), None);
         assert_eq!(budget.take("embeddings"), Ok(()));
+    }
+
+    #[test]
+    fn after_the_cases_time_no_call_is_made_whatever_the_count_left() {
+        let mut budget = CapabilityBudget::new(CallClock::new(Duration::from_secs(1)));
+        let soon = std::time::Instant::now() + Duration::from_millis(50);
+        budget.arm(5, CallClock::new(Duration::from_secs(1)), Some(soon));
+        assert_eq!(budget.take("judge"), Ok(()));
+        std::thread::sleep(Duration::from_millis(60));
+        let refused = reason(budget.take("embeddings").unwrap_err());
+        assert_eq!(refused, "the case's time ran out before this embeddings call; the call was not made");
+        // The next call is armed afresh.
+        budget.arm(1, CallClock::new(Duration::from_secs(1)), None);
+        assert_eq!(budget.take("judge"), Ok(()));
     }
 
     #[test]
     fn a_backends_wait_on_the_network_is_kept_off_the_deadline() {
         let clock = CallClock::new(Duration::from_millis(50));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(2, clock.clone());
+        budget.arm(2, clock.clone(), None);
         let backend = "a backend";
         let mut view = CapabilityView::new(true, Some(backend), &mut budget);
         // The backend takes longer than the whole deadline, all of it (and
@@ -166,7 +188,7 @@ mod tests {
     fn a_backend_is_reached_only_when_granted_and_configured() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(3, clock);
+        budget.arm(3, clock, None);
         let asked = |view: &mut CapabilityView<'_, str>| view.ask("judge", |b, _| Answered::at_once(Ok(b.len())));
         let ungranted = asked(&mut CapabilityView::new(false, Some("a backend"), &mut budget));
         assert_eq!(ungranted, Err(CapabilityError::NotGranted));

@@ -77,7 +77,7 @@ mod tests {
     fn both_calls_ask_the_backend_and_take_from_the_budget() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(3, clock);
+        budget.arm(3, clock, None);
         let mut view = CapabilityView::<dyn Embeddings>::new(true, Some(&Lengths), &mut budget);
         assert_eq!(V0_1::embed(&mut view, vec!["abc".into()]), Ok(vec![vec![3.0]]));
         assert_eq!(V0_1::embed_tokens(&mut view, vec!["abc".into()]), Err("sentence vectors only".into()));

@@ -67,7 +67,7 @@ mod tests {
     fn a_0_1_plugin_gets_the_answer_or_a_sentence() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(1, clock);
+        budget.arm(1, clock, None);
         let mut view = CapabilityView::<dyn Judge>::new(true, Some(&Passes), &mut budget);
         assert_eq!(V0_1::complete(&mut view, "is it?".into()), Ok("pass: is it?".into()));
         let refused = V0_1::complete(&mut view, "again?".into()).unwrap_err();
@@ -80,7 +80,7 @@ mod tests {
     fn a_0_2_plugin_gets_the_answer_or_the_kind_of_failure() {
         let clock = CallClock::new(Duration::from_secs(1));
         let mut budget = CapabilityBudget::new(clock.clone());
-        budget.arm(1, clock);
+        budget.arm(1, clock, None);
         let mut view = CapabilityView::<dyn Judge>::new(true, Some(&Passes), &mut budget);
         assert_eq!(V0_2::complete(&mut view, "is it?".into()).ok(), Some("pass: is it?".into()));
         let refused = V0_2::complete(&mut view, "again?".into()).unwrap_err();
