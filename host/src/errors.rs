@@ -47,7 +47,10 @@ pub enum ComponentLoadErrorKind {
     #[error("cannot read it: {0}")]
     Read(std::io::Error),
     /// The pinned sha256 does not match.
-    #[error("its sha256 is {actual}, but assay.toml pins {pinned}; refusing to load it")]
+    #[error(
+        "its sha256 is {actual}, but assay.toml pins {pinned}; refusing to load it\n\nConsider `assay plugins --lock` \
+         to pin the file as it is now, if you trust the change"
+    )]
     Sha256Mismatch {
         /// The pinned hash.
         pinned: String,
@@ -580,12 +583,13 @@ pub enum ProjectError {
         cause: String,
     },
     /// A plugin could not be loaded.
-    #[error("{}{source}", in_plugins(configured_as))]
+    #[error("{}{error}", in_plugins(configured_as))]
     LoadPlugin {
         /// Its `[plugins.NAME]`, when configured there.
         configured_as: Option<String>,
-        /// Why.
-        source: ComponentLoadError,
+        /// Why: said in full above, so not a `source` (a report of the
+        /// error's chain would say it twice).
+        error: ComponentLoadError,
     },
     /// The plugins could not make a registry (key conflicts, labels,
     /// `[keys]`).
@@ -1145,6 +1149,14 @@ fn add_plugin_hint(first_party: &Option<String>) -> String {
         ),
         None => "Consider `assay plugins` to list the keys, or adding the plugin that provides it to assay.toml".into(),
     }
+}
+
+/// How to load the plugin that provides `key`, when no loaded one does.
+pub(crate) fn load_plugin_hint(key: &str) -> String {
+    format!(
+        "Consider loading the plugin that provides `{key}`: `--plugin PATH.wasm`, or in assay.toml `[plugins.NAME]` \
+         with `path = \"PATH.wasm\"` (`assay plugins` lists the keys loaded now)"
+    )
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {

@@ -7,7 +7,8 @@
 //! [`build`] builds with componentize-py (`python/`).
 //!
 //! Files: `scaffold.rs` (the name, the folder, the files written),
-//! `template.rs` (the crate's `Cargo.toml` and `src/lib.rs`), `build.rs`
+//! `template.rs` (the crate's `Cargo.toml` and `src/lib.rs`), `sdk.rs` (the
+//! SDK and WIT the binary carries, vendored into a new crate), `build.rs`
 //! (cargo, componentizing, the load check), `toolchain.rs` (finding a
 //! toolchain with the wasm target), `python/` (Python metric plugins).
 
@@ -15,6 +16,7 @@ mod build;
 mod built;
 mod python;
 mod scaffold;
+mod sdk;
 mod template;
 mod toolchain;
 

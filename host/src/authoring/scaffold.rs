@@ -28,37 +28,56 @@ impl ScaffoldOptions {
 }
 
 /// Where the crate gets `assay-plugin-sdk` from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum SdkDependency {
-    /// A release from crates.io, e.g. `0.1`.
+    /// The SDK this assay carries, written into the crate's
+    /// `vendor/assay-plugin-sdk/` and named by that relative path: the
+    /// crate builds with nothing but Rust and the package registry, and a
+    /// teammate who clones it builds the same.
+    #[default]
+    Vendored,
+    /// A release from crates.io, e.g. `0.1` ([`SdkDependency::registry`]).
     Version(String),
-    /// A local crate (a checkout of assay's `plugin-sdk/`), written as an
-    /// absolute path so that the new crate can move.
+    /// A local crate (a checkout of assay's `plugin-sdk/`), written as a
+    /// path relative to the new crate when it can be (so that a teammate's
+    /// checkout beside it works too), else absolute.
     Path(PathBuf),
 }
 
-impl Default for SdkDependency {
-    /// The SDK release this assay speaks to: its major and minor version
-    /// (`0.1`), which is the host's, since they are released together.
-    fn default() -> SdkDependency {
-        let version = env!("CARGO_PKG_VERSION");
-        let minor_end = version.match_indices('.').nth(1).map_or(version.len(), |(i, _)| i);
-        SdkDependency::Version(version[..minor_end].to_owned())
-    }
-}
-
 impl SdkDependency {
-    /// The dependency as a TOML value.
-    fn to_toml(&self) -> Result<String, AuthoringError> {
+    /// The SDK release of this assay from crates.io.
+    pub fn registry() -> SdkDependency {
+        SdkDependency::Version(super::sdk::release_minor())
+    }
+
+    /// The dependency as a TOML value, for a crate in `dir`.
+    fn to_toml(&self, dir: &Path) -> Result<String, AuthoringError> {
         Ok(match self {
+            SdkDependency::Vendored => format!("{{ path = {:?} }}", super::sdk::VENDORED_DIR),
             SdkDependency::Version(version) => format!("{version:?}"),
             SdkDependency::Path(path) => {
-                let absolute = std::path::absolute(path)
-                    .map_err(|cause| AuthoringError::Absolute { path: path.clone(), cause })?;
-                format!("{{ path = {:?} }}", absolute.display().to_string())
+                let absolute = |path: &Path| {
+                    std::path::absolute(path).map_err(|cause| AuthoringError::Absolute { path: path.to_owned(), cause })
+                };
+                let (sdk, crate_dir) = (absolute(path)?, absolute(dir)?);
+                let written = relative(&sdk, &crate_dir).unwrap_or(sdk);
+                format!("{{ path = {:?} }}", written.to_string_lossy().replace('\\', "/"))
             }
         })
     }
+}
+
+/// `to` as a path relative to `from` (both absolute), when they share a
+/// root.
+fn relative(to: &Path, from: &Path) -> Option<PathBuf> {
+    let (to, from): (Vec<_>, Vec<_>) = (to.components().collect(), from.components().collect());
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut path: PathBuf = from[common..].iter().map(|_| std::path::Component::ParentDir).collect();
+    path.extend(&to[common..]);
+    Some(path)
 }
 
 /// A crate [`scaffold`] made.
@@ -81,12 +100,16 @@ pub struct Scaffold {
 pub fn scaffold(options: ScaffoldOptions) -> Result<Scaffold, AuthoringError> {
     let (name, dir) = checked_name_and_dir(&options.name, options.dir)?;
     let key = name.replace('-', "_");
-    let sdk = options.sdk.to_toml()?;
-    let contents = [
+    let sdk = options.sdk.to_toml(&dir)?;
+    let mut contents = vec![
         ("Cargo.toml".to_owned(), template::cargo_toml(name, &sdk)),
         ("src/lib.rs".to_owned(), template::lib_rs(name, &key)),
         (".gitignore".to_owned(), "/target\n".to_owned()),
     ];
+    if options.sdk == SdkDependency::Vendored {
+        let vendored = super::sdk::files().into_iter();
+        contents.extend(vendored.map(|(path, text)| (format!("{}/{path}", super::sdk::VENDORED_DIR), text)));
+    }
     let files = write_files(&dir, &contents)?;
     Ok(Scaffold { name: name.to_owned(), key, dir, files })
 }
@@ -139,7 +162,7 @@ mod tests {
     fn a_scaffold_writes_a_crate_whose_key_is_the_name_with_underscores() {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path().join("crate");
-        let made = scaffold(options(" my-check ", &dir)).unwrap();
+        let made = scaffold(ScaffoldOptions { sdk: SdkDependency::registry(), ..options(" my-check ", &dir) }).unwrap();
         assert_eq!((made.name.as_str(), made.key.as_str(), made.dir.as_path()), ("my-check", "my_check", &*dir));
         let names = ["Cargo.toml", "src/lib.rs", ".gitignore"];
         assert_eq!(made.files, names.map(|name| dir.join(name)));
@@ -154,14 +177,20 @@ mod tests {
     }
 
     #[test]
-    fn the_sdk_is_a_release_or_an_absolute_path() {
-        assert_eq!(SdkDependency::default(), SdkDependency::Version("0.1".into()));
+    fn the_sdk_is_vendored_a_release_or_a_relative_path() {
+        assert_eq!(SdkDependency::default(), SdkDependency::Vendored);
+        assert_eq!(SdkDependency::registry(), SdkDependency::Version("0.1".into()));
         let temp = tempfile::tempdir().unwrap();
-        let sdk = SdkDependency::Path("relative/sdk".into());
-        let made = scaffold(ScaffoldOptions { sdk, ..options("local", &temp.path().join("local")) }).unwrap();
-        let absolute = std::env::current_dir().unwrap().join("relative/sdk");
-        let line = format!("\nassay-plugin-sdk = {{ path = {:?} }}\n", absolute.to_str().unwrap());
-        assert!(read(&made.files[0]).contains(&line), "{}", read(&made.files[0]));
+        let made = scaffold(options("vendored", &temp.path().join("vendored"))).unwrap();
+        assert!(read(&made.files[0]).contains("\nassay-plugin-sdk = { path = \"vendor/assay-plugin-sdk\" }\n"));
+        let sdk = temp.path().join("vendored/vendor/assay-plugin-sdk");
+        assert!(read(&sdk.join("Cargo.toml")).contains("name = \"assay-plugin-sdk\""));
+        assert!(sdk.join("src/lib.rs").is_file() && sdk.join("wit/plugin-0.2/plugin.wit").is_file());
+        // A path beside the crate is written relative to it.
+        let sdk = SdkDependency::Path(temp.path().join("checkout/plugin-sdk"));
+        let made = scaffold(ScaffoldOptions { sdk, ..options("local", &temp.path().join("plugins/local")) }).unwrap();
+        assert!(read(&made.files[0]).contains("\nassay-plugin-sdk = { path = \"../../checkout/plugin-sdk\" }\n"));
+        assert_eq!(made.files.len(), 3, "nothing vendored");
     }
 
     #[test]

@@ -88,11 +88,13 @@ pub struct PluginNewArgs {
     /// Where to create the crate [default: ./NAME].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// A local assay-plugin-sdk crate to depend on, by path (a checkout of
-    /// assay's source) [default: assay-plugin-sdk from crates.io, this
-    /// assay's major.minor version].
-    #[arg(long, value_name = "PATH")]
-    pub sdk: Option<PathBuf>,
+    /// Where the crate gets assay-plugin-sdk: `vendored` (the SDK this
+    /// binary carries, written into the crate's vendor/ folder: builds
+    /// with nothing but Rust and crates.io), `registry` (the release of
+    /// this assay's major.minor version from crates.io), or the PATH of a
+    /// local crate (a checkout of assay's plugin-sdk/) [default: vendored].
+    #[arg(long, value_name = "vendored|registry|PATH")]
+    pub sdk: Option<String>,
     /// Create a Python metric plugin instead: `KEY.py` with
     /// `evaluate(output, expected)`, built with componentize-py.
     #[arg(long, conflicts_with = "sdk")]
@@ -534,6 +536,11 @@ pub struct PluginsArgs {
     /// Pin every [plugins.NAME] in assay.toml to the sha256 of its file.
     #[arg(long)]
     pub lock: bool,
+    /// Compile every plugin a run could load into the compile cache,
+    /// promptfoo's built-ins (the Python and JavaScript runners) included:
+    /// for a CI image, so that no run compiles on first use.
+    #[arg(long, conflicts_with = "lock")]
+    pub precompile: bool,
 }
 
 /// `assay check`.

@@ -18,12 +18,24 @@ fn new(args: PluginNewArgs) -> Result<u8> {
     if args.python {
         return new_python(args);
     }
-    let sdk = args.sdk.map_or_else(SdkDependency::default, SdkDependency::Path);
+    let sdk = match args.sdk.as_deref() {
+        None | Some("vendored") => SdkDependency::Vendored,
+        Some("registry") => SdkDependency::registry(),
+        Some(path) => SdkDependency::Path(PathBuf::from(path)),
+    };
+    let vendored = sdk == SdkDependency::Vendored;
     let made = scaffold(ScaffoldOptions { name: args.name, dir: args.dir, sdk }).map_err(CliError::from)?;
     let (name, dir) = (&made.name, made.dir.display());
     println!("Created the plugin crate `{name}` in {dir} with the key `{}`.", made.key);
-    println!("  cargo test                 runs its unit test natively");
-    println!("  assay plugin build {dir}  builds {name}.wasm");
+    if vendored {
+        println!(
+            "It builds with the SDK this assay carries, in {dir}/vendor/assay-plugin-sdk: commit it with the plugin."
+        );
+    }
+    println!("Next:");
+    println!("  cd {dir}");
+    println!("  cargo test            # runs its unit tests natively");
+    println!("  assay plugin build    # builds {name}.wasm and prints how to load it");
     Ok(assay::exit_codes::OK)
 }
 
@@ -31,9 +43,11 @@ fn new_python(args: PluginNewArgs) -> Result<u8> {
     let made = scaffold_python(&args.name, args.dir).map_err(CliError::from)?;
     let (name, key, dir) = (&made.name, &made.key, made.dir.display());
     println!("Created the Python plugin `{name}` in {dir} with the key `{key}` ({key}.py).");
-    println!("  python3 {key}.py \"output\" '{{\"expected\": \"...\"}}'  runs the metric as a script, in {dir}");
-    println!("  python3 -m unittest         runs its unit tests, in {dir}");
-    println!("  assay plugin build {dir}  builds {name}.wasm with componentize-py");
+    println!("Next:");
+    println!("  cd {dir}");
+    println!("  python3 -m unittest   # runs its unit tests");
+    println!("  assay plugin build    # builds {name}.wasm with componentize-py and prints how to load it");
+    println!("({key}.py runs as a script too: python3 {key}.py \"output\" '{{\"expected\": \"...\"}}')");
     Ok(assay::exit_codes::OK)
 }
 
@@ -45,5 +59,10 @@ fn build_crate(args: PluginBuildArgs) -> Result<u8> {
     println!("{}", built.component.display());
     println!("sha256 {}", built.sha256);
     println!("{} {} provides: {}", built.name, built.version, keys.join(", "));
+    let path = std::fs::canonicalize(&built.component).unwrap_or_else(|_| built.component.clone());
+    println!("Load it with `--plugin {}`, or in assay.toml:", path.display());
+    println!("  [plugins.{}]", built.name);
+    println!("  path = {:?}", path.display().to_string());
+    println!("  sha256 = {:?}", built.sha256);
     Ok(assay::exit_codes::OK)
 }

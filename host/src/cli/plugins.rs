@@ -1,5 +1,7 @@
 //! `assay plugins`: lists every loaded plugin with its label and keys, and
-//! which keys `[keys]` gives to another plugin; `--lock` pins the plugins
+//! which keys `[keys]` gives to another plugin (each compiled, or loaded
+//! from the compile cache, as a run would); `--precompile` lists promptfoo's
+//! built-ins too, so that all are in the cache; `--lock` pins the plugins
 //! of the configuration in assay.toml ([`Project::lock`]) and says what it
 //! pinned.
 
@@ -16,7 +18,10 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
     if args.lock {
         return lock(&project);
     }
-    let registry = project.registry()?;
+    let registry = match args.precompile {
+        true => std::sync::Arc::new(project.every_plugin()?),
+        false => project.registry()?,
+    };
     let mut out = std::io::stdout().lock();
     for (label, plugin) in registry.labelled() {
         let labelled = if label == plugin.name() { String::new() } else { format!(", labelled `{label}`") };

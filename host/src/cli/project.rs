@@ -34,11 +34,21 @@ fn allowed_by_environment() -> bool {
     matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
 }
 
-/// Opens the project the flags describe.
+/// Opens the project the flags describe. A component's first compile that
+/// takes a while is announced on stderr.
 pub fn open(
     project: &ProjectArgs,
     case_env: Option<&CaseEnvArgs>,
     server: Option<&ServerArgs>,
 ) -> Result<Project, assay::errors::ProjectError> {
-    Project::open(options(project, case_env, server))
+    let project = Project::open(options(project, case_env, server))?;
+    project.on_slow_compile(|notice| {
+        let megabytes = notice.bytes as f64 / f64::from(1 << 20);
+        eprintln!(
+            "compiling {} ({megabytes:.1} MB) for its first use on this machine; the compile cache keeps it for \
+             later runs (`assay plugins --precompile` does this ahead, e.g. in a CI image)",
+            notice.what
+        );
+    });
+    Ok(project)
 }

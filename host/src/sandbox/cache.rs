@@ -82,7 +82,19 @@ impl CompileCache {
     /// the next run a compile). A cache that is refused compiles in memory
     /// ([`CacheStatus::Uncached`]).
     pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
+        self.load_or_compile_announced(engine, bytes, &|| {})
+    }
+
+    /// [`CompileCache::load_or_compile`], calling `announce` before it
+    /// compiles.
+    pub(crate) fn load_or_compile_announced(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        announce: &dyn Fn(),
+    ) -> wasmtime::Result<(Component, CacheStatus)> {
         let Some(key) = self.access.key() else {
+            announce();
             return Ok((Component::new(engine, bytes)?, CacheStatus::Uncached));
         };
         let component_sha: [u8; 32] = Sha256::digest(bytes).into();
@@ -110,6 +122,7 @@ impl CompileCache {
             // Something unreadable (a symbolic link, a directory) is there.
             Err(_) => status = CacheStatus::Rebuilt,
         }
+        announce();
         let compiled = engine.precompile_component(bytes)?;
         // SAFETY: just produced by this engine from these bytes.
         let component = unsafe { Component::deserialize(engine, &compiled)? };
@@ -119,15 +132,20 @@ impl CompileCache {
     }
 }
 
-/// Compiles `bytes` with `cache` if there is one.
+/// Compiles `bytes` with `cache` if there is one, calling `announce`
+/// before compiling (not when the cache has it).
 pub(crate) fn compile(
     engine: &Engine,
     cache: Option<&CompileCache>,
     bytes: &[u8],
+    announce: &dyn Fn(),
 ) -> wasmtime::Result<(Component, CacheStatus)> {
     match cache {
-        Some(cache) => cache.load_or_compile(engine, bytes),
-        None => Ok((Component::new(engine, bytes)?, CacheStatus::Uncached)),
+        Some(cache) => cache.load_or_compile_announced(engine, bytes, announce),
+        None => {
+            announce();
+            Ok((Component::new(engine, bytes)?, CacheStatus::Uncached))
+        }
     }
 }
 

@@ -40,7 +40,25 @@ struct RuntimeInner {
     on_demand_engine: OnceLock<Engine>,
     pooling: bool,
     cache: Option<CompileCache>,
+    /// Told of each compile that the cache cannot spare, of a component
+    /// large enough to take a while ([`Runtime::on_slow_compile`]).
+    notice: OnceLock<CompileNoticeFn>,
 }
+
+/// What [`Runtime::on_slow_compile`] is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileNotice {
+    /// The component, as its source says it: `plugin `python``, a path.
+    pub what: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+}
+
+type CompileNoticeFn = Box<dyn Fn(&CompileNotice) + Send + Sync>;
+
+/// Components from this size on take a second or more to compile: their
+/// first compile is announced ([`Runtime::on_slow_compile`]).
+pub const SLOW_COMPILE_BYTES: usize = 2 << 20;
 
 /// How many component instances the pool has slots for by default.
 const POOLED_COMPONENT_INSTANCES: u32 = 512;
@@ -69,8 +87,14 @@ impl Runtime {
         let engine =
             pooled.unwrap_or_else(|| Engine::new(&config(false, None)).expect("the on-demand engine config is valid"));
         start_ticker(&engine);
-        let inner =
-            RuntimeInner { engine, fuel_engine: OnceLock::new(), on_demand_engine: OnceLock::new(), pooling, cache };
+        let inner = RuntimeInner {
+            engine,
+            fuel_engine: OnceLock::new(),
+            on_demand_engine: OnceLock::new(),
+            pooling,
+            cache,
+            notice: OnceLock::new(),
+        };
         Runtime { inner: Arc::new(inner) }
     }
 
@@ -102,17 +126,27 @@ impl Runtime {
         })
     }
 
+    /// Calls `notice` before each compile of a component of
+    /// [`SLOW_COMPILE_BYTES`] or more that the compile cache cannot spare
+    /// (its first use on this machine, or no cache): a Python plugin takes
+    /// 20 s or more, which should not pass in silence. Set once; later
+    /// calls are ignored.
+    pub fn on_slow_compile(&self, notice: impl Fn(&CompileNotice) + Send + Sync + 'static) {
+        let _ = self.inner.notice.set(Box::new(notice));
+    }
+
     /// Compiles a component for the main engine or, with `fuel`, the fuel
-    /// engine, through the compile cache if there is one.
+    /// engine, through the compile cache if there is one. `what` names it
+    /// in the slow-compile notice.
     /// A component whose modules the pool cannot hold (more memories or
     /// tables per module than a pool slot has) is compiled for the
     /// on-demand engine instead: multi-memory is standard WebAssembly, and
     /// a plugin must not load on one machine and not on another.
-    pub fn compile(&self, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
+    pub fn compile(&self, what: &str, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
         let engine = if fuel { self.fuel_engine() } else { self.engine() };
-        match self.compile_for(engine, bytes) {
+        match self.compile_for(what, engine, bytes) {
             Err(error) if !fuel && self.inner.pooling && format!("{error:#}").contains("pooling allocator") => {
-                self.compile_for(self.on_demand_engine(), bytes)
+                self.compile_for(what, self.on_demand_engine(), bytes)
             }
             compiled => compiled,
         }
@@ -120,8 +154,20 @@ impl Runtime {
 
     /// Compiles a component for `engine`, one of this runtime's, through
     /// the compile cache if there is one.
-    pub(crate) fn compile_for(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
-        cache::compile(engine, self.inner.cache.as_ref(), bytes)
+    pub(crate) fn compile_for(
+        &self,
+        what: &str,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, CacheStatus)> {
+        let announce = || {
+            if let Some(notice) = self.inner.notice.get()
+                && bytes.len() >= SLOW_COMPILE_BYTES
+            {
+                notice(&CompileNotice { what: what.to_owned(), bytes: bytes.len() });
+            }
+        };
+        cache::compile(engine, self.inner.cache.as_ref(), bytes, &announce)
     }
 
     /// The compile cache, if any.

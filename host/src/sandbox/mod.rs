@@ -49,7 +49,7 @@ pub use cache::{CacheStatus, CompileCache};
 pub use component_file::{ComponentFileError, ComponentSource, MAX_COMPONENT_BYTES, read_component_file, sha256_hex};
 pub use component_host::ComponentOptions;
 pub(crate) use component_host::{ComponentHost, Logged};
-pub use engine::{EPOCH_TICK, Runtime};
+pub use engine::{CompileNotice, EPOCH_TICK, Runtime, SLOW_COMPILE_BYTES};
 pub use host::clocks::FIXED_WALL_CLOCK_SECS;
 pub use host::log::LogLine;
 pub use host::{Answered, Capabilities, Grader};

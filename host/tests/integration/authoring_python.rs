@@ -31,7 +31,14 @@ fn a_python_scaffold_runs_as_the_seed_calls_it_and_passes_its_unit_tests() {
     assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
     let printed = stdout(&made);
     assert!(printed.starts_with("Created the Python plugin `word-check` in word-check with the key `word_check`"));
-    assert!(printed.contains("assay plugin build word-check  builds word-check.wasm"), "{printed}");
+    let steps: Vec<&str> = printed
+        .lines()
+        .skip_while(|line| *line != "Next:")
+        .skip(1)
+        .filter(|line| line.starts_with("  "))
+        .map(|line| line.split('#').next().unwrap().trim())
+        .collect();
+    assert_eq!(steps, ["cd word-check", "python3 -m unittest", "assay plugin build"], "{printed}");
     let dir = temp.path().join("word-check");
     let project = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap();
     assert!(project.contains("metrics = [\"word_check.py\"]"), "{project}");

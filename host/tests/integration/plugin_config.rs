@@ -87,6 +87,30 @@ fn assay_plugins_shows_the_cache_at_work() {
     assert!(stdout(&off).contains("  compiled (no cache)\n"), "{}", stdout(&off));
 }
 
+#[test]
+fn precompile_fills_the_cache_with_promptfoos_built_ins_and_a_slow_first_compile_is_announced() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let first = assay(&["plugins", "--precompile", "--cache-dir", cache_dir]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let listed = stdout(&first);
+    for name in ["stock", "promptfoo", "javascript", "promptfoo-python"] {
+        assert!(listed.contains(&format!("\n{name} ")) || listed.starts_with(&format!("{name} ")), "{name}: {listed}");
+    }
+    // The big ones (the JavaScript and Python runners) are announced while
+    // they compile; the small ones are quick and are not.
+    let announced = stderr(&first);
+    for name in ["javascript", "promptfoo-python"] {
+        let line = format!("compiling built-in `{name}` (");
+        assert!(announced.contains(&line), "{name}: {announced}");
+    }
+    assert!(!announced.contains("built-in `stock`"), "{announced}");
+    assert!(announced.contains("for its first use on this machine"), "{announced}");
+    let second = assay(&["plugins", "--precompile", "--cache-dir", cache_dir]);
+    assert!(!stdout(&second).contains("compiled, and cached"), "{}", stdout(&second));
+    assert!(stderr(&second).is_empty(), "nothing compiles, nothing is announced: {}", stderr(&second));
+}
+
 /// A project folder with an assay.toml and the given plugin files copied in.
 fn project(toml: &str, plugins: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -148,7 +172,10 @@ fn a_pin_mismatch_refuses_to_load_and_lock_writes_the_pins() {
     );
     let output = check_in(dir.path(), "count");
     assert_ne!(output.status.code(), Some(0));
-    assert!(stderr(&output).contains("but assay.toml pins 00; refusing to load it"), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("but assay.toml pins 00; refusing to load it"), "{error}");
+    assert!(error.contains("Consider `assay plugins --lock`"), "{error}");
+    assert_eq!(error.matches("refusing to load it").count(), 1, "said once: {error}");
 
     let config = dir.path().join("assay.toml");
     let output = assay(&["plugins", "--lock", "--config", config.to_str().unwrap()]);
