@@ -89,6 +89,10 @@ pub enum PassRule {
         /// Each check's weight, in check order.
         weights: Vec<f64>,
     },
+    /// promptfoo's `assertScoringFunction`: a function of the checks'
+    /// results, whose verdict the runner appends to them and which alone
+    /// decides the turn.
+    ScoredBy(Box<crate::job::ScoredBy>),
 }
 
 impl PassRule {
@@ -97,6 +101,7 @@ impl PassRule {
         match self {
             PassRule::EveryCheck => checks.iter().all(CheckResult::lets_pass),
             PassRule::WeightedScore { threshold, weights } => weighted_score(checks, weights) >= *threshold,
+            PassRule::ScoredBy(_) => checks.last().is_some_and(|scored| scored.verdict.passed()),
         }
     }
 }

@@ -11,6 +11,8 @@
 //!   that need it (a suite's setup of a cluster state);
 //! - [`Recording`] and [`Replay`] (`recording.rs`): answers recorded once and
 //!   given again without asking an agent;
+//! - [`ScoredBy`] (`scoring.rs`): a turn decided by a function of its
+//!   checks' results (promptfoo's `assertScoringFunction`);
 //! - outcomes (`outcome.rs`): the [`CaseResult`] of each case, the lines of
 //!   `results.jsonl`.
 //!
@@ -21,6 +23,7 @@ mod outcome;
 mod pending;
 mod prerequisite;
 mod recording;
+mod scoring;
 
 pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
 pub use outcome::{
@@ -34,3 +37,4 @@ pub use pending::{
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use recording::json_error;
 pub use recording::{RecordedAnswer, Recording, Replay};
+pub use scoring::ScoredBy;

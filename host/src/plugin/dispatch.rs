@@ -218,27 +218,42 @@ pub fn derive(
     let mut logs = Vec::new();
     for (index, check) in derived.iter().enumerate() {
         let view = ResponseView { derived: &values, ..*response };
-        let (mut results, mut more) = evaluate(std::slice::from_ref(check), &view, registry);
+        let what = format!("derived[{index}] (the value this check reads)");
+        let (value, mut more) = compute(check, &view, registry, &what);
         logs.append(&mut more);
-        let Some(result) = results.pop() else { unreachable!("one result per check") };
-        let mut verdict = result.verdict;
-        let value = match verdict.outcome {
-            Outcome::Pass if !verdict.truncated => {
-                verdict.extras.take().and_then(|mut extras| extras.get_mut("value").map(Value::take))
-            }
-            _ => None,
-        };
-        values.push(value.ok_or_else(|| {
-            let why = match verdict.outcome {
-                Outcome::Pass if verdict.truncated => format!("its value was cut by a cap: {}", verdict.message),
-                Outcome::Pass => format!("`{}` gave no value: {}", check.key, verdict.message),
-                _ => verdict.message.clone(),
-            };
-            let kind = verdict.error_kind.unwrap_or(ErrorKind::BadAnswer);
-            Verdict::error(kind, format!("derived[{index}] (the value this check reads) failed: {why}"))
-        }));
+        values.push(value);
     }
     (values, logs)
+}
+
+/// The value `check` computes on `response` (its `value` extra, evaluated
+/// as a check is), or the error verdict saying why there is none, which
+/// names it `what`.
+pub fn compute(
+    check: &Check,
+    response: &ResponseView<'_>,
+    registry: &Registry,
+    what: &str,
+) -> (Result<Value, Verdict>, Vec<PluginLog>) {
+    let (mut results, logs) = evaluate(std::slice::from_ref(check), response, registry);
+    let Some(result) = results.pop() else { unreachable!("one result per check") };
+    let mut verdict = result.verdict;
+    let value = match verdict.outcome {
+        Outcome::Pass if !verdict.truncated => {
+            verdict.extras.take().and_then(|mut extras| extras.get_mut("value").map(Value::take))
+        }
+        _ => None,
+    };
+    let value = value.ok_or_else(|| {
+        let why = match verdict.outcome {
+            Outcome::Pass if verdict.truncated => format!("its value was cut by a cap: {}", verdict.message),
+            Outcome::Pass => format!("`{}` gave no value: {}", check.key, verdict.message),
+            _ => verdict.message.clone(),
+        };
+        let kind = verdict.error_kind.unwrap_or(ErrorKind::BadAnswer);
+        Verdict::error(kind, format!("{what} failed: {why}"))
+    });
+    (value, logs)
 }
 
 /// The checks of a plugin that asks the judge, dealt into `lanes` calls

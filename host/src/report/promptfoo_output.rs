@@ -88,7 +88,13 @@ impl PromptfooOutput {
         let config = suite.config();
         let written = &config.tests[test];
         let interaction = case.samples.first().and_then(|s| s.runs.first()).and_then(|run| run.interactions.first());
-        let checks: &[CheckResult] = interaction.map_or(&[], |i| i.checks.as_slice());
+        let all_checks: &[CheckResult] = interaction.map_or(&[], |i| i.checks.as_slice());
+        // With an `assertScoringFunction`, its verdict follows the
+        // assertions' and decides the test.
+        let (checks, scored) = match written.scoring.is_some() && all_checks.len() > written.asserts.len() {
+            true => all_checks.split_at(written.asserts.len()),
+            false => (all_checks, &[][..]),
+        };
         // An assertion that could not be evaluated (promptfoo: one that
         // threw, such as a `file://` function) is the test's error.
         let error = case
@@ -96,7 +102,9 @@ impl PromptfooOutput {
             .as_ref()
             .map(|e| e.message.clone())
             .or_else(|| interaction.and_then(|i| i.error.as_ref()).map(|e| e.message.clone()))
-            .or_else(|| checks.iter().find(|c| c.verdict.outcome == Outcome::Error).map(|c| c.verdict.message.clone()));
+            .or_else(|| {
+                all_checks.iter().find(|c| c.verdict.outcome == Outcome::Error).map(|c| c.verdict.message.clone())
+            });
         let weights: Vec<f64> =
             written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
         let metrics: Vec<Option<String>> = written
@@ -133,9 +141,21 @@ impl PromptfooOutput {
             *sum = json!(if weight > 0.0 { sum.as_f64().unwrap_or(0.0) / weight } else { 0.0 });
         }
         let graded = interaction.is_some() && error.is_none();
-        let score = if written.asserts.is_empty() { 1.0 } else { weighted_score(checks, &weights) };
+        let scored = scored.first();
+        let score = match scored {
+            Some(scored) => scored
+                .verdict
+                .extras
+                .as_ref()
+                .and_then(|extras| extras.get("promptfoo_score"))
+                .and_then(Value::as_f64)
+                .unwrap_or_else(|| scored.verdict.score.unwrap_or(0.0)),
+            None if written.asserts.is_empty() => 1.0,
+            None => weighted_score(checks, &weights),
+        };
         let success = graded && matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky);
         let reason = match written.threshold {
+            _ if scored.is_some() => scored.map(|s| s.verdict.message.clone()).unwrap_or_default(),
             Some(threshold) if graded => {
                 format!(
                     "Aggregate score {score:.2} {} {threshold} threshold",

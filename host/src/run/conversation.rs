@@ -5,10 +5,11 @@
 
 use crate::agent::{AgentResponse, Agents, ChatRequest, SAMPLE_METADATA};
 use crate::case::Connection;
+use crate::check::Target;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind};
-use crate::job::Job;
 use crate::job::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
+use crate::job::{Job, PassRule};
 use crate::plugin::{self, Registry, ResponseView};
 use crate::run::cpu_threads::CpuThreads;
 use crate::run::timeout::Deadline;
@@ -143,8 +144,18 @@ pub async fn converse(
             let turn = &job.turns[index];
             let (derived, mut logs) = plugin::derive(&turn.derived, &view, registry);
             let view = ResponseView { derived: &derived, ..view };
-            let (results, mut more) = plugin::evaluate(&turn.checks, &view, registry);
+            let (mut results, mut more) = plugin::evaluate(&turn.checks, &view, registry);
             logs.append(&mut more);
+            if let PassRule::ScoredBy(scored) = &turn.pass_rule {
+                // The function reads the named scores as a derived value.
+                let (mut check, named) = scored.call(&results);
+                check.target = Target::Derived(0);
+                let given = [Ok(named)];
+                let view = ResponseView { derived: &given, ..view };
+                let (value, mut more) = plugin::compute(&check, &view, registry, "the scoring function");
+                logs.append(&mut more);
+                results.push(scored.verdict(value));
+            }
             (results, logs, response)
         };
         let evaluated = match work {

@@ -1594,3 +1594,62 @@ fn the_html_report_reads_the_results_of_a_config_with_an_openai_provider() {
     let report = assay_command().args(["report", dir.path().join("results").to_str().unwrap()]).output().unwrap();
     assert!(report.status.success(), "{}{}", stdout(&report), stderr(&report));
 }
+
+#[test]
+fn an_assert_scoring_function_decides_the_test_from_the_named_scores() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+defaultTest:
+  assertScoringFunction: file://score.js
+  assert:
+    - {type: contains, value: cat, metric: animal}
+    - {type: contains, value: dog, metric: animal, weight: 3}
+    - {type: contains, value: red, metric: colour}
+tests:
+  - description: weighted
+    vars: {q: a red dog}
+  - description: too low
+    vars: {q: a red cat}
+  - description: override
+    vars: {q: a red cat}
+    assertScoringFunction: file://score.js:lenient
+  - description: throws
+    vars: {q: x}
+    assertScoringFunction: file://score.js:broken
+  - description: python
+    vars: {q: x}
+    assertScoringFunction: file://score.py
+"#;
+    let score = r#"
+module.exports = (namedScores, context) => {
+  const score = namedScores.animal;
+  return { pass: score >= 0.7 && context.componentResults.length === 3, score, reason: `animal ${score}, colour ${namedScores.colour}, threshold ${context.threshold}` };
+};
+module.exports.lenient = (namedScores) => ({ pass: namedScores.colour === 1, score: 1, reason: 'colour is enough' });
+module.exports.broken = () => { throw new Error('no scores'); };
+"#;
+    let dir = suite(config, &[("score.js", score), ("score.py", "def func(scores, context):\n    return True\n")]);
+    let ran = run(dir.path(), &[]);
+    let status = |suffix: &str| ran.case(suffix)["status"].as_str().unwrap().to_owned();
+    let scoring = |suffix: &str| {
+        let checks = ran.case(suffix)["samples"][0]["runs"][0]["interactions"][0]["checks"].clone();
+        checks.as_array().unwrap().last().unwrap().clone()
+    };
+    // `a red dog`: animal = (0 × 1 + 1 × 3) / 4 = 0.75, though `cat` failed.
+    assert_eq!(status("/weighted"), "passed", "{}", stdout(&ran.output));
+    assert_eq!(scoring("/weighted")["target"], "scoring");
+    assert_eq!(scoring("/weighted")["message"], "animal 0.75, colour 1, threshold undefined");
+    assert_eq!(status("/too low"), "failed");
+    assert_eq!(scoring("/too low")["message"], "animal 0.25, colour 1, threshold undefined");
+    assert_eq!(status("/override"), "passed");
+    assert_eq!(status("/throws"), "failed");
+    assert!(scoring("/throws")["message"].as_str().unwrap().starts_with("Scoring function error: Error: no scores"));
+    let python = ran.case("/python")["error"]["message"].as_str().unwrap().to_owned();
+    assert!(python.contains("`file://score.py` is Python; assay runs scoring functions in JavaScript"), "{python}");
+    // promptfoo's output carries the function's score and reason.
+    let result = ran.promptfoo_result("/weighted");
+    assert_eq!(result["score"], 0.75);
+    assert_eq!(result["gradingResult"]["reason"], "animal 0.75, colour 1, threshold undefined");
+    assert_eq!(result["gradingResult"]["componentResults"].as_array().unwrap().len(), 3);
+}

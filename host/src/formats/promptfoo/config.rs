@@ -143,6 +143,10 @@ pub struct Test {
     /// `providers`: the providers it runs on (all when `None`), by label or
     /// id ([`provider_allowed`]); the test's, else `defaultTest`'s.
     pub providers: Option<Vec<String>>,
+    /// `assertScoringFunction` (the test's, else `defaultTest`'s): the
+    /// `file://` function of the assertions' named scores that decides the
+    /// test.
+    pub scoring: Option<String>,
     /// Why the test cannot run, if it cannot (a case error naming it).
     pub error: Option<String>,
 }
@@ -208,8 +212,17 @@ const EVALUATE_OPTIONS: &[&str] = &["maxConcurrency", "showProgressBar", "cache"
 
 /// The keys of a test assay reads; `metadata` changes no verdict and is
 /// accepted as it is.
-const TEST_KEYS: &[&str] =
-    &["vars", "assert", "options", "description", "threshold", "metadata", "prompts", "providers"];
+const TEST_KEYS: &[&str] = &[
+    "vars",
+    "assert",
+    "options",
+    "description",
+    "threshold",
+    "metadata",
+    "prompts",
+    "providers",
+    "assertScoringFunction",
+];
 
 /// The `options` of a test assay reads, and those it refuses with why.
 const TEST_OPTIONS: &[&str] = &[
@@ -448,7 +461,8 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
     let mut assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), read_script);
     let transforms = tests.iter().flat_map(|test| {
         let assertion_transforms = test.asserts.iter().filter_map(|assertion| assertion.get("transform"));
-        test.output_transform().into_iter().chain(assertion_transforms).filter_map(Value::as_str)
+        let transforms = test.output_transform().into_iter().chain(assertion_transforms).filter_map(Value::as_str);
+        transforms.chain(test.scoring.as_deref())
     });
     assert_scripts.read_more(transforms, read_script);
     let derived_metrics = read_derived_metrics(root.get("derivedMetrics"))?;
@@ -1252,6 +1266,17 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     let threshold_of = |test: &Map<String, Value>| test.get("threshold").and_then(Value::as_f64);
     let threshold = threshold_of(&test).or_else(|| threshold_of(&default_test));
     let description = test.get("description").and_then(|d| d.as_str().map(str::to_owned));
+    let scoring = match test.get("assertScoringFunction").or_else(|| default_test.get("assertScoringFunction")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(reference)) if reference.starts_with("file://") => Some(reference.clone()),
+        Some(other) => {
+            error.get_or_insert(format!(
+                "its `assertScoringFunction` is {}, not a `file://` reference to a JavaScript function",
+                describe_json(other)
+            ));
+            None
+        }
+    };
     let mut names = |key: &str| -> Option<Vec<String>> {
         let (whose, value) = match (test.get(key), default_test.get(key)) {
             (Some(value), _) => ("the test", value),
@@ -1274,7 +1299,6 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
                     "it passes one test's output to the next, and assay runs tests independently; write the later \
                      test's input out in its vars"
                 }
-                "assertScoringFunction" => "it is JavaScript or Python, which assay does not run",
                 _ => "assay reads `vars`, `assert`, `options`, `description`, `threshold` and `metadata`",
             };
             error.get_or_insert(format!("{whose}'s `{key}` is not supported: {why}"));
@@ -1290,7 +1314,19 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
             ));
         }
     }
-    Test { description, index, combination: None, vars, asserts, threshold, options, prompts, providers, error }
+    Test {
+        description,
+        index,
+        combination: None,
+        vars,
+        asserts,
+        threshold,
+        options,
+        prompts,
+        providers,
+        scoring,
+        error,
+    }
 }
 
 #[cfg(test)]

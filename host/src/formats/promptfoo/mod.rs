@@ -57,7 +57,7 @@ use crate::agent::Transport;
 use crate::case::{CaseEnv, CaseFile};
 use crate::check::{Check, KeySet, Target};
 use crate::errors::{CaseError, CaseErrorKind, describe_json};
-use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, Turn};
+use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, ScoredBy, Turn};
 use crate::template::NunjucksTemplate;
 use config::{Config, Test};
 use graders::Graders;
@@ -347,9 +347,10 @@ impl PromptfooCase {
             checks.push(planned.check);
             weights.push(planned.weight);
         }
-        let pass_rule = match test.threshold {
-            Some(threshold) => PassRule::WeightedScore { threshold, weights },
-            None => PassRule::EveryCheck,
+        let pass_rule = match (&test.scoring, test.threshold) {
+            (Some(reference), _) => PassRule::ScoredBy(Box::new(self.scored_by(reference, weights, keys)?)),
+            (None, Some(threshold)) => PassRule::WeightedScore { threshold, weights },
+            (None, None) => PassRule::EveryCheck,
         };
         Ok(Job {
             id: self.id.clone(),
@@ -367,6 +368,38 @@ impl PromptfooCase {
 }
 
 impl PromptfooCase {
+    /// promptfoo's `assertScoringFunction` `reference` over the test's
+    /// assertions (weighted by `weights`): its function, their metrics and
+    /// the threshold.
+    fn scored_by(&self, reference: &str, weights: Vec<f64>, keys: &dyn KeySet) -> Result<ScoredBy, String> {
+        let config = &self.suite.config;
+        let test = &config.tests[self.test];
+        let at = "assertScoringFunction";
+        if reference.ends_with(".py") || reference.contains(".py:") {
+            return Err(format!(
+                "its `{at}` `{reference}` is Python; assay runs scoring functions in JavaScript (sandboxed): write \
+                 it as a `.js` file"
+            ));
+        }
+        let check = self.transform_check(&Value::String(reference.to_owned()), Target::Text, json!({}), at, keys)?;
+        let metrics = test
+            .asserts
+            .iter()
+            .map(|assertion| {
+                let metric = assertion.get("metric")?.as_str()?;
+                Some(config.assert_templates.render(metric, &test.vars).unwrap_or_else(|_| metric.to_owned()))
+            })
+            .collect();
+        Ok(ScoredBy {
+            check,
+            label: reference.to_owned(),
+            metrics,
+            weights,
+            threshold: test.threshold,
+            assertions: test.asserts.iter().cloned().map(Value::Object).collect(),
+        })
+    }
+
     /// The derivation of a promptfoo `transform` (`code`, at `at` in the
     /// test) of `input`: the `javascript` plugin's `pf_js_value`, given the
     /// transform's `context`.
