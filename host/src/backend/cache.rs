@@ -1,5 +1,7 @@
 //! The answer cache: a backend's answers on disk, one file per (backend
-//! URL, model, input), named by the sha256 of the three. A re-run of the
+//! URL, model, credential, input), named by the sha256 of them (the
+//! credential as its own sha256, [`credential_part`]: an answer one API key
+//! paid for is not served to a run with another). A re-run of the
 //! same checks reads every answer from here, so it costs no requests and
 //! gives the same verdicts.
 //!
@@ -17,6 +19,12 @@ use crate::cache_key::{CacheAccess, MAC_LEN, default_key_file};
 use crate::private_files::{self, hex};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
+
+/// The part of a cache key that stands for the API key a request sends:
+/// its sha256 (never the key), or nothing without one.
+pub fn credential_part(api_key: Option<&str>) -> String {
+    api_key.map(|key| format!("key:{}", crate::sandbox::sha256_hex(key.as_bytes()))).unwrap_or_default()
+}
 
 /// What the answer cache's tags are for (the compile cache uses the same key).
 const DOMAIN: &str = "assay answer cache v1";
@@ -90,6 +98,19 @@ fn unhex(text: &str) -> Option<[u8; MAC_LEN]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credential_keys_by_its_digest_never_itself() {
+        assert_eq!(credential_part(None), "");
+        let part = credential_part(Some("sk-secret"));
+        assert!(part.starts_with("key:") && !part.contains("sk-secret"), "{part}");
+        assert_ne!(part, credential_part(Some("sk-other")));
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::with_key_file(dir.path().join("c"), dir.path().join("k"));
+        cache.put(&["u", "m", &part, "p"], "pass");
+        assert_eq!(cache.get(&["u", "m", &part, "p"]).as_deref(), Some("pass"));
+        assert_eq!(cache.get(&["u", "m", &credential_part(Some("sk-other")), "p"]), None);
+    }
 
     /// A cache in `dir/judge` with its key in `dir/secret.key`.
     fn cache_in(dir: &std::path::Path) -> AnswerCache {

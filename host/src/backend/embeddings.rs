@@ -12,7 +12,7 @@
 //! vectors only, and plugins fall back to them.
 
 use crate::backend::budget::Budget;
-use crate::backend::cache::AnswerCache;
+use crate::backend::cache::{AnswerCache, credential_part};
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
@@ -86,6 +86,8 @@ pub struct RemoteEmbeddings {
     endpoint: Arc<Endpoint>,
     client: reqwest::Client,
     cache: Option<AnswerCache>,
+    /// The API key's part of the cache key ([`credential_part`]).
+    credential: String,
     worker: Worker,
     budget: Budget,
 }
@@ -103,6 +105,7 @@ impl RemoteEmbeddings {
             endpoint: Arc::new(endpoint),
             client,
             cache: settings.cache.clone(),
+            credential: credential_part(settings.api_key.as_deref()),
             worker: Worker::start("embeddings")?,
             budget: Budget::new(settings.max_calls, "embeddings"),
             settings,
@@ -114,8 +117,8 @@ impl RemoteEmbeddings {
         self.budget.used()
     }
 
-    fn cache_key<'a>(&'a self, text: &'a str) -> [&'a str; 3] {
-        [&self.settings.url, &self.settings.model, text]
+    fn cache_key<'a>(&'a self, text: &'a str) -> [&'a str; 4] {
+        [&self.settings.url, &self.settings.model, &self.credential, text]
     }
 
     /// One request for `batch`; the time it waits is added to `waited`.

@@ -8,7 +8,7 @@
 //! but its caller's, and waits no longer than the timeout).
 
 use crate::backend::budget::Budget;
-use crate::backend::cache::AnswerCache;
+use crate::backend::cache::{AnswerCache, credential_part};
 use crate::backend::neuro_san::JudgeAgent;
 use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
@@ -55,17 +55,19 @@ impl std::fmt::Debug for JudgeBackend {
 }
 
 impl JudgeBackend {
-    /// The URL and model that key the answer cache.
-    fn cache_key(&self) -> (&str, &str) {
+    /// The URL, model and credential that key the answer cache.
+    fn cache_key(&self) -> (&str, &str, String) {
         match self {
-            JudgeBackend::OpenAi { url, model, .. } => (url, model),
-            JudgeBackend::NeuroSan { url } => (url, "neuro-san"),
+            JudgeBackend::OpenAi { url, model, api_key } => (url, model, credential_part(api_key.as_deref())),
+            JudgeBackend::NeuroSan { url } => (url, "neuro-san", String::new()),
         }
     }
 
     /// The URL, for messages: without its userinfo.
     pub fn url(&self) -> Cow<'_, str> {
-        redact_urls(self.cache_key().0)
+        match self {
+            JudgeBackend::OpenAi { url, .. } | JudgeBackend::NeuroSan { url } => redact_urls(url),
+        }
     }
 }
 
@@ -193,8 +195,8 @@ fn no_turn(shown_url: &str, timeout: Duration, concurrency: usize) -> String {
 
 impl Judge for RemoteJudge {
     fn complete(&self, prompt: &str, spend: &CapabilitySpend) -> Answered<String> {
-        let (url, model) = self.settings.backend.cache_key();
-        let key = [url, model, prompt];
+        let (url, model, credential) = self.settings.backend.cache_key();
+        let key = [url, model, &credential, prompt];
         if let Some(answer) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             return Answered::at_once(Ok(answer));
         }

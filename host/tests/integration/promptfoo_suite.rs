@@ -229,7 +229,7 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
         ),
         (
             "prompts: [x]\nproviders: [echo]\ntests: [{assertScoringFunction: 'file://s.js'}]\n",
-            "`assertScoringFunction` is not supported",
+            "assertScoringFunction: cannot read it: `file://s.js`",
         ),
         ("prompts: [x]\nproviders: [echo]\ntests: [{providerOutput: hi}]\n", "`providerOutput` is not supported"),
         (
