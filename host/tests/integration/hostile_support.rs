@@ -137,8 +137,11 @@ pub fn cut(text: &str, max: usize) -> String {
 }
 
 /// Runs `command` to its end, or kills it after [`KILL_AFTER`], measuring
-/// its time and peak resident memory (from `wait4`, which reports the
-/// child's own peak, not the test process's).
+/// its time and peak resident memory: the high-water mark of its own
+/// address space (`VmHWM` of `/proc/PID/status`), polled every 5 ms while
+/// it runs. Not `wait4`'s `ru_maxrss`: Linux keeps in it the spawning
+/// process's peak from before `exec`, so a child of a test process that
+/// compiled a large component looked that large itself.
 #[expect(clippy::zombie_processes, reason = "wait4 reaps the child, which is how its peak memory is read")]
 pub fn run_bounded(mut command: Command) -> Finished {
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -148,7 +151,9 @@ pub fn run_bounded(mut command: Command) -> Finished {
     let stderr = drain(child.stderr.take().expect("stderr is piped"));
     let pid = libc::pid_t::try_from(child.id()).expect("a pid fits pid_t");
     let mut killed = false;
-    let (status, usage) = loop {
+    let mut peak_kib = 0u64;
+    let (status, _usage) = loop {
+        peak_kib = peak_kib.max(high_water_kib(pid).unwrap_or(0));
         let mut status: libc::c_int = 0;
         // SAFETY: an all-zero rusage is a valid value of the plain C struct.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -171,8 +176,7 @@ pub fn run_bounded(mut command: Command) -> Finished {
     };
     let elapsed = started.elapsed();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    // ru_maxrss is in KiB on Linux.
-    let peak_rss_mb = u64::try_from(usage.ru_maxrss).unwrap_or_default() / 1024;
+    let peak_rss_mb = peak_kib / 1024;
     Finished {
         code,
         stdout: stdout.join().expect("the stdout reader does not panic"),
@@ -548,4 +552,11 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The high-water mark of `pid`'s resident memory in KiB, while it runs.
+fn high_water_kib(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
