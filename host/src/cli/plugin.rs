@@ -56,7 +56,7 @@ fn build_crate(args: PluginBuildArgs) -> Result<u8> {
     options.target_dir = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from);
     let built = build(options, |step| eprintln!("{step}")).map_err(CliError::from)?;
     let keys: Vec<&str> = built.keys.iter().map(|k| k.key.as_str()).collect();
-    println!("{}", built.component.display());
+    println!("{}", built.component.strip_prefix(".").unwrap_or(&built.component).display());
     println!("sha256 {}", built.sha256);
     println!("{} {} provides: {}", built.name, built.version, keys.join(", "));
     let path = std::fs::canonicalize(&built.component).unwrap_or_else(|_| built.component.clone());
