@@ -37,4 +37,4 @@ pub use pending::{
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use recording::json_error;
 pub use recording::{RecordedAnswer, Recording, Replay};
-pub use scoring::ScoredBy;
+pub use scoring::{ScoredBy, component_results, named_scores};

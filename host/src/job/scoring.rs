@@ -34,37 +34,8 @@ impl ScoredBy {
     /// The function's call on `checks` (the turn's, in order): the check
     /// with the context in its arguments, and the named scores it reads.
     pub fn call(&self, checks: &[CheckResult]) -> (Check, Value) {
-        let mut sums: Map<String, Value> = Map::new();
-        let mut weights: Map<String, Value> = Map::new();
-        for ((check, weight), metric) in checks.iter().zip(&self.weights).zip(&self.metrics) {
-            let Some(metric) = metric else { continue };
-            let add = |map: &mut Map<String, Value>, amount: f64| {
-                let sum = map.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
-                map.insert(metric.clone(), json!(sum + amount));
-            };
-            add(&mut sums, check_score(check) * weight);
-            add(&mut weights, *weight);
-        }
-        let named: Map<String, Value> = sums
-            .into_iter()
-            .map(|(metric, sum)| {
-                let weight = weights.get(&metric).and_then(Value::as_f64).unwrap_or(0.0);
-                let mean = if weight > 0.0 { sum.as_f64().unwrap_or(0.0) / weight } else { 0.0 };
-                (metric, json!(mean))
-            })
-            .collect();
-        let components: Vec<Value> = checks
-            .iter()
-            .zip(&self.assertions)
-            .map(|(check, assertion)| {
-                json!({
-                    "pass": check.verdict.passed(),
-                    "score": check_score(check),
-                    "reason": check.verdict.message,
-                    "assertion": assertion,
-                })
-            })
-            .collect();
+        let (named, _) = named_scores(checks, &self.weights, &self.metrics);
+        let components = component_results(checks, &self.assertions);
         let mut context = json!({
             "componentResults": components,
             "tokensUsed": {"total": 0, "prompt": 0, "completion": 0, "cached": 0},
@@ -115,6 +86,54 @@ impl ScoredBy {
             gate: true,
         }
     }
+}
+
+/// Each metric's weighted mean score over `checks` (promptfoo's
+/// normalized `namedScores`), and each metric's summed weight: a check
+/// counts toward the metric it names (`metrics`, in check order) with its
+/// weight (`weights`).
+pub fn named_scores(
+    checks: &[CheckResult],
+    weights: &[f64],
+    metrics: &[Option<String>],
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut sums: Map<String, Value> = Map::new();
+    let mut summed_weights: Map<String, Value> = Map::new();
+    for ((check, weight), metric) in checks.iter().zip(weights).zip(metrics) {
+        let Some(metric) = metric else { continue };
+        let add = |map: &mut Map<String, Value>, amount: f64| {
+            let sum = map.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
+            map.insert(metric.clone(), json!(sum + amount));
+        };
+        add(&mut sums, check_score(check) * weight);
+        add(&mut summed_weights, *weight);
+    }
+    let means = sums
+        .into_iter()
+        .map(|(metric, sum)| {
+            let weight = summed_weights.get(&metric).and_then(Value::as_f64).unwrap_or(0.0);
+            let mean = if weight > 0.0 { sum.as_f64().unwrap_or(0.0) / weight } else { 0.0 };
+            (metric, json!(mean))
+        })
+        .collect();
+    (means, summed_weights)
+}
+
+/// promptfoo's `componentResults`: each check's pass, score and reason
+/// with the assertion it checked (`assertions`, in check order).
+pub fn component_results<A: serde::Serialize>(checks: &[CheckResult], assertions: &[A]) -> Vec<Value> {
+    checks
+        .iter()
+        .zip(assertions)
+        .map(|(check, assertion)| {
+            json!({
+                "pass": check.verdict.passed(),
+                "score": check_score(check),
+                "reason": check.verdict.message,
+                "assertion": assertion,
+            })
+        })
+        .collect()
 }
 
 /// promptfoo's `isGradingResult`: `pass` a boolean, `score` a number,

@@ -18,7 +18,7 @@
 use crate::check::{CheckResult, Outcome};
 use crate::formats::promptfoo::derived::{DerivedMetric, derive};
 use crate::formats::promptfoo::{Suite, render_prompt};
-use crate::job::{CaseResult, CaseStatus, check_score, weighted_score};
+use crate::job::{CaseResult, CaseStatus, component_results, named_scores, weighted_score};
 use crate::report::Redactor;
 use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
@@ -107,39 +107,9 @@ impl PromptfooOutput {
             });
         let weights: Vec<f64> =
             written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
-        let metrics: Vec<Option<String>> = written
-            .asserts
-            .iter()
-            .map(|a| {
-                let metric = a.get("metric")?.as_str()?;
-                Some(config.assert_templates.render(metric, &written.vars).unwrap_or_else(|_| metric.to_owned()))
-            })
-            .collect();
-        let components: Vec<Value> = checks
-            .iter()
-            .zip(&written.asserts)
-            .map(|(check, assertion)| {
-                json!({
-                    "pass": check.verdict.passed(),
-                    "score": check_score(check),
-                    "reason": check.verdict.message,
-                    "assertion": assertion,
-                })
-            })
-            .collect();
-        let mut named_scores = Map::new();
-        let mut named_weights: Map<String, Value> = Map::new();
-        for ((check, weight), metric) in checks.iter().zip(&weights).zip(&metrics) {
-            let Some(metric) = metric else { continue };
-            let sum = named_scores.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
-            let weights_sum = named_weights.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
-            named_scores.insert(metric.clone(), json!(sum + check_score(check) * weight));
-            named_weights.insert(metric.clone(), json!(weights_sum + weight));
-        }
-        for (metric, sum) in named_scores.iter_mut() {
-            let weight = named_weights.get(metric).and_then(Value::as_f64).unwrap_or(0.0);
-            *sum = json!(if weight > 0.0 { sum.as_f64().unwrap_or(0.0) / weight } else { 0.0 });
-        }
+        let metrics = config.metrics(written);
+        let components = component_results(checks, &written.asserts);
+        let (named_scores, named_weights) = named_scores(checks, &weights, &metrics);
         let graded = interaction.is_some() && error.is_none();
         let scored = scored.first();
         let score = match scored {

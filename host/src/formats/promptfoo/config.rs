@@ -54,6 +54,20 @@ pub struct Config {
     pub derived_metrics: Vec<DerivedMetric>,
 }
 
+impl Config {
+    /// The metric each assertion of `test` names (its `metric`, rendered
+    /// with the test's vars), in order.
+    pub fn metrics(&self, test: &Test) -> Vec<Option<String>> {
+        test.asserts
+            .iter()
+            .map(|assertion| {
+                let metric = assertion.get("metric")?.as_str()?;
+                Some(self.assert_templates.render(metric, &test.vars).unwrap_or_else(|_| metric.to_owned()))
+            })
+            .collect()
+    }
+}
+
 /// One prompt.
 #[derive(Debug)]
 pub struct Prompt {

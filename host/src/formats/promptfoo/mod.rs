@@ -382,14 +382,7 @@ impl PromptfooCase {
             ));
         }
         let check = self.transform_check(&Value::String(reference.to_owned()), Target::Text, json!({}), at, keys)?;
-        let metrics = test
-            .asserts
-            .iter()
-            .map(|assertion| {
-                let metric = assertion.get("metric")?.as_str()?;
-                Some(config.assert_templates.render(metric, &test.vars).unwrap_or_else(|_| metric.to_owned()))
-            })
-            .collect();
+        let metrics = config.metrics(test);
         Ok(ScoredBy {
             check,
             label: reference.to_owned(),
