@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`Format::Hocon`] (`hocon.rs`) | `*.hocon` (walked) | one neuro-san test case |
 //! | [`Format::Suite`] ([`suite`]) | `*.suite.toml` (walked) | one case per spec line |
-//! | [`Format::Promptfoo`] ([`promptfoo`]) | a YAML or JSON file with promptfoo's keys, named by path or glob | one case per prompt × provider × test |
+//! | [`Format::Promptfoo`] ([`promptfoo`]) | a YAML or JSON file with promptfoo's keys, or a JavaScript or TypeScript module (run sandboxed), named by path or glob | one case per prompt × provider × test |
 //! | scenarios (`scenario.rs`): the seed's format and Kyma's | `*.yaml`, `*.yml`, `*.hocon`, `*.json` under `assay eval`/`validate` | one scenario (Kyma: one per query), or a validation |
 //!
 //! Every file found is data unless the user trusted it: a format asks the

@@ -37,7 +37,7 @@ pub struct ResponseView<'a> {
     /// When the case's time runs out: the judge and embeddings requests
     /// checks would make later are refused.
     pub until: Option<std::time::Instant>,
-    /// The values derived from the answer ([`derive`]): the
+    /// The values derived from the answer ([`derive()`]): the
     /// [`Target::Derived`] targets, or the verdict of a check that reads
     /// one that could not be computed.
     pub derived: &'a [Result<Value, Verdict>],

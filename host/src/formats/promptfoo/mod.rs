@@ -26,7 +26,10 @@
 //! render, a key it does not read) is an error case of its own, naming the
 //! test. `python` and `javascript` assertions run sandboxed, in the
 //! embedded Python runner (`python.rs`) and the `javascript` plugin's
-//! engine (`javascript.rs`).
+//! engine (`javascript.rs`); so does the JavaScript that computes values:
+//! a config or tests module and `transformVars` while the config is read
+//! ([`ProviderContext::compute`]), `transform`s as the turn's derived values
+//! and `assertScoringFunction` as its [`PassRule::ScoredBy`].
 
 mod asserts;
 pub mod config;
