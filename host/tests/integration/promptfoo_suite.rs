@@ -1035,6 +1035,18 @@ fn a_javascript_config_cannot_reach_the_machine_and_what_it_cannot_hand_over_is_
             "did not finish loading (a top-level `await` that never settles)",
         ),
         ("broken.ts", "const x: = 1;\nexport default {};".to_owned(), "broken.ts:1: "),
+        // A parser's recursion and a value's size stop at the sandbox's
+        // stack and memory, not the host's.
+        (
+            "deep.ts",
+            format!("const x: number = {}1{};\nexport default {{}};", "(".repeat(100_000), ")".repeat(100_000)),
+            "overflowed its call stack",
+        ),
+        (
+            "big.js",
+            "module.exports = { prompts: ['x'.repeat(20_000_000)], providers: ['echo'] };".to_owned(),
+            "exceeded its memory limit",
+        ),
     ];
     for (name, code, error) in &cases {
         std::fs::write(dir.path().join(name), code).unwrap();
