@@ -365,12 +365,6 @@ impl Project {
         Ok(grader)
     }
 
-    /// `registry` and the embedded promptfoo plugins (the assertions plugin,
-    /// the Python runner, the JavaScript engine), which a run of promptfoo configs needs for their
-    /// assertions, each unless a plugin of the project provides its keys:
-    /// with the project's judge and embeddings, as built-ins get them (or,
-    /// where the project configures none, promptfoo's default grader), and
-    /// compiled only when one of its checks runs.
     /// The registry a run could need, promptfoo's built-ins included
     /// (`assay plugins --precompile`, which compiles every plugin into the
     /// compile cache ahead of a run: a CI image's build step).
@@ -379,6 +373,12 @@ impl Project {
         self.with_promptfoo(&registry)
     }
 
+    /// `registry` and the embedded promptfoo plugins (the assertions plugin,
+    /// the Python runner, the JavaScript engine), which a run of promptfoo configs needs for their
+    /// assertions, each unless a plugin of the project provides its keys:
+    /// with the project's judge and embeddings, as built-ins get them (or,
+    /// where the project configures none, promptfoo's default grader), and
+    /// compiled only when one of its checks runs.
     fn with_promptfoo(&self, registry: &Registry) -> Result<Registry, ProjectError> {
         let mut registry = registry.clone();
         let judge = self.judge.clone().or_else(|| self.promptfoo_default.judge.clone());
@@ -681,11 +681,11 @@ impl Project {
         let registry = scripts.as_ref().map_err(String::clone)?.for_new_scope();
         let verdict = crate::plugin::evaluate_one(&registry, promptfoo::JS_VALUE_KEY, actual, expected)
             .map_err(|e| e.to_string())?;
-        match verdict.outcome {
-            crate::check::Outcome::Pass if !verdict.truncated => {
-                Ok(verdict.extras.and_then(|mut extras| extras.get_mut("value").map(serde_json::Value::take)))
-            }
-            _ => Err(verdict.message),
+        match crate::plugin::computed_value(verdict) {
+            Ok(value) => Ok(Some(value)),
+            // Passed without a value: `undefined`.
+            Err(verdict) if verdict.outcome == crate::check::Outcome::Pass && !verdict.truncated => Ok(None),
+            Err(verdict) => Err(verdict.message),
         }
     }
 

@@ -237,14 +237,7 @@ pub fn compute(
 ) -> (Result<Value, Verdict>, Vec<PluginLog>) {
     let (mut results, logs) = evaluate(std::slice::from_ref(check), response, registry);
     let Some(result) = results.pop() else { unreachable!("one result per check") };
-    let mut verdict = result.verdict;
-    let value = match verdict.outcome {
-        Outcome::Pass if !verdict.truncated => {
-            verdict.extras.take().and_then(|mut extras| extras.get_mut("value").map(Value::take))
-        }
-        _ => None,
-    };
-    let value = value.ok_or_else(|| {
+    let value = computed_value(result.verdict).map_err(|verdict| {
         let why = match verdict.outcome {
             Outcome::Pass if verdict.truncated => format!("its value was cut by a cap: {}", verdict.message),
             Outcome::Pass => format!("`{}` gave no value: {}", check.key, verdict.message),
@@ -254,6 +247,19 @@ pub fn compute(
         Verdict::error(kind, format!("{what} failed: {why}"))
     });
     (value, logs)
+}
+
+/// The value a computing check's verdict carries (its `value` extra), or
+/// the verdict when it carries none: it did not pass, a cap cut its
+/// extras, or it passed without a value (`undefined`).
+pub fn computed_value(mut verdict: Verdict) -> Result<Value, Verdict> {
+    let value = match verdict.outcome {
+        Outcome::Pass if !verdict.truncated => {
+            verdict.extras.as_mut().and_then(|extras| extras.get_mut("value")).map(Value::take)
+        }
+        _ => None,
+    };
+    value.ok_or(verdict)
 }
 
 /// The checks of a plugin that asks the judge, dealt into `lanes` calls

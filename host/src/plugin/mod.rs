@@ -26,7 +26,9 @@ mod scope;
 pub use builtin::{
     BUILTIN_MATCHERS, BuiltinPlugin, JAVASCRIPT_PLUGIN, PROMPTFOO_BUILTINS, PROMPTFOO_PLUGIN, PROMPTFOO_PYTHON_PLUGIN,
 };
-pub use dispatch::{PluginLog, ResponseView, UnknownKey, compute, derive, evaluate, evaluate_one, verdict_of};
+pub use dispatch::{
+    PluginLog, ResponseView, UnknownKey, compute, computed_value, derive, evaluate, evaluate_one, verdict_of,
+};
 pub use first_party::{FIRST_PARTY_PLUGINS, FirstParty, first_party_for};
 pub use lazy::LazyPlugin;
 pub use matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError, MatcherKey, MatcherPlugin};
