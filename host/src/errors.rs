@@ -591,6 +591,14 @@ pub enum ProjectError {
         /// error's chain would say it twice).
         error: ComponentLoadError,
     },
+    /// A community plugin (`oci`, `url`) could not be fetched or verified.
+    #[error("{}{error}", in_plugins(configured_as))]
+    FetchPlugin {
+        /// Its `[plugins.NAME]`, when configured there.
+        configured_as: Option<String>,
+        /// Why.
+        error: FetchError,
+    },
     /// The plugins could not make a registry (key conflicts, labels,
     /// `[keys]`).
     #[error(transparent)]
@@ -658,7 +666,11 @@ impl ProjectError {
     /// flag or path: exit code 2), rather than something failing (a plugin
     /// that does not load: exit code 1).
     pub fn is_usage(&self) -> bool {
-        !matches!(self, ProjectError::ReadPlugin { .. } | ProjectError::LoadPlugin { .. } | ProjectError::Registry(_))
+        match self {
+            ProjectError::FetchPlugin { error, .. } => error.is_usage(),
+            ProjectError::ReadPlugin { .. } | ProjectError::LoadPlugin { .. } | ProjectError::Registry(_) => false,
+            _ => true,
+        }
     }
 }
 
@@ -1781,5 +1793,200 @@ mod tests {
             denied(ComponentRole::Plugin).to_string(),
             "failed to load plugin `x.wasm`: it imports `wasi:http/types@0.2.0`: plugins get no HTTP access, and no grant allows it"
         );
+    }
+}
+
+/// A community plugin could not be fetched, checked or published (see
+/// [`crate::distribution`]).
+#[derive(Debug, Error)]
+pub enum FetchError {
+    /// What was given names no OCI reference or URL.
+    #[error(
+        "`{reference}` is not a plugin reference: {message}\n\nConsider an OCI reference (`ghcr.io/acme/rouge:1.2.0`) or the https URL of a .wasm file"
+    )]
+    BadReference {
+        /// As given.
+        reference: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The registry or server could not be reached, or answered with an
+    /// error.
+    #[error("`{reference}`: {message}")]
+    Network {
+        /// The reference or URL asked for.
+        reference: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// What the reference names is not a Wasm component artifact.
+    #[error(
+        "`{reference}` is not a Wasm component: {message}\n\nConsider publishing the component with `assay plugin publish` (or `wkg oci push`): a config of `application/vnd.wasm.config.v0+json` and one `application/wasm` layer"
+    )]
+    NotAComponent {
+        /// The reference.
+        reference: String,
+        /// What it is instead.
+        message: String,
+    },
+    /// The component is larger than a component may be.
+    #[error("`{reference}` is {size} bytes, more than the {} MiB a component may be", max >> 20)]
+    TooLarge {
+        /// The reference or URL.
+        reference: String,
+        /// Its size, as announced or as read so far.
+        size: u64,
+        /// The cap.
+        max: u64,
+    },
+    /// The bytes downloaded are not the ones pinned.
+    #[error(
+        "`{reference}` sent a component whose sha256 is {actual}, not the pinned {expected}: refusing it\n\nConsider `assay plugin update` if its publisher changed it on purpose"
+    )]
+    DigestMismatch {
+        /// The reference or URL.
+        reference: String,
+        /// The pin.
+        expected: String,
+        /// What arrived.
+        actual: String,
+    },
+    /// A pinned entry lacks what fetching it by its pin needs.
+    #[error("{message}\n\nConsider `assay plugin update {label}`, which pins it")]
+    Unpinned {
+        /// The entry.
+        label: String,
+        /// What it lacks.
+        message: String,
+    },
+    /// No signature by the configured cosign key was found.
+    #[error(
+        "`{reference}` has no valid cosign signature by `{}`: {message}\n\nConsider asking its publisher to sign it (`cosign sign --key cosign.key {reference}`), or removing `cosign-key` if you trust it unsigned",
+        key.display()
+    )]
+    Signature {
+        /// The reference.
+        reference: String,
+        /// The public key file.
+        key: std::path::PathBuf,
+        /// What was found instead.
+        message: String,
+    },
+    /// The cosign public key file cannot be used.
+    #[error("cosign key `{}`: {message}\n\nConsider the `cosign.pub` that `cosign generate-key-pair` wrote (an ECDSA P-256 public key in PEM)", path.display())]
+    CosignKey {
+        /// The key file.
+        path: std::path::PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The plugin store could not be used.
+    #[error("plugin store `{}`: {message}", dir.display())]
+    Store {
+        /// The store's folder.
+        dir: std::path::PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// `assay plugin add` or `update` could not add or move a community plugin
+/// (see [`crate::project::Project::add_plugin`]).
+#[derive(Debug, Error)]
+pub enum CommunityError {
+    /// It could not be fetched or verified.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// What was fetched is not a plugin assay can load.
+    #[error("`{reference}` is not a matcher plugin assay can load: {error}")]
+    Load {
+        /// The reference.
+        reference: String,
+        /// Why.
+        error: ComponentLoadError,
+    },
+    /// The configuration could not be read or written.
+    #[error(transparent)]
+    Config(#[from] LockError),
+    /// It asks for capabilities that are not granted.
+    #[error(
+        "`{reference}` asks for {}, which {} not granted: nothing was written\n\nConsider {}, if you trust it with {}",
+        missing.join(" and "),
+        if missing.len() == 1 { "is" } else { "are" },
+        format!("`{}`", missing.iter().map(|g| format!("--grant {g}")).collect::<Vec<_>>().join(" ")),
+        if missing.len() == 1 { "it" } else { "them" }
+    )]
+    Ungranted {
+        /// The reference.
+        reference: String,
+        /// The capabilities asked for and not granted.
+        missing: Vec<String>,
+    },
+    /// A newer version asks for more than `[plugins.NAME] grants` allows.
+    #[error(
+        "[plugins.{label}]: `{reference}` now asks for {}, which `grants` does not allow: it was left at its pin\n\nConsider adding {} to its `grants`, if you trust it with that",
+        missing.join(" and "),
+        missing.iter().map(|g| format!("\"{g}\"")).collect::<Vec<_>>().join(", ")
+    )]
+    UpdateUngranted {
+        /// The entry.
+        label: String,
+        /// The reference.
+        reference: String,
+        /// The capabilities asked for and not granted.
+        missing: Vec<String>,
+    },
+    /// The label is taken.
+    #[error("[plugins.{label}] is taken ({taken_by}): nothing was written\n\nConsider `--name OTHER` to add it under another label{}", if *same_source { format!(", or `assay plugin update {label}` to move it to what its reference names now") } else { String::new() })]
+    LabelTaken {
+        /// The label.
+        label: String,
+        /// What has it.
+        taken_by: String,
+        /// Whether it is the same reference (then `update` is meant).
+        same_source: bool,
+    },
+    /// A label that cannot name a plugin.
+    #[error("`{label}` cannot label a plugin: use lowercase letters, digits, `_` and `-`")]
+    BadLabel {
+        /// The label.
+        label: String,
+    },
+    /// A grant name that does not exist.
+    #[error("{0}")]
+    BadGrant(String),
+    /// `update NAME` of a plugin that is not configured, or not a community
+    /// one.
+    #[error("{message}")]
+    NotCommunity {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// Whether the user asked for something that cannot be (a reference,
+    /// key or entry that is wrong: exit code 2), rather than something
+    /// failing or refused on the way (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, FetchError::BadReference { .. } | FetchError::Unpinned { .. } | FetchError::CosignKey { .. })
+    }
+}
+
+impl CommunityError {
+    /// Whether the user asked for something that cannot be (exit code 2),
+    /// rather than something failing or refused (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            CommunityError::Fetch(error) => error.is_usage(),
+            CommunityError::Config(error) => error.is_usage(),
+            CommunityError::Load { .. } => false,
+            CommunityError::Ungranted { .. }
+            | CommunityError::UpdateUngranted { .. }
+            | CommunityError::LabelTaken { .. }
+            | CommunityError::BadLabel { .. }
+            | CommunityError::BadGrant(_)
+            | CommunityError::NotCommunity { .. } => true,
+        }
     }
 }

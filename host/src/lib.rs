@@ -73,6 +73,7 @@ pub mod case;
 pub mod check;
 pub mod config;
 pub mod credentials;
+pub mod distribution;
 pub mod errors;
 pub mod eval;
 pub mod exit_codes;

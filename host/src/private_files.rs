@@ -17,6 +17,16 @@ use std::path::{Path, PathBuf};
 #[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 
+/// The user's cache folder for assay: `$XDG_CACHE_HOME/assay` (an absolute
+/// `XDG_CACHE_HOME` only), else `~/.cache/assay`.
+pub(crate) fn user_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("assay"))
+}
+
 /// Creates `dir` and its missing parents, each with mode 0700. A directory
 /// that exists is left as it is.
 pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {

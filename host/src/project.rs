@@ -17,7 +17,7 @@ use crate::backend::{
     RemoteJudge,
 };
 use crate::case::{CaseEnv, CaseFiles, Trust, discover_with};
-use crate::config::{CONFIG_FILE, Config, PluginConfig};
+use crate::config::{CONFIG_FILE, Config, PluginConfig, PluginSource};
 use crate::errors::{CaseError, ProjectError, RegistryError};
 use crate::eval::{EvalOptions, Evaluator};
 use crate::formats::promptfoo;
@@ -38,9 +38,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+mod community;
 mod connections;
 mod discovery;
 mod lock;
+pub use community::{AddPlugin, CommunityPlugin, Update};
 pub use connections::CaseNames;
 pub use discovery::{CaseSelection, Discovered, DiscoveredCases};
 pub use lock::{Lock, Pin, PinEntry};
@@ -403,11 +405,15 @@ impl Project {
     /// over a pinned plugin's `[keys]` by borrowing its label.
     pub fn plugin_files(&self) -> Result<Vec<PluginFile<'_>>, ProjectError> {
         let stem = |path: &Path| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let configured = self.config.plugins.iter().map(|(label, plugin)| PluginFile {
-            label: label.clone(),
-            path: self.config.resolve(&plugin.path),
-            origin: PluginOrigin::Configured(plugin),
-        });
+        let mut configured = Vec::new();
+        for (label, plugin) in &self.config.plugins {
+            let path = match plugin.source() {
+                Ok(PluginSource::Path(path)) => self.config.resolve(path),
+                Ok(PluginSource::Oci(_) | PluginSource::Url(_)) => self.community_component(label, plugin)?,
+                Err(message) => return Err(self.setting_error(&format!("[plugins.{label}]"), message)),
+            };
+            configured.push(PluginFile { label: label.clone(), path, origin: PluginOrigin::Configured(plugin) });
+        }
         let auto = self.config.plugins_dir_files().into_iter().map(|path| PluginFile {
             label: stem(&path),
             path,
@@ -422,7 +428,7 @@ impl Project {
         let mut seen_files = HashSet::new();
         let mut labels: HashMap<String, String> =
             BUILTIN_MATCHERS.iter().map(|b| (b.name.to_owned(), format!("the built-in `{}`", b.name))).collect();
-        for file in configured.chain(auto).chain(extra) {
+        for file in configured.into_iter().chain(auto).chain(extra) {
             // A file configured already, or named twice, is that plugin
             // (two `[plugins.*]` may load one file with different settings).
             let identity = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());

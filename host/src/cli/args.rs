@@ -77,6 +77,64 @@ pub enum PluginCommand {
     /// Build a plugin crate into a component, load it, print its path and
     /// sha256.
     Build(PluginBuildArgs),
+    /// Add a community plugin by reference (an OCI reference or an https
+    /// URL): fetch it, show what it provides and asks for, and pin it in
+    /// assay.toml.
+    Add(PluginAddArgs),
+    /// Move the pins of community plugins to what their tags (or URLs)
+    /// name now: the only command besides `add` that asks a registry for a
+    /// tag.
+    Update(PluginUpdateArgs),
+    /// Push a built component to an OCI registry, with its keys as
+    /// annotations.
+    Publish(PluginPublishArgs),
+}
+
+/// `assay plugin add`.
+#[derive(Debug, Args)]
+pub struct PluginAddArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// An OCI reference (`ghcr.io/acme/rouge:1.2.0`; plain http for
+    /// registries on localhost) or the https URL of a .wasm file.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// The `[plugins.NAME]` to write [default: the plugin's own name].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Grant a capability it asks for besides `log`: judge, embeddings
+    /// (repeatable).
+    #[arg(long = "grant", value_name = "CAPABILITY")]
+    pub grants: Vec<String>,
+    /// Require a cosign signature by this public key (PEM), now and
+    /// whenever a machine first fetches it; written as `cosign-key`.
+    #[arg(long, value_name = "FILE")]
+    pub cosign_key: Option<PathBuf>,
+}
+
+/// `assay plugin update`.
+#[derive(Debug, Args)]
+pub struct PluginUpdateArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// The `[plugins.NAME]` to update [default: every community plugin].
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+}
+
+/// `assay plugin publish`.
+#[derive(Debug, Args)]
+pub struct PluginPublishArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    /// Where to push: an OCI reference with a tag
+    /// (`ghcr.io/acme/rouge:1.2.0`). Log in with ASSAY_REGISTRY_USERNAME
+    /// and ASSAY_REGISTRY_PASSWORD.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// The component, as `assay plugin build` printed it.
+    #[arg(value_name = "FILE.wasm")]
+    pub component: PathBuf,
 }
 
 /// `assay plugin new`.

@@ -2,7 +2,9 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{AuthoringError, LockError, MergeError, ProjectError, ReadResultsError, ReplayError};
+use assay::errors::{
+    AuthoringError, CommunityError, LockError, MergeError, ProjectError, ReadResultsError, ReplayError,
+};
 use std::path::PathBuf;
 
 /// Why a command ended early.
@@ -39,6 +41,9 @@ pub enum CliError {
     /// A plugin crate could not be scaffolded or built.
     #[error(transparent)]
     Authoring(#[from] AuthoringError),
+    /// A community plugin could not be added, updated or published.
+    #[error(transparent)]
+    Community(#[from] CommunityError),
     /// The project's plugins could not be pinned (`assay plugins --lock`).
     #[error(transparent)]
     Lock(#[from] LockError),
@@ -68,6 +73,7 @@ impl CliError {
             CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
+            CliError::Community(error) if !error.is_usage() => assay::exit_codes::FAILED,
             CliError::Merge(MergeError::Write(_) | MergeError::Report(_)) => assay::exit_codes::FAILED,
             CliError::ServeApi(error) if !error.is_usage() => assay::exit_codes::FAILED,
             _ => assay::exit_codes::USAGE,

@@ -17,6 +17,9 @@
 //! path = "plugins/rouge.wasm"  # a component, or a core module with an
 //!                              # embedded component type
 //! sha256 = "…"                 # optional pin: a mismatch refuses to load
+//! # oci = "ghcr.io/acme/rouge:1.2.0@sha256:…"   # or a community plugin
+//! # url = "https://example.com/rouge.wasm"      # (`assay plugin add REF`
+//! # cosign-key = "keys/acme.pub"                # writes these, pinned)
 //! grants = ["log", "judge"]    # capabilities it may import (log: default)
 //! memory_mb = 128              # limit overrides
 //! deadline_ms = 5000
@@ -134,14 +137,25 @@ pub struct AgentConfig {
     pub idle_timeout_secs: Option<f64>,
 }
 
-/// `[plugins.NAME]`.
+/// `[plugins.NAME]`: where the component comes from (one of `path`, `oci`
+/// and `url`), its pin, and how it runs.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
     /// The component (or core module) file.
-    pub path: PathBuf,
-    /// The pinned sha256 of the file, lowercase hex.
+    pub path: Option<PathBuf>,
+    /// A component in an OCI registry, with the digest of its manifest
+    /// (`ghcr.io/acme/rouge:1.2.0@sha256:…`, as `assay plugin add` writes).
+    pub oci: Option<String>,
+    /// A component at an https URL.
+    pub url: Option<String>,
+    /// The pinned sha256 of the component, lowercase hex (required with
+    /// `oci` and `url`).
     pub sha256: Option<String>,
+    /// A cosign public key (PEM) whose signature an `oci` component must
+    /// carry before it is used.
+    #[serde(rename = "cosign-key")]
+    pub cosign_key: Option<PathBuf>,
     /// Capabilities granted: `log`, `judge`, `embeddings`.
     #[serde(default)]
     pub grants: Vec<String>,
@@ -154,6 +168,48 @@ pub struct PluginConfig {
     /// Fixed clocks and seeded randomness (default false).
     #[serde(default)]
     pub deterministic: bool,
+}
+
+/// Where a `[plugins.NAME]` component comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PluginSource<'c> {
+    /// A file (`path`).
+    Path(&'c Path),
+    /// An OCI reference (`oci`).
+    Oci(&'c str),
+    /// A URL (`url`).
+    Url(&'c str),
+}
+
+impl PluginConfig {
+    /// Its source: exactly one of `path`, `oci` and `url`; the `sha256` of
+    /// a community component (`oci`, `url`), which names it in the plugin
+    /// store, in lowercase hex; `cosign-key` only with `oci`.
+    pub fn source(&self) -> Result<PluginSource<'_>, String> {
+        let source = match (&self.path, &self.oci, &self.url) {
+            (Some(path), None, None) => PluginSource::Path(path),
+            (None, Some(oci), None) => PluginSource::Oci(oci),
+            (None, None, Some(url)) => PluginSource::Url(url),
+            (None, None, None) => {
+                return Err(
+                    "names no component: set `path` (a .wasm file), or add one with `assay plugin add REF`".into()
+                );
+            }
+            _ => return Err("names its component twice: keep one of `path`, `oci` and `url`".into()),
+        };
+        let community = !matches!(source, PluginSource::Path(_));
+        if let Some(sha256) = self.sha256.as_ref().filter(|_| community)
+            && !(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        {
+            return Err(format!("`sha256 = \"{sha256}\"` is not a sha256 (64 lowercase hex digits)"));
+        }
+        if self.cosign_key.is_some() && !matches!(source, PluginSource::Oci(_)) {
+            return Err(
+                "`cosign-key` verifies components from OCI registries (`oci`), where cosign signatures live".into()
+            );
+        }
+        Ok(source)
+    }
 }
 
 /// `[judge]`: an OpenAI-compatible chat-completions endpoint (`url`,
@@ -318,6 +374,9 @@ impl Config {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
             _ => PathBuf::from("."),
         };
+        for (label, plugin) in &config.plugins {
+            plugin.source().map_err(|message| fail(format!("[plugins.{label}] {message}")))?;
+        }
         Ok(config)
     }
 
@@ -376,6 +435,29 @@ mod tests {
         let config = parse("[agent]\nurl = \"http://127.0.0.1:9000\"\n[agents]\nmine = \"a/mine.wasm\"\n").unwrap();
         assert_eq!(config.agent.url.as_deref(), Some("http://127.0.0.1:9000"));
         assert_eq!(config.agents["mine"], PathBuf::from("a/mine.wasm"));
+    }
+
+    #[test]
+    fn a_plugin_names_its_component_once_and_a_community_one_pins_it_in_lowercase_hex() {
+        let sha = "a".repeat(64);
+        let oci = parse(&format!(
+            "[plugins.r]\noci = \"ghcr.io/a/r:1@sha256:{sha}\"\nsha256 = \"{sha}\"\ncosign-key = \"k.pub\"\n"
+        ));
+        let oci = oci.unwrap();
+        assert_eq!(oci.plugins["r"].source(), Ok(PluginSource::Oci(&format!("ghcr.io/a/r:1@sha256:{sha}"))));
+        assert_eq!(oci.plugins["r"].cosign_key.as_deref(), Some(Path::new("k.pub")));
+        // A path's pin keeps its old leniency (any case).
+        assert!(parse(&format!("[plugins.p]\npath = \"p.wasm\"\nsha256 = \"{}\"\n", sha.to_uppercase())).is_ok());
+        for (text, says) in [
+            ("[plugins.p]\ngrants = [\"log\"]\n", "[plugins.p] names no component: set `path`"),
+            ("[plugins.p]\npath = \"p.wasm\"\nurl = \"https://e.com/p.wasm\"\n", "names its component twice"),
+            ("[plugins.p]\nurl = \"https://e.com/p.wasm\"\nsha256 = \"AB\"\n", "is not a sha256"),
+            ("[plugins.p]\npath = \"p.wasm\"\ncosign-key = \"k.pub\"\n", "`cosign-key` verifies components from OCI"),
+        ] {
+            let error = parse(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text}: {error}");
+            assert!(error.contains("assay.toml"), "{error}");
+        }
     }
 
     #[test]

@@ -144,6 +144,12 @@ impl MatcherPlugin {
         })
     }
 
+    /// The capabilities its imports ask for (`log`, `judge`,
+    /// `embeddings`): what `[plugins.NAME] grants` must allow.
+    pub fn requested_grants(&self) -> &[&'static str] {
+        self.host.requested_grants()
+    }
+
     /// The name the plugin gave itself.
     pub fn name(&self) -> &str {
         &self.name

@@ -93,7 +93,7 @@ impl Project {
 
 /// The `[plugins]` table of the document, made if missing (implicit, so
 /// that only its `[plugins.NAME]` headers are written).
-fn plugins_table<'d>(
+pub(super) fn plugins_table<'d>(
     document: &'d mut toml_edit::DocumentMut,
     path: &Path,
 ) -> Result<&'d mut toml_edit::Table, LockError> {

@@ -65,11 +65,7 @@ impl CompileCache {
     /// The per-user default: `$XDG_CACHE_HOME/assay/components`, else
     /// `~/.cache/assay/components` (a relative `XDG_CACHE_HOME` is ignored).
     pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("assay").join("components"))
+        Some(crate::private_files::user_cache_dir()?.join("components"))
     }
 
     /// The directory.

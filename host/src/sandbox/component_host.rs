@@ -19,7 +19,7 @@ use crate::sandbox::host::clocks::link_virtual_timers;
 use crate::sandbox::host::log::LogLine;
 use crate::sandbox::host::{Capabilities, CapabilitySpend};
 use crate::sandbox::limits::{CallBudget, Limits};
-use crate::sandbox::policy::{Grants, check_imports};
+use crate::sandbox::policy::{Grants, check_imports, requested_grants};
 use crate::sandbox::state::{SandboxState, new_store};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -113,6 +113,8 @@ pub(crate) struct ComponentHost<W: World> {
     /// The component's bytes, for compiling it again for the fallback engine.
     bytes: Arc<[u8]>,
     sha256: String,
+    /// The grants its imports ask for.
+    requested_grants: Vec<&'static str>,
     cache_status: CacheStatus,
     pre: W::Pre,
     fallback: OnceLock<Result<W::Pre, String>>,
@@ -144,11 +146,13 @@ impl<W: World> ComponentHost<W> {
             .map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         check_imports(component.engine(), &component, W::ROLE, &options.grants)
             .map_err(|d| fail(ComponentLoadErrorKind::Denied(d)))?;
+        let requested_grants = requested_grants(component.engine(), &component);
         let pre = prepare::<W>(&component, options.deterministic).map_err(fail)?;
         let host = ComponentHost {
             runtime: runtime.clone(),
             bytes: Arc::from(bytes),
             sha256,
+            requested_grants,
             cache_status,
             pre,
             fallback: OnceLock::new(),
@@ -168,6 +172,11 @@ impl<W: World> ComponentHost<W> {
     /// The options it was loaded with.
     pub(crate) fn options(&self) -> &ComponentOptions {
         &self.options
+    }
+
+    /// The grants its imports ask for (`log`, `judge`, `embeddings`).
+    pub(crate) fn requested_grants(&self) -> &[&'static str] {
+        &self.requested_grants
     }
 
     /// The sha256 of its bytes as given (lowercase hex).

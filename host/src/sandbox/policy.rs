@@ -27,6 +27,10 @@ impl Grants {
     /// No capability at all: what agents get.
     pub const NONE: Grants = Grants { log: false, judge: false, embeddings: false };
 
+    /// Every capability: what a component is loaded with to ask it what it
+    /// is before anyone grants it anything (`assay plugin add`).
+    pub const ALL: Grants = Grants { log: true, judge: true, embeddings: true };
+
     /// Parses grant names as written in `assay.toml` (`log`, `judge`,
     /// `embeddings`), on top of the default (`log`).
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
@@ -42,7 +46,8 @@ impl Grants {
         Ok(grants)
     }
 
-    fn allows(&self, grant: &str) -> bool {
+    /// Whether `grant` (`log`, `judge`, `embeddings`) is granted.
+    pub(crate) fn allows(&self, grant: &str) -> bool {
         match grant {
             "log" => self.log,
             "judge" => self.judge,
@@ -77,6 +82,23 @@ fn need(import: &str) -> Need {
         _ if name.starts_with("wasi:") => Need::Nothing,
         _ => Need::Refused,
     }
+}
+
+/// The grants `component`'s imports ask for (`log`, `judge`,
+/// `embeddings`), each once, in that order.
+pub(crate) fn requested_grants(engine: &Engine, component: &Component) -> Vec<&'static str> {
+    let mut asked: Vec<&'static str> = component
+        .component_type()
+        .imports(engine)
+        .filter_map(|(import, _)| match need(import) {
+            Need::Grant(grant) => Some(grant),
+            Need::Nothing | Need::Refused => None,
+        })
+        .collect();
+    let order = |grant: &&str| ["log", "judge", "embeddings"].iter().position(|g| g == grant);
+    asked.sort_by_key(order);
+    asked.dedup();
+    asked
 }
 
 /// Checks every import of `component`, loaded as `role`, against

@@ -10,6 +10,7 @@ mod capability_errors;
 mod case_input;
 mod ci_templates;
 mod cli;
+mod community_plugins;
 mod conformance;
 mod connections;
 mod connections_command;
