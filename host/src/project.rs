@@ -397,7 +397,9 @@ impl Project {
         Ok(registry)
     }
 
-    /// Every plugin file to load, labelled: `[plugins.*]`, then the
+    /// Every plugin file to load, labelled: `[plugins.*]` (a community
+    /// plugin's from the plugin store, fetched by its pin when this machine
+    /// lacks it), then the
     /// components in `.assay/plugins/` that no `[plugins.*]` names by path,
     /// then the options' extra files (a file listed already is skipped). A
     /// label names one plugin, the built-ins' included: a second plugin

@@ -50,6 +50,13 @@ pub struct CommunityPlugin {
     pub signed_with: Option<PathBuf>,
 }
 
+impl CommunityPlugin {
+    /// The capabilities it asks for that `grants` does not allow.
+    fn ungranted(&self, grants: &Grants) -> Vec<String> {
+        self.requested_grants.iter().filter(|grant| !grants.allows(grant)).map(|grant| grant.to_string()).collect()
+    }
+}
+
 /// What `assay plugin update` found for one plugin.
 #[derive(Clone, Debug)]
 pub struct Update {
@@ -125,12 +132,7 @@ impl Project {
         let key = request.cosign_key.as_deref().map(CosignKey::read).transpose()?;
         let fetched = self.distribution()?.fetch(&reference, key.as_ref())?;
         let plugin = self.describe(request.label.clone(), &reference, fetched, key.as_ref())?;
-        let missing: Vec<String> = plugin
-            .requested_grants
-            .iter()
-            .filter(|grant| !grants.allows(grant))
-            .map(|grant| grant.to_string())
-            .collect();
+        let missing = plugin.ungranted(&grants);
         if !missing.is_empty() {
             return Err(CommunityError::Ungranted { reference: reference.to_text(), missing });
         }
@@ -211,12 +213,7 @@ impl Project {
             let to = self.describe(Some(label.clone()), &reference, fetched, key.as_ref())?;
             let granted =
                 Grants::from_names(plugin.grants.iter().map(String::as_str)).map_err(CommunityError::BadGrant)?;
-            let missing: Vec<String> = to
-                .requested_grants
-                .iter()
-                .filter(|grant| !granted.allows(grant))
-                .map(|grant| grant.to_string())
-                .collect();
+            let missing = to.ungranted(&granted);
             if !missing.is_empty() {
                 return Err(CommunityError::UpdateUngranted {
                     label: label.clone(),
