@@ -15,6 +15,9 @@
 //! build is slow) it checks instead that the component's recorded inputs
 //! (`INPUTS.sha256` beside it) are the current ones.
 //!
+//! `cargo xtask wit-package` writes the WIT packages of `wit/` as binary
+//! WIT packages into `target/wit/`, ready for `wkg publish`.
+//!
 //! The wasm builds go to `$CARGO_TARGET_DIR/wasm` (default `target/wasm`);
 //! a crate with `cfg`s of its own builds in `wasm-PACKAGE` beside it.
 
@@ -22,6 +25,7 @@ mod components;
 mod inputs;
 mod toolchain;
 mod wat;
+mod wit_package;
 
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -29,13 +33,16 @@ use std::process::ExitCode;
 
 const USAGE: &str = "\
 usage: cargo xtask build [--check] [--toolchain auto|rustup|debian]
+       cargo xtask wit-package
 
   build        build every component from source (crates and fixtures/plugins/wat/*.wat)
                and write it next to its source
   --check      rebuild into a scratch directory and fail if a committed component differs
   --toolchain  which Rust toolchain builds the wasm: `rustup` (needs `rustup target add
                wasm32-unknown-unknown`), `debian` (Debian's rustc-web with -Zbuild-std), or
-               `auto` (the one the committed components were built with, when present)";
+               `auto` (the one the committed components were built with, when present)
+  wit-package  write each WIT package of wit/ as a binary WIT package (what `wkg wit build`
+               makes) to target/wit/, for `wkg publish`";
 
 fn main() -> ExitCode {
     match run() {
@@ -54,6 +61,13 @@ fn run() -> Result<()> {
     let mut iter = args.iter();
     match iter.next().map(String::as_str) {
         Some("build") => {}
+        Some("wit-package") => {
+            let out = workspace_root().join("target/wit");
+            for path in wit_package::write_all(&workspace_root(), &out)? {
+                println!("{}", path.display());
+            }
+            return Ok(());
+        }
         Some("-h" | "--help") | None => {
             println!("{USAGE}");
             return Ok(());
