@@ -640,6 +640,11 @@ pub enum ProjectError {
         /// Why it could not be opened.
         message: String,
     },
+    /// `assay run` was given no path, and there is no project to run.
+    #[error(
+        "no path to run: name the case files or folders (`assay run cases/`), or run from a project (a folder with an assay.toml, whose `[cases] paths` says what `assay run` runs)"
+    )]
+    NoPaths,
     /// The paths of a run name no test case file.
     #[error("no test case files (*.hocon) or suite files (*.suite.toml) found")]
     NoCaseFiles,

@@ -146,7 +146,7 @@ impl Project {
     /// and the backends. Plugins load on [`Project::registry`].
     pub fn open(options: ProjectOptions) -> Result<Project, ProjectError> {
         let config = Config::discover(options.config.as_deref())?;
-        let config_file = options.config.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
+        let config_file = config.file.clone().unwrap_or_else(|| PathBuf::from(CONFIG_FILE));
         let environment = options.environment.clone().unwrap_or_else(process_environment);
         let compile_caching = !options.no_cache && config.cache.enabled;
         let cache_dir = if compile_caching || !options.no_answer_cache {
@@ -195,6 +195,25 @@ impl Project {
     /// cannot spare and that takes a while ([`Runtime::on_slow_compile`]).
     pub fn on_slow_compile(&self, notice: impl Fn(&crate::sandbox::CompileNotice) + Send + Sync + 'static) {
         self.runtime.on_slow_compile(notice);
+    }
+
+    /// What a run given no path runs: `[cases] paths` (relative to the
+    /// configuration), else the project's folder; with no `assay.toml`,
+    /// nothing ([`ProjectError::NoPaths`]).
+    pub fn default_case_paths(&self) -> Result<Vec<PathBuf>, ProjectError> {
+        if self.config.file.is_none() {
+            return Err(ProjectError::NoPaths);
+        }
+        match self.config.cases.paths.is_empty() {
+            true => Ok(vec![self.config.dir.clone()]),
+            false => Ok(self.config.cases.paths.iter().map(|path| self.config.resolve(path)).collect()),
+        }
+    }
+
+    /// Where runs keep their results: `results/` in the project's root (in
+    /// the current folder when there is no `assay.toml`).
+    pub fn run_folders(&self) -> crate::report::RunFolders {
+        crate::report::RunFolders::of_project(&self.config)
     }
 
     /// The configuration (defaults when there is no `assay.toml`).
@@ -561,7 +580,8 @@ impl Project {
     /// asked for ([`Discovered`]); what is wrong with the paths themselves,
     /// and a filter that selects nothing, are errors now.
     pub fn discover(&self, paths: &[PathBuf], filter: Option<&CaseFilter>) -> Result<Discovered, ProjectError> {
-        self.discovered(CaseFiles::find(paths, RUN_EXTENSIONS)?, filter, &self.trust)
+        let root = self.config.file.is_some().then_some(self.config.dir.as_path());
+        self.discovered(CaseFiles::find_in_project(paths, RUN_EXTENSIONS, root)?, filter, &self.trust)
     }
 
     /// [`Project::discover`] confined to `root` (`assay serve`'s served

@@ -68,11 +68,12 @@ pub struct CaseFiles {
     access: FileAccess,
 }
 
-/// One input of [`CaseFiles`]: a directory to walk, or the files of a path
-/// or glob, found when it was checked.
+/// One input of [`CaseFiles`]: a directory to walk (its files' ids start
+/// with `prefix`: the folder's path from the project root, or nothing), or
+/// the files of a path or glob, found when it was checked.
 #[derive(Debug)]
 enum Input {
-    Folder { root: PathBuf, folders: HashSet<PathBuf> },
+    Folder { root: PathBuf, prefix: PathBuf, folders: HashSet<PathBuf> },
     Files(Vec<CaseFile>),
 }
 
@@ -80,10 +81,25 @@ impl CaseFiles {
     /// Checks `inputs` (files, directories searched for files with any of
     /// `extensions`, globs) and lists their directories.
     pub fn find(inputs: &[PathBuf], extensions: &[&str]) -> Result<CaseFiles, DiscoverError> {
+        CaseFiles::find_in_project(inputs, extensions, None)
+    }
+
+    /// [`CaseFiles::find`] in the project whose root is `project_root`: a
+    /// file under it (links resolved) has its path from the root as its id,
+    /// however the input spelled it (`cases/echo`, `./cases/../cases/echo`
+    /// and, from inside `cases/`, `echo` give one id); a file elsewhere its
+    /// path from the input.
+    pub fn find_in_project(
+        inputs: &[PathBuf],
+        extensions: &[&str],
+        project_root: Option<&Path>,
+    ) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
         let access = FileAccess::anywhere();
+        let root = project_root.and_then(|root| std::fs::canonicalize(root).ok());
+        let ids = IdBase::Project(root.as_deref());
         let found =
-            inputs.iter().map(|input| Input::find(input, None, &extensions, &access)).collect::<Result<_, _>>()?;
+            inputs.iter().map(|input| Input::find(input, ids, &extensions, &access)).collect::<Result<_, _>>()?;
         Ok(CaseFiles { inputs: found, extensions, access })
     }
 
@@ -97,7 +113,7 @@ impl CaseFiles {
         access: &FileAccess,
     ) -> Result<CaseFiles, DiscoverError> {
         let extensions: Arc<[String]> = extensions.iter().map(|x| (*x).to_owned()).collect();
-        let inputs = Arc::new([Input::find(input, Some(base), &extensions, access)?]);
+        let inputs = Arc::new([Input::find(input, IdBase::Served(base), &extensions, access)?]);
         Ok(CaseFiles { inputs, extensions, access: access.clone() })
     }
 
@@ -116,19 +132,41 @@ impl CaseFiles {
     }
 }
 
+/// What case ids are paths from.
+#[derive(Clone, Copy, Debug)]
+enum IdBase<'a> {
+    /// The project root (absolute, links resolved), when there is a
+    /// project: a file under it is known by its path from it.
+    Project(Option<&'a Path>),
+    /// `assay serve`'s root, which every path given starts with.
+    Served(&'a Path),
+}
+
+impl IdBase<'_> {
+    /// The path of `path` from the base, when it is under it.
+    fn relative(self, path: &Path) -> Option<PathBuf> {
+        match self {
+            IdBase::Project(None) => None,
+            IdBase::Project(Some(root)) => {
+                std::fs::canonicalize(path).ok()?.strip_prefix(root).ok().map(Path::to_path_buf)
+            }
+            IdBase::Served(root) => path.strip_prefix(root).ok().map(Path::to_path_buf),
+        }
+    }
+}
+
 impl Input {
-    fn find(
-        input: &Path,
-        base: Option<&Path>,
-        extensions: &[String],
-        access: &FileAccess,
-    ) -> Result<Input, DiscoverError> {
+    fn find(input: &Path, ids: IdBase<'_>, extensions: &[String], access: &FileAccess) -> Result<Input, DiscoverError> {
         let text = input.to_string_lossy();
-        let id_of = |path: &Path| id_of(base.and_then(|base| path.strip_prefix(base).ok()).unwrap_or(path), extensions);
+        let id_of = |path: &Path| id_of(&ids.relative(path).unwrap_or_else(|| path.to_path_buf()), extensions);
         if access.is_dir(input) {
             let folders = folders(access, input, true)
                 .map_err(|e| DiscoverError::Io { path: input.to_path_buf(), error: e.to_string() })?;
-            return Ok(Input::Folder { root: input.to_path_buf(), folders });
+            let prefix = match ids {
+                IdBase::Project(_) => ids.relative(input).unwrap_or_default(),
+                IdBase::Served(_) => PathBuf::new(),
+            };
+            return Ok(Input::Folder { root: input.to_path_buf(), prefix, folders });
         }
         if access.is_file(input) {
             return Ok(Input::Files(vec![CaseFile { id: id_of(input), path: input.to_path_buf() }]));
@@ -197,13 +235,15 @@ impl Iterator for CaseFileWalk {
                     file.map(Ok)
                 }
                 Some(Current::Walk { input, walk }) => {
-                    let Input::Folder { root, folders } = &self.files.inputs[*input] else { unreachable!("a folder") };
+                    let Input::Folder { root, prefix, folders } = &self.files.inputs[*input] else {
+                        unreachable!("a folder")
+                    };
                     let extensions = &self.files.extensions;
                     let wanted = |path: &Path| extensions.iter().any(|x| has_extension(path, x));
                     walk.next(&self.files.access, folders, true, wanted).map(|found| {
                         found
                             .map(|path| {
-                                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                                let relative = prefix.join(path.strip_prefix(root).unwrap_or(&path));
                                 CaseFile { id: id_of(&relative, extensions), path }
                             })
                             .map_err(|e| DiscoverError::Io { path: root.clone(), error: e.to_string() })

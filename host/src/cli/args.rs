@@ -297,8 +297,10 @@ pub struct ServerArgs {
 /// `assay run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Test case files, directories (searched recursively for *.hocon) or globs.
-    #[arg(required = true, value_name = "PATH")]
+    /// Test case files, directories (searched recursively for *.hocon and
+    /// *.suite.toml) or globs [default: assay.toml's `[cases] paths`, else
+    /// the project's folder].
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Only the cases whose id contains this text or matches it as a regex.
     #[arg(long, value_name = "TEXT|REGEX")]
@@ -307,15 +309,23 @@ pub struct RunArgs {
     /// is K-1 (N machines each run one; `assay merge` joins them).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<assay::run::Shard>,
-    /// Run only the cases that failed or errored in this results directory.
-    #[arg(long, value_name = "DIR")]
-    pub rerun_failed: Option<PathBuf>,
+    /// Run only the cases that failed or errored in this results directory
+    /// [default: results/latest, the last run].
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub rerun_failed: Option<Option<PathBuf>>,
     /// With --rerun-failed, run its flaky cases again too.
     #[arg(long, requires = "rerun_failed")]
     pub rerun_flaky: bool,
     /// List the selected cases and exit without running them.
     #[arg(long)]
     pub list: bool,
+    /// Stop starting cases after the first that fails or errors (the cases
+    /// running finish; the rest are reported as not run).
+    #[arg(long, conflicts_with = "max_fail")]
+    pub fail_fast: bool,
+    /// Stop starting cases after N have failed or errored.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fail: Option<u64>,
     /// How many samples run at once [default: CPUs × 4].
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -391,9 +401,9 @@ impl OutputArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The results directory of a run (it holds results.jsonl and
-    /// summary.json).
+    /// summary.json) [default: results/latest, the last run].
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub dir: Option<PathBuf>,
 }
 
 /// `assay merge`.
@@ -425,8 +435,10 @@ pub struct MergeArgs {
 /// `assay assess`.
 #[derive(Debug, Args)]
 pub struct AssessArgs {
-    /// Test case files, directories (searched recursively for *.hocon) or globs.
-    #[arg(required = true, value_name = "PATH")]
+    /// Test case files, directories (searched recursively for *.hocon and
+    /// *.suite.toml) or globs [default: assay.toml's `[cases] paths`, else
+    /// the project's folder].
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Only the cases whose id contains this text or matches it as a regex.
     #[arg(long, value_name = "TEXT|REGEX")]
@@ -551,10 +563,11 @@ pub struct ValidateArgs {
 /// `assay diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The earlier run's results directory (results/<timestamp>).
-    pub old: PathBuf,
-    /// The later run's results directory.
-    pub new: PathBuf,
+    /// The earlier run's results directory (results/<timestamp>)
+    /// [default: the run before the last].
+    pub old: Option<PathBuf>,
+    /// The later run's results directory [default: results/latest].
+    pub new: Option<PathBuf>,
     /// Let this much get worse before it counts as a regression
     /// (repeatable): newly-failing=N, newly-flaky=N, score-drop=X (any key's
     /// mean), score-drop:KEY=X. Each defaults to 0.
@@ -574,8 +587,10 @@ pub struct DiffArgs {
 /// `assay plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// Test case files, directories (searched recursively for *.hocon) or globs.
-    #[arg(required = true, value_name = "PATH")]
+    /// Test case files, directories (searched recursively for *.hocon and
+    /// *.suite.toml) or globs [default: assay.toml's `[cases] paths`, else
+    /// the project's folder].
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub case_env: CaseEnvArgs,

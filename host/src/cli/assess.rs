@@ -52,7 +52,7 @@ pub fn run(args: AssessArgs) -> Result<u8> {
         .timeout
         .map(|t| seconds(t, "--timeout").map(|length| RunTimeout { length, set_by: "--timeout" }))
         .transpose()?;
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let results_dir = args.results.unwrap_or_else(|| default_results_dir(&project));
     let results =
         ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_provenance(provenance);
     let mut modes = FailureModes::default();

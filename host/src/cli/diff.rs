@@ -1,4 +1,5 @@
-//! `assay diff OLD NEW`: reads both results directories, compares them
+//! `assay diff [OLD [NEW]]`: reads both results directories (by default the
+//! last run as NEW, and the run before it as OLD), compares them
 //! (the library's [`assay::report::diff()`]) and prints the comparison, or
 //! it as JSON with `--json`; `--html FILE` also writes the comparison as
 //! a page (the library's [`assay::report::render_diff_to`]). Exits 1 when the new run regressed beyond the
@@ -15,8 +16,9 @@ pub fn run(args: DiffArgs) -> Result<u8> {
     for text in &args.allow {
         allow.set(text).map_err(|message| CliError::Flag { flag: "--allow", message })?;
     }
-    let old = read_results_dir(&args.old).map_err(CliError::from)?;
-    let new = read_results_dir(&args.new).map_err(CliError::from)?;
+    let (old_dir, new_dir) = runs_compared(args.old, args.new)?;
+    let old = read_results_dir(&old_dir).map_err(CliError::from)?;
+    let new = read_results_dir(&new_dir).map_err(CliError::from)?;
     let compared = diff(&old, &new, &DiffOptions { allow, top: args.top });
 
     let mut out = std::io::stdout().lock();
@@ -24,7 +26,7 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         serde_json::to_writer_pretty(&mut out, &compared)?;
         writeln!(out)?;
     } else {
-        write_diff(&mut out, &compared, std::io::stdout().is_terminal())?;
+        write_diff(&mut out, &compared, assay::report::use_colour(std::io::stdout().is_terminal()))?;
     }
     if let Some(path) = &args.html {
         render_diff_to(&compared, path)?;
@@ -33,4 +35,31 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         }
     }
     Ok(if compared.verdict.regressed { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+}
+
+/// OLD and NEW, each defaulting: NEW to the last run, OLD to the run
+/// before NEW.
+fn runs_compared(
+    old: Option<std::path::PathBuf>,
+    new: Option<std::path::PathBuf>,
+) -> Result<(std::path::PathBuf, std::path::PathBuf), CliError> {
+    if let (Some(old), Some(new)) = (&old, &new) {
+        return Ok((old.clone(), new.clone()));
+    }
+    let folders = super::options::run_folders()?;
+    let runs = folders.runs();
+    let latest = std::fs::canonicalize(folders.latest()).ok();
+    let new = match new.or_else(|| latest.clone()) {
+        Some(new) => new,
+        None => return Err(super::options::no_run("assay diff", &folders.latest())),
+    };
+    let new_real = std::fs::canonicalize(&new).ok();
+    let old = old.or_else(|| {
+        let at = runs.iter().position(|run| std::fs::canonicalize(run).ok() == new_real)?;
+        at.checked_sub(1).map(|before| runs[before].clone())
+    });
+    match old {
+        Some(old) => Ok((old, new)),
+        None => Err(super::options::no_run("assay diff", &folders.base().join("<the run before the last>"))),
+    }
 }

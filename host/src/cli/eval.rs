@@ -33,7 +33,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
         options.jobs = jobs.max(1);
     }
     // Every scenario is a case of the run: its results go where a run's do.
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let results_dir = args.results.unwrap_or_else(|| default_results_dir(&project));
     let mut results = ResultsDir::create(&results_dir)
         .map_err(|e| results_error(&results_dir, e))?
         .with_redactor(redactor.clone())

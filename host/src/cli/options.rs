@@ -52,16 +52,8 @@ pub fn fraction(value: f64, flag: &'static str) -> Result<f64> {
 
 /// `results/<UTC timestamp>`, made unique if a run in the same second
 /// already took it.
-pub fn default_results_dir() -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ").to_string();
-    let base = PathBuf::from("results");
-    let mut dir = base.join(&stamp);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = base.join(format!("{stamp}-{n}"));
-    }
-    dir
+pub fn default_results_dir(project: &assay::Project) -> PathBuf {
+    project.run_folders().next()
 }
 
 /// The results directory `path` could not be made (`error` says which file
@@ -95,4 +87,23 @@ pub fn announce_selection(provenance: &Provenance, selected: usize, found: usize
     };
     // Best effort: stdout may be closed (`| head`).
     let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// The runs of the project the current folder is in (its `results/`),
+/// for the commands that read runs rather than open a project.
+pub fn run_folders() -> Result<assay::report::RunFolders, CliError> {
+    let config = assay::config::Config::discover(None).map_err(assay::errors::ProjectError::from)?;
+    Ok(assay::report::RunFolders::of_project(&config))
+}
+
+/// `--rerun-failed`, `report` or `diff` defaulting to a run that does not
+/// exist.
+pub fn no_run(what: &'static str, missing: &std::path::Path) -> CliError {
+    CliError::Flag {
+        flag: what,
+        message: format!(
+            "defaults to the last runs, and there is no such run (`{}`): run `assay run` first, or name a results directory",
+            missing.display()
+        ),
+    }
 }

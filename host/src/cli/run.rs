@@ -5,7 +5,7 @@
 
 use super::CliError;
 use super::args::RunArgs;
-use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds, write_html};
+use super::options::{announce_selection, parse_connections, results_error, seconds, write_html};
 use anyhow::Result;
 use assay::job::{
     CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, load_cases,
@@ -20,16 +20,34 @@ use std::sync::Arc;
 pub fn run(args: RunArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let filter = args.filter.as_deref().map(CaseFilter::new);
-    let mut files = project.discover(&args.paths, filter.as_ref())?;
+    let paths = match args.paths.is_empty() {
+        true => project.default_case_paths()?,
+        false => args.paths.clone(),
+    };
+    let mut files = project.discover(&paths, filter.as_ref())?;
+    let folders = project.run_folders();
+    let rerun_dir = args.rerun_failed.clone().map(|dir| dir.unwrap_or_else(|| folders.latest()));
     // Counting walks the tree again: only when a selection is announced.
     let discovered = (args.shard.is_some() || args.rerun_failed.is_some()).then(|| files.len());
     let mut provenance = Provenance { shard: args.shard, ..Provenance::default() };
     if let Some(shard) = args.shard {
         files = files.select(move |id| shard.contains(id));
     }
-    let selected: PendingCases = match &args.rerun_failed {
+    let selected: PendingCases = match &rerun_dir {
         Some(dir) => {
+            if args.rerun_failed == Some(None) && std::fs::symlink_metadata(dir).is_err() {
+                let message = format!("reruns the last run's failures, and there is no last run (`{}`)", dir.display());
+                return Err(CliError::Flag { flag: "--rerun-failed", message }.into());
+            }
             let rerun = Arc::new(read_results_dir(dir).map_err(CliError::from)?.rerun(args.rerun_flaky));
+            if rerun.is_empty() {
+                let message = format!(
+                    "found nothing to rerun: no case of `{}` failed{}",
+                    dir.display(),
+                    if args.rerun_flaky { " or was flaky" } else { "" }
+                );
+                return Err(CliError::Flag { flag: "--rerun-failed", message }.into());
+            }
             let named = rerun.clone();
             let files: Vec<PendingCase> = files.select(move |id| named.contains(id)).into_iter().collect();
             let selection = rerun.select(files, |case| case.id().to_owned());
@@ -39,6 +57,15 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     escape::one_line(id),
                     dir.display()
                 );
+            }
+            if selection.cases.is_empty() {
+                let message = format!(
+                    "found none of the {} to rerun from `{}` among the cases of {}: nothing was run",
+                    assay::plural::count(rerun.len(), "case"),
+                    dir.display(),
+                    paths.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", ")
+                );
+                return Err(CliError::Flag { flag: "--rerun-failed", message }.into());
             }
             provenance.rerun_of = Some(dir.clone());
             selection.cases.into()
@@ -69,6 +96,10 @@ pub fn run(args: RunArgs) -> Result<u8> {
         .timeout
         .map(|t| seconds(t, "--timeout").map(|length| RunTimeout { length, set_by: "--timeout" }))
         .transpose()?;
+    options.max_fail = match (args.fail_fast, args.max_fail) {
+        (true, _) => Some(1),
+        (false, max) => max.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    };
     if let Some(slow) = args.slow_timeout {
         options.slow_timeout = Some(seconds(slow, "--slow-timeout")?);
     }
@@ -77,7 +108,8 @@ pub fn run(args: RunArgs) -> Result<u8> {
     }
 
     let verbosity = args.output.verbosity();
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let latest = args.results.is_none();
+    let results_dir = args.results.unwrap_or_else(|| folders.next());
     if let Some(replay) = &options.replay {
         // Writing there would truncate the results.jsonl being replayed.
         let replayed = replay.source().parent().and_then(|dir| std::fs::canonicalize(dir).ok());
@@ -92,6 +124,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let results = ResultsDir::create(&results_dir)
         .map_err(|e| results_error(&results_dir, e))?
         .with_provenance(provenance.clone());
+    if latest && let Err(error) = folders.mark_latest(&results_dir) {
+        eprintln!("warning: `{}` does not point at this run: {error}", folders.latest().display());
+    }
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
     if let Some(path) = args.junit {

@@ -18,7 +18,7 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
     let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
     // Every mock response is a case of the run: its results go where a
     // run's do.
-    let results_dir = args.results.unwrap_or_else(default_results_dir);
+    let results_dir = args.results.unwrap_or_else(|| default_results_dir(&project));
     let mut results =
         ResultsDir::create(&results_dir).map_err(|e| results_error(&results_dir, e))?.with_redactor(redactor.clone());
     let validator = Validator::new(project.registry()?, project.agents()?, args.key, jobs);

@@ -54,6 +54,7 @@
 //! enabled = true
 //!
 //! [cases]                      # what `${VAR}` in case files may read
+//! paths = ["cases", "evals"]   # what `assay run` with no path runs
 //! allow_env = ["OPENAI_API_KEY"]   # besides ASSAY_CASE_*
 //! max_samples = 1000           # the most samples a case may ask for
 //! max_checks = 1000            # the most checks a case may plan
@@ -121,6 +122,9 @@ pub struct Config {
     /// The folder relative paths start from.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The file it was read from (none: the defaults).
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 /// `[agent]`.
@@ -280,6 +284,10 @@ pub struct EmbeddingsConfig {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CasesConfig {
+    /// What `assay run` with no path runs: files, folders or globs,
+    /// relative to the configuration (default: the project's folder).
+    #[serde(default)]
+    pub paths: Vec<PathBuf>,
     /// Environment variables `${VAR}` in case files may read besides
     /// `ASSAY_CASE_*`, by exact name.
     #[serde(default)]
@@ -354,14 +362,45 @@ impl Config {
         files
     }
 
-    /// Reads `path`, or `./assay.toml` when no path is given and it exists
-    /// (the defaults otherwise).
+    /// Reads `path`, or when no path is given the `assay.toml` of the
+    /// current folder or the nearest folder above it that has one (as Cargo
+    /// finds `Cargo.toml`); the defaults when there is none. A found file
+    /// someone else owns is refused: a configuration decides what runs.
     pub fn discover(path: Option<&Path>) -> Result<Config, ConfigError> {
-        match path {
-            Some(path) => Config::load(path),
-            None if Path::new(CONFIG_FILE).is_file() => Config::load(Path::new(CONFIG_FILE)),
+        if let Some(path) = path {
+            return Config::load(path);
+        }
+        if Path::new(CONFIG_FILE).is_file() {
+            return Config::load_owned(Path::new(CONFIG_FILE));
+        }
+        let here = std::env::current_dir().unwrap_or_default();
+        match here.ancestors().skip(1).map(|dir| dir.join(CONFIG_FILE)).find(|file| file.is_file()) {
+            Some(file) => Config::load_owned(&file),
             None => Ok(Config { dir: PathBuf::from("."), ..Config::default() }),
         }
+    }
+
+    /// [`Config::load`] of a file found rather than named, refused unless
+    /// the user owns it.
+    fn load_owned(path: &Path) -> Result<Config, ConfigError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let owner = std::fs::metadata(path).map(|m| m.uid()).unwrap_or_default();
+            let user = crate::private_files::current_uid();
+            if owner != user {
+                return Err(ConfigError {
+                    file: path.to_owned(),
+                    message: format!(
+                        "it is owned by uid {owner}, not by you (uid {user}), and a configuration decides what runs: \
+                         assay does not read one found by looking up from the current folder that someone else \
+                         could have written\n\nConsider --config {} if you trust it",
+                        path.display()
+                    ),
+                });
+            }
+        }
+        Config::load(path)
     }
 
     /// Reads and parses one file.
@@ -374,6 +413,7 @@ impl Config {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
             _ => PathBuf::from("."),
         };
+        config.file = Some(path.to_owned());
         for (label, plugin) in &config.plugins {
             plugin.source().map_err(|message| fail(format!("[plugins.{label}] {message}")))?;
         }

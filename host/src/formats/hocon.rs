@@ -437,6 +437,7 @@ fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: 
         return LoadedCase::Broken { id: file.id.clone(), error: CaseError::new(&file.path, kind) };
     }
     let planned = read_case_file_from(access, &file.path, &file.id, env).and_then(|case| {
+        checks_something(&case).map_err(|kind| CaseError::new(&file.path, kind))?;
         let plan = plan_case(&case, keys).map_err(|kind| CaseError::new(&file.path, kind))?;
         Ok((case, plan))
     });
@@ -444,6 +445,24 @@ fn load_case_from(access: &FileAccess, file: &CaseFile, keys: &dyn KeySet, env: 
         Ok((case, plan)) => LoadedCase::Ready(Box::new(Job::from_case(case, plan))),
         Err(error) => LoadedCase::Broken { id: file.id.clone(), error },
     }
+}
+
+/// A case none of whose interactions has a `response` checks nothing: it
+/// would pass whatever the agent answers, so it is an error naming where
+/// a check belongs.
+fn checks_something(case: &TestCase) -> Result<(), CaseErrorKind> {
+    if case.interactions.iter().any(|interaction| !interaction.response.is_empty()) {
+        return Ok(());
+    }
+    let last = case.interactions.len().saturating_sub(1);
+    Err(CaseErrorKind::Invalid {
+        path: format!("interactions[{last}].response"),
+        message: format!(
+            "no interaction has a `response`, so the case would check nothing and pass whatever the agent \
+             answers\n\nConsider a check under its last interaction, e.g. interactions[{last}].response {{ text \
+             {{ keywords: \"…\" }} }}"
+        ),
+    })
 }
 
 mod guard;

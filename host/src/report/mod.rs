@@ -17,7 +17,8 @@
 //! `results.jsonl`; [`SuiteTally`] sums up each file that holds many cases
 //! (a suite) for the terminal, `summary.json` and JUnit.
 //!
-//! [`read_results_dir`] reads a results directory back ([`ResultsOfRun`]);
+//! [`RunFolders`] says where runs keep their results (`results/latest`
+//! the last). [`read_results_dir`] reads a results directory back ([`ResultsOfRun`]);
 //! [`merge()`] puts the results directories of shards and reruns together;
 //! [`diff()`] compares two runs ([`RunDiff`], `assay diff`), and
 //! [`write_diff`] prints the comparison.
@@ -45,6 +46,7 @@ mod promptfoo_output;
 mod read;
 mod redact;
 mod results_dir;
+mod run_folders;
 mod set;
 mod tally;
 mod terminal;
@@ -60,6 +62,7 @@ pub use promptfoo_output::PromptfooOutput;
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
 pub use results_dir::{Provenance, ResultsDir};
+pub use run_folders::{LATEST, RunFolders};
 pub use set::{ReporterSet, ReporterSetBuilder};
 pub use tally::{CaseFlags, FlagCounts, SuiteSummary, SuiteTally};
-pub use terminal::{Terminal, Verbosity};
+pub use terminal::{Terminal, Verbosity, use_colour};

@@ -47,6 +47,23 @@ pub struct Terminal {
     counts: RunSummary,
     suites: SuiteTally,
     redactor: Redactor,
+    /// In quiet mode, the first line of why each case that did not pass
+    /// did not, for the summary's list.
+    reasons: std::collections::HashMap<String, String>,
+}
+
+/// Whether to paint a stream: `NO_COLOR` (set and not empty) says never,
+/// else `CLICOLOR_FORCE` (set and not `0`) says always, else only a
+/// terminal (<https://no-color.org>, <https://bixense.com/clicolors>).
+pub fn use_colour(is_terminal: bool) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if set("NO_COLOR") {
+        return false;
+    }
+    if set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+        return true;
+    }
+    is_terminal
 }
 
 /// How lines under a case's own are indented.
@@ -70,13 +87,15 @@ impl Terminal {
             counts: RunSummary::default(),
             suites: SuiteTally::default(),
             redactor: Redactor::none(),
+            reasons: std::collections::HashMap::new(),
         }
     }
 
     /// On the process's stdout and stderr: colour when stdout is a
     /// terminal, the progress bar when stderr is.
     pub fn stdio(verbosity: Verbosity) -> Terminal {
-        let terminal = Terminal::new(verbosity, io::stdout(), io::stderr()).colour(io::stdout().is_terminal());
+        let terminal =
+            Terminal::new(verbosity, io::stdout(), io::stderr()).colour(use_colour(io::stdout().is_terminal()));
         if io::stderr().is_terminal() { terminal.progress_bar(console::Term::stderr().size().1) } else { terminal }
     }
 
@@ -152,10 +171,11 @@ impl Terminal {
                         for check in &interaction.checks {
                             // A non-gating check decides nothing: its miss is
                             // a note, not a failure.
-                            let mark = match (check.verdict.passed(), check.gate) {
-                                (true, _) => "ok  ",
-                                (false, true) => "FAIL",
-                                (false, false) => "note",
+                            let mark = match (check.verdict.passed(), check.gate, check.verdict.outcome) {
+                                (true, _, _) => "ok  ",
+                                (false, true, crate::check::Outcome::Error) => "ERROR",
+                                (false, true, _) => "FAIL",
+                                (false, false, _) => "note",
                             };
                             lines.push(format!("{INDENT}{mark} {at}: {}", check_line(check)));
                         }
@@ -256,6 +276,22 @@ impl Terminal {
                         self.print(&line)?;
                     }
                 }
+                if self.verbosity == Verbosity::Quiet && !matches!(case.status, CaseStatus::Passed) {
+                    // The first failure, after the samples' head line when
+                    // there is one (`1 of 3 samples failed …; sample 1:`).
+                    let lines = failure_lines(case);
+                    let mut first: Vec<&str> = Vec::new();
+                    for line in lines.iter().filter_map(|l| l.lines().next()) {
+                        first.push(line);
+                        if !line.ends_with(':') || first.len() == 2 {
+                            break;
+                        }
+                    }
+                    if !first.is_empty() {
+                        let reason = truncate(&first.join(" "), 200);
+                        self.reasons.insert(case.id.clone(), escape::one_line(&reason).into_owned());
+                    }
+                }
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
                     bar.set_message(self.counts_message());
@@ -306,8 +342,11 @@ impl Terminal {
         writeln!(self.out, "{head}")?;
         for (status, ids) in &summary.not_passed {
             for id in ids {
-                let id = self.redactor.redact(id);
-                writeln!(self.out, "{:>8} {}", status.to_uppercase(), escape::one_line(&id))?;
+                let line = match self.reasons.get(id) {
+                    Some(reason) => format!("{:>8} {}: {reason}", status.to_uppercase(), escape::one_line(id)),
+                    None => format!("{:>8} {}", status.to_uppercase(), escape::one_line(id)),
+                };
+                writeln!(self.out, "{}", self.redactor.redact(&line))?;
             }
         }
         if summary.not_run > 0 {
@@ -416,6 +455,14 @@ impl TermLike for BarTerm {
 
     fn flush(&self) -> io::Result<()> {
         self.err.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).flush()
+    }
+}
+
+/// `text` cut to at most `max` characters, `…` marking a cut.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 

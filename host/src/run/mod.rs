@@ -112,6 +112,11 @@ pub struct RunOptions {
     /// case, never run (default [`DEFAULT_MAX_CHECKS`]; `[cases]
     /// max_checks` in assay.toml raises it).
     pub max_checks: usize,
+    /// Stops admitting cases once this many have failed or errored
+    /// (`--fail-fast` is 1, `--max-fail N`): the cases in flight finish and
+    /// are reported, those not started are counted as not run, and the
+    /// summary's `stopped` says why (default: never).
+    pub max_fail: Option<usize>,
 }
 
 /// The most samples a case may ask for, unless assay.toml says otherwise: a
@@ -138,6 +143,7 @@ impl Default for RunOptions {
             replay: None,
             max_samples: DEFAULT_MAX_SAMPLES,
             max_checks: DEFAULT_MAX_CHECKS,
+            max_fail: None,
         }
     }
 }
@@ -261,6 +267,14 @@ impl Runner {
                     ledger.finished(&result.id);
                     summary.add(&result);
                     emitter.emit(EventKind::CaseFinished(&result));
+                    if let Some(max) = self.options.max_fail
+                        && summary.failed + summary.errors >= max
+                        && summary.stopped.is_none()
+                    {
+                        cancelled.store(true, Ordering::Release);
+                        let failed = crate::plural::count(summary.failed + summary.errors, "case");
+                        summary.stopped = Some(format!("{failed} failed or errored, and --max-fail is {max}"));
+                    }
                 }
             }
         }

@@ -60,7 +60,9 @@ fn a_variable_that_is_not_allowed_makes_an_error_case_saying_how_to_allow_it() {
     );
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     let out = stdout(&output);
-    let id = case.with_extension("");
+    // The case's id is its path from the project's root (the repository's
+    // assay.toml).
+    let id = case.strip_prefix(crate::util::root()).unwrap_or(&case).with_extension("");
     let expected = format!(
         " ERROR [   0.000s] {}\n         `{}`: the environment variable in ${{OPENAI_API_KEY}} at 19:39 is not allowed in case files (only ASSAY_CASE_* variables and those allowed by name are)\n             \n             Consider allowing it in assay.toml:\n             [cases]\n             allow_env = [\"OPENAI_API_KEY\"]\n             or passing --allow-env OPENAI_API_KEY\n",
         id.display(),

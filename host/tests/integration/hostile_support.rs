@@ -231,17 +231,18 @@ pub struct Project {
 }
 
 impl Project {
-    /// A project whose `assay.toml` is `config`.
+    /// A project whose `assay.toml` is `config`, in `cases/` with the
+    /// cases: the project's root, so that a case's id is its file's stem.
     pub fn new(config: &str) -> Project {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("assay.toml"), config).unwrap();
         std::fs::create_dir(dir.path().join("cases")).unwrap();
+        std::fs::write(dir.path().join("cases/assay.toml"), config).unwrap();
         Project { dir }
     }
 
     /// The `assay.toml`, as a string.
     pub fn config(&self) -> String {
-        self.dir.path().join("assay.toml").to_str().unwrap().to_owned()
+        self.dir.path().join("cases/assay.toml").to_str().unwrap().to_owned()
     }
 
     /// A folder in the project (not created).
@@ -267,7 +268,7 @@ impl Project {
         );
     }
 
-    /// Runs `assay run cases/ --config assay.toml` with results and JUnit in
+    /// Runs `assay run cases/ --config cases/assay.toml` with results and JUnit in
     /// the project, every case on the terminal (`--verbose`), and `extra`
     /// arguments, under the bound.
     pub fn run(&self, extra: &[&str]) -> Run {

@@ -19,6 +19,7 @@ mod connections_http;
 mod connections_openai;
 #[cfg(unix)]
 mod cpu_threads;
+mod daily_use;
 mod deterministic;
 mod diff;
 mod discovery;

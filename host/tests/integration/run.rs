@@ -21,8 +21,14 @@ fn results(dir: &Path) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// The result of the case whose id is `id` or ends in `/id` (ids are
+/// paths from the project's root: `fixtures/cases/…` in this repository).
 fn result<'a>(results: &'a [Value], id: &str) -> &'a Value {
-    results.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("no result for {id} in {results:?}"))
+    let suffix = format!("/{id}");
+    results
+        .iter()
+        .find(|r| r["id"] == id || r["id"].as_str().is_some_and(|i| i.ends_with(&suffix)))
+        .unwrap_or_else(|| panic!("no result for {id} in {results:?}"))
 }
 
 /// Runs `assay run` with a results directory in `out` and the given args.
@@ -285,7 +291,7 @@ fn list_and_filter_select_cases_without_running_them() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let listed = stdout(&output);
     let ids: Vec<&str> = listed.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
-    assert_eq!(ids, ["cases/math_guy/multiply", "cases/math_guy/operations"]);
+    assert_eq!(ids, ["fixtures/cases/math_guy/multiply", "fixtures/cases/math_guy/operations"]);
 
     let output = assay(&["run", "fixtures/", "--filter", "no-such-case"]);
     assert_eq!(output.status.code(), Some(2));
@@ -445,7 +451,7 @@ fn a_case_asking_for_more_samples_than_the_cap_is_an_error_and_assay_toml_raises
     let run = |toml: &str| {
         let started = std::time::Instant::now();
         let (output, lines) = run_with_config(dir.path(), toml);
-        let status = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
+        let status = |id: &str| lines.iter().find(|l| l["id"] == format!("cases/{id}")).cloned().unwrap_or_default();
         (output, status("huge"), status("many"), status("good"), started.elapsed())
     };
     let (output, huge, many, good, took) = run("");
@@ -484,7 +490,7 @@ fn a_case_planning_more_checks_than_the_cap_is_an_error_and_assay_toml_raises_it
     std::fs::write(dir.path().join("cases/good.hocon"), good).unwrap();
     let run = |toml: &str| {
         let (output, lines) = run_with_config(dir.path(), toml);
-        let case = |id: &str| lines.iter().find(|l| l["id"] == id).cloned().unwrap_or_default();
+        let case = |id: &str| lines.iter().find(|l| l["id"] == format!("cases/{id}")).cloned().unwrap_or_default();
         let bytes = lines.iter().map(|line| line.to_string().len()).sum::<usize>();
         (output, case("many"), case("good"), bytes)
     };

@@ -43,7 +43,12 @@ fn run_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> (std::process::Ou
 
 /// The error message of the results line `id`.
 fn error_of<'a>(lines: &'a [Value], id: &str) -> &'a str {
-    let line = lines.iter().find(|l| l["id"] == id).unwrap_or_else(|| panic!("no case {id} in {lines:?}"));
+    // Ids are paths from the project's root: `cases/…` for what a test
+    // keeps in `cases/`.
+    let line = lines
+        .iter()
+        .find(|l| l["id"] == id || l["id"] == format!("cases/{id}"))
+        .unwrap_or_else(|| panic!("no case {id} in {lines:?}"));
     assert_eq!(line["status"], "error", "{line}");
     line["error"]["message"].as_str().unwrap_or_else(|| panic!("no error message in {line}"))
 }
@@ -72,7 +77,7 @@ fn a_contributed_suite_runs_no_command_until_trusted() {
     assert!(!pwned.exists(), "the data suite's command ran");
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
     assert_eq!(lines.len(), 2, "the good case and one error case for the suite: {lines:?}");
-    assert_eq!(lines.iter().find(|l| l["id"] == "good").unwrap()["status"], "passed");
+    assert_eq!(lines.iter().find(|l| l["id"] == "cases/good").unwrap()["status"], "passed");
     let error = error_of(&lines, "contrib/x");
     assert!(error.contains("it is data") && error.contains("runs `sh -c 'id > PWNED; env >> PWNED'`"), "{error}");
     assert!(error.contains("[trust]\ncommands = [\"cases/contrib/x.suite.toml\"]"), "{error}");

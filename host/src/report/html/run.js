@@ -268,7 +268,7 @@ function draw(DATA) {
 
   function interactionView(it) {
     var box = el("div", { className: "interaction" });
-    var head = "interaction " + it.index + ": " + (it.passed ? "passed" : "did not pass") + " · agent " + ms(it.agent_ms) + " · in all " + ms(it.duration_ms);
+    var head = "interaction " + (it.index + 1) + ": " + (it.passed ? "passed" : "did not pass") + " · agent " + ms(it.agent_ms) + " · in all " + ms(it.duration_ms);
     if (it.usage) head += " · tokens " + it.usage.prompt_tokens + " + " + it.usage.completion_tokens;
     box.appendChild(el("h4", { className: it.passed ? "pass" : "fail", text: head }));
     if (it.error) box.appendChild(el("p", { className: "error request-error", text: "request failed (" + it.error.kind + "): " + it.error.message }));

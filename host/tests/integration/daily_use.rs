@@ -1,0 +1,199 @@
+//! What a day with assay needs (issue "Every day with assay"): the project
+//! found from a subfolder, case ids that do not depend on how a path was
+//! typed, `results/latest` and the commands that default to it, reruns that
+//! never pass by running nothing, a case that checks nothing refused,
+//! `--fail-fast`/`--max-fail`, `NO_COLOR`/`CLICOLOR_FORCE`, and `--quiet`'s
+//! reasons.
+
+use crate::util::{assay_command, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const PASSING: &str = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: hi } } } ] }"#;
+const FAILING: &str = r#"{ agent: echo, interactions: [ { text: hi, response: { text: { value: bye } } } ] }"#;
+
+/// A project: `assay.toml` at its root, cases under `cases/`.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(cases: &[(&str, &str)]) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("assay.toml"), "# the project\n").unwrap();
+        for (name, text) in cases {
+            let path = dir.path().join("cases").join(format!("{name}.hocon"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Project { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `assay ARGS` run from `folder` of the project.
+    fn assay_in(&self, folder: &str, args: &[&str]) -> Output {
+        assay_command().current_dir(self.path(folder)).args(args).output().unwrap()
+    }
+
+    fn latest(&self) -> PathBuf {
+        std::fs::canonicalize(self.path("results/latest")).unwrap()
+    }
+}
+
+/// The ids and statuses of a results folder's `results.jsonl`.
+fn statuses(dir: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let mut lines: Vec<(String, String)> = text
+        .lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            (value["id"].as_str().unwrap().to_owned(), value["status"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected.iter().map(|(id, status)| ((*id).to_owned(), (*status).to_owned())).collect()
+}
+
+#[test]
+fn from_a_subfolder_the_project_is_found_ids_are_paths_from_its_root_and_latest_names_the_run() {
+    let project = Project::new(&[("greet/hello", PASSING), ("greet/bye", FAILING)]);
+    // No path: the project's folder, from a subfolder.
+    let output = project.assay_in("cases/greet", &["run"]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let first = project.latest();
+    assert!(first.starts_with(std::fs::canonicalize(project.path("results")).unwrap()), "{}", first.display());
+    assert_eq!(statuses(&first), pairs(&[("cases/greet/bye", "failed"), ("cases/greet/hello", "passed")]));
+
+    // Every spelling of a path gives the same ids.
+    for (folder, path) in
+        [("", "cases"), ("", "./cases/greet/../greet"), ("cases/greet", "."), ("cases", "greet/bye.hocon")]
+    {
+        let output = project.assay_in(folder, &["run", "--list", path]);
+        let listed = stdout(&output);
+        assert!(listed.contains("cases/greet/bye  agent echo"), "{folder} {path}: {listed}{}", stderr(&output));
+    }
+
+    // `--rerun-failed` with no folder reruns the last run's failures,
+    // whichever spelling the rerun's paths use, and becomes the latest.
+    let output = project.assay_in("cases", &["run", "greet", "--rerun-failed"]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("latest: 1 of 2 cases\n"), "{}", stdout(&output));
+    let rerun = project.latest();
+    assert_ne!(rerun, first);
+    assert_eq!(statuses(&rerun), pairs(&[("cases/greet/bye", "failed")]));
+
+    // `assay report` and `assay diff` default to the last runs.
+    let output = project.assay_in("cases/greet", &["report"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(rerun.join("report.html").is_file());
+    let output = project.assay_in("", &["diff", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let compared: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(compared.to_string().contains("cases/greet/hello"), "the old run's case: {compared}");
+}
+
+#[test]
+fn a_rerun_that_selects_nothing_is_an_error_never_a_green_run() {
+    let project = Project::new(&[("a", PASSING), ("b", FAILING)]);
+    let output = project.assay_in("", &["run", "--rerun-failed"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("there is no last run"), "{}", stderr(&output));
+
+    assert_eq!(project.assay_in("", &["run", "cases"]).status.code(), Some(1));
+    let first = project.latest();
+    // The failed case is gone from the files: nothing to rerun is an error.
+    std::fs::remove_file(project.path("cases/b.hocon")).unwrap();
+    let output = project.assay_in("", &["run", "cases", "--rerun-failed"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let error = stderr(&output);
+    assert!(error.contains("found none of the 1 case to rerun from"), "{error}");
+    assert!(error.contains("nothing was run"), "{error}");
+    assert_eq!(project.latest(), first, "no run was made");
+
+    // A run that failed nothing has nothing to rerun.
+    let passed = project.path("passed");
+    assert_eq!(project.assay_in("", &["run", "cases", "--results", passed.to_str().unwrap()]).status.code(), Some(0));
+    let output = project.assay_in("", &["run", "cases", "--rerun-failed", passed.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("found nothing to rerun: no case of"), "{}", stderr(&output));
+
+    // No path and no project: named, with the fix.
+    let bare = tempfile::tempdir().unwrap();
+    let output = assay_command().current_dir(bare.path()).arg("run").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no path to run: name the case files or folders"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_case_that_checks_nothing_is_an_error_naming_where_a_check_goes() {
+    let unchecked = r#"{ agent: echo, interactions: [ { text: hi }, { text: again } ] }"#;
+    let project = Project::new(&[("unchecked", unchecked), ("fine", PASSING)]);
+    let output = project.assay_in("", &["run", "cases"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let out = stdout(&output);
+    assert!(out.contains(" ERROR [   0.000s] cases/unchecked"), "{out}");
+    assert!(
+        out.contains(
+            "invalid `interactions[1].response`: no interaction has a `response`, so the case would check nothing"
+        ),
+        "{out}"
+    );
+    assert_eq!(statuses(&project.latest()), pairs(&[("cases/fine", "passed"), ("cases/unchecked", "error")]));
+}
+
+#[test]
+fn fail_fast_stops_starting_cases_and_says_how_many_were_not_run() {
+    let cases: Vec<(String, &str)> = (0..6).map(|i| (format!("f{i}"), FAILING)).collect();
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+    let project = Project::new(&cases);
+    // With one slot, the case the scheduler holds ready when the first
+    // failure is reported may still run: at most one beyond the limit.
+    for (flags, limit) in [(vec!["--fail-fast"], 1), (vec!["--max-fail", "2"], 2)] {
+        let mut args = vec!["run", "cases", "-j", "1"];
+        args.extend(flags.iter().copied());
+        let output = project.assay_in("", &args);
+        assert_eq!(output.status.code(), Some(1));
+        let out = stdout(&output);
+        let ran = statuses(&project.latest()).len();
+        assert!((limit..=limit + 1).contains(&ran), "{ran} ran: {out}");
+        let cancel = format!(
+            "CANCEL {} not run: the run was stopped: {} failed or errored, and --max-fail is {limit}",
+            assay::plural::count(6 - ran, "test case"),
+            assay::plural::count(limit, "case"),
+        );
+        assert!(out.contains(&cancel), "{cancel}\n{out}");
+    }
+    let output = project.assay_in("", &["run", "cases", "--max-fail", "0"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+#[test]
+fn colour_follows_no_color_and_clicolor_force_and_quiet_keeps_a_reason() {
+    let project = Project::new(&[("bye", FAILING)]);
+    let run = |vars: &[(&str, &str)]| {
+        let mut command = assay_command();
+        command
+            .current_dir(project.path(""))
+            .args(["run", "cases"])
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        stdout(&command.envs(vars.iter().copied()).output().unwrap())
+    };
+    assert!(!run(&[]).contains('\u{1b}'), "not a terminal: no colour");
+    assert!(run(&[("CLICOLOR_FORCE", "1")]).contains("\u{1b}["), "forced");
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\u{1b}'), "NO_COLOR wins");
+
+    let output = project.assay_in("", &["run", "cases", "--quiet"]);
+    let out = stdout(&output);
+    assert!(
+        out.contains("  FAILED cases/bye: [direct] interaction 1: text value \"bye\": \"hi\" does not equal \"bye\""),
+        "{out}"
+    );
+}
