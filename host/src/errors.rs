@@ -1244,6 +1244,12 @@ pub enum AuthoringError {
     /// The scaffold's folder has files in it already.
     #[error("`{}` already exists and is not empty", .0.display())]
     NotEmpty(std::path::PathBuf),
+    /// A file `assay init` would write exists.
+    #[error(
+        "`{}` exists already: `assay init` makes a new project and changes nothing of one\n\nConsider `assay init DIR` for a new folder",
+        .0.display()
+    )]
+    Exists(std::path::PathBuf),
     /// A path given cannot be made absolute (an empty one, or no current
     /// directory).
     #[error("failed to make `{}` absolute: {cause}", path.display())]
@@ -1362,6 +1368,7 @@ impl AuthoringError {
             self,
             AuthoringError::BadName(_)
                 | AuthoringError::NotEmpty(_)
+                | AuthoringError::Exists(_)
                 | AuthoringError::Manifest { .. }
                 | AuthoringError::NoWasmToolchain
                 | AuthoringError::NoComponentizePy { .. }

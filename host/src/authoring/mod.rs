@@ -4,7 +4,8 @@
 //! here, and loads it as assay would to check it. The `assay plugin new`
 //! and `assay plugin build` commands are these two functions and printing.
 //! [`scaffold_python`] makes a Python metric plugin instead, which
-//! [`build`] builds with componentize-py (`python/`).
+//! [`build`] builds with componentize-py (`python/`). [`init_project`]
+//! makes a new project (`assay init`).
 //!
 //! Files: `scaffold.rs` (the name, the folder, the files written),
 //! `template.rs` (the crate's `Cargo.toml` and `src/lib.rs`), `sdk.rs` (the
@@ -14,6 +15,7 @@
 
 mod build;
 mod built;
+mod init;
 mod python;
 mod scaffold;
 mod sdk;
@@ -22,5 +24,6 @@ mod toolchain;
 
 pub use build::build;
 pub use built::{BuildOptions, BuildStep, BuiltPlugin};
+pub use init::init_project;
 pub use python::scaffold_python;
 pub use scaffold::{Scaffold, ScaffoldOptions, SdkDependency, scaffold};

@@ -17,6 +17,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a project here: an assay.toml, a case against a demo agent
+    /// and a CI workflow.
+    Init(InitArgs),
     /// Run test cases against their agents and check every response.
     Run(RunArgs),
     /// List the loaded matcher plugins: their keys, version, source and sha256.
@@ -66,6 +69,14 @@ pub enum AgentCommand {
     Serve(ServeArgs),
     /// List the agents `direct` connections can reach.
     List(AgentListArgs),
+}
+
+/// `assay init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project's folder [default: the current one].
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `assay plugin ...`.
@@ -319,6 +330,11 @@ pub struct RunArgs {
     /// List the selected cases and exit without running them.
     #[arg(long)]
     pub list: bool,
+    /// Run again whenever a file of the project changes: the case files
+    /// that changed, or every case when assay.toml, a plugin or a file
+    /// cases read changed (until Ctrl-C).
+    #[arg(long, conflicts_with_all = ["results", "rerun_failed", "replay", "list"])]
+    pub watch: bool,
     /// Stop starting cases after the first that fails or errors (the cases
     /// running finish; the rest are reported as not run).
     #[arg(long, conflicts_with = "max_fail")]

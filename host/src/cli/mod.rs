@@ -9,6 +9,7 @@ mod check;
 mod diff;
 mod error;
 mod eval;
+mod init;
 mod merge;
 mod options;
 mod plan;
@@ -27,6 +28,7 @@ pub use error::CliError;
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Init(args) => init::run(args),
         Command::Run(args) => run::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Check(args) => check::run(args),

@@ -7,22 +7,68 @@ use super::CliError;
 use super::args::RunArgs;
 use super::options::{announce_selection, parse_connections, results_error, seconds, write_html};
 use anyhow::Result;
+use assay::case::{CaseWatch, Changed};
+use assay::config::Config;
+use assay::errors::ProjectError;
 use assay::job::{
     CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, load_cases,
 };
+use assay::report::RunFolders;
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
 };
 use assay::run::{RunOptions, RunTimeout};
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> Result<u8> {
+    match args.watch {
+        true => watch(&args),
+        false => run_once(&args, None),
+    }
+}
+
+/// `--watch`: a run, then another of what changed whenever something
+/// does ([`CaseWatch`]), until the process is stopped. A run that cannot
+/// start (a file half-edited) says why and waits for the next change.
+fn watch(args: &RunArgs) -> Result<u8> {
+    let config = Config::discover(args.project.config.as_deref()).map_err(ProjectError::from)?;
+    let watched = match &config.file {
+        Some(_) => vec![std::fs::canonicalize(&config.dir).unwrap_or_else(|_| config.dir.clone())],
+        None if args.paths.is_empty() => return Err(ProjectError::NoPaths.into()),
+        None => args.paths.clone(),
+    };
+    let mut ignored = vec![RunFolders::of_project(&config).base().to_owned()];
+    ignored.extend([&args.junit, &args.html, &args.promptfoo_output].into_iter().flatten().cloned());
+    let watch = CaseWatch::new(&watched, &ignored).map_err(|message| CliError::Flag { flag: "--watch", message })?;
+    let shown: Vec<String> = watched.iter().map(|path| format!("`{}`", path.display())).collect();
+    let mut only = None;
+    loop {
+        if let Err(error) = run_once(args, only.take()) {
+            eprintln!("error: {error:#}");
+        }
+        println!("Watching {} for changes (Ctrl-C to stop)", shown.join(", "));
+        match watch.next() {
+            None => return Ok(assay::exit_codes::OK),
+            Some(Changed::Everything(path)) => println!("`{}` changed: running every case", path.display()),
+            Some(Changed::Cases(files)) => {
+                let names: Vec<String> = files.iter().map(|file| format!("`{}`", file.display())).collect();
+                println!("{} changed: running {}", names.join(", "), if files.len() == 1 { "it" } else { "them" });
+                only = Some(files);
+            }
+        }
+    }
+}
+
+/// One run, of `only` when given (the case files `--watch` saw change).
+fn run_once(args: &RunArgs, only: Option<Vec<PathBuf>>) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), Some(&args.server))?;
     let filter = args.filter.as_deref().map(CaseFilter::new);
-    let paths = match args.paths.is_empty() {
-        true => project.default_case_paths()?,
-        false => args.paths.clone(),
+    let paths = match (only, args.paths.is_empty()) {
+        (Some(files), _) => files,
+        (None, true) => project.default_case_paths()?,
+        (None, false) => args.paths.clone(),
     };
     let mut files = project.discover(&paths, filter.as_ref())?;
     let folders = project.run_folders();
@@ -109,7 +155,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
 
     let verbosity = args.output.verbosity();
     let latest = args.results.is_none();
-    let results_dir = args.results.unwrap_or_else(|| folders.next());
+    let results_dir = args.results.clone().unwrap_or_else(|| folders.next());
     if let Some(replay) = &options.replay {
         // Writing there would truncate the results.jsonl being replayed.
         let replayed = replay.source().parent().and_then(|dir| std::fs::canonicalize(dir).ok());
@@ -129,10 +175,10 @@ pub fn run(args: RunArgs) -> Result<u8> {
     }
     let mut reporters =
         ReporterSet::builder().results_dir(results).terminal(Terminal::stdio(verbosity)).redactor(redactor);
-    if let Some(path) = args.junit {
+    if let Some(path) = args.junit.clone() {
         reporters = reporters.junit(JunitReport::new(path));
     }
-    let mut promptfoo_output = args.promptfoo_output.map(|path| project.promptfoo_output(path));
+    let mut promptfoo_output = args.promptfoo_output.clone().map(|path| project.promptfoo_output(path));
     if let Some(output) = promptfoo_output.as_mut() {
         reporters = reporters.reporter(output);
     }

@@ -197,3 +197,89 @@ fn colour_follows_no_color_and_clicolor_force_and_quiet_keeps_a_reason() {
         "{out}"
     );
 }
+
+#[test]
+fn init_makes_a_project_whose_case_passes_and_never_overwrites_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = assay_command().current_dir(dir.path()).args(["init", "proj"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "Created proj/assay.toml\nCreated proj/cases/hello.hocon\nCreated proj/.github/workflows/assay.yml\nNext:\n  cd proj\n  assay run             # runs cases/ against the demo agent `echo`\n  then point cases/hello.hocon's `agent` at yours (see the README, \"Test cases\")\n"
+    );
+    let project = dir.path().join("proj");
+    let output = assay_command().current_dir(&project).arg("run").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("1 test case: 1 passed"), "{}", stdout(&output));
+
+    let before = std::fs::read_to_string(project.join("assay.toml")).unwrap();
+    std::fs::write(project.join("cases/hello.hocon"), "mine").unwrap();
+    let again = assay_command().current_dir(&project).arg("init").output().unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("`./assay.toml` exists already"), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(project.join("assay.toml")).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(project.join("cases/hello.hocon")).unwrap(), "mine");
+}
+
+/// Lines of a child's stdout, as they come.
+fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead as _;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// The lines up to and including the next that starts with `until`.
+fn read_until(lines: &std::sync::mpsc::Receiver<String>, until: &str) -> Vec<String> {
+    let mut read = Vec::new();
+    loop {
+        match lines.recv_timeout(std::time::Duration::from_secs(30)) {
+            Ok(line) => {
+                let done = line.starts_with(until);
+                read.push(line);
+                if done {
+                    return read;
+                }
+            }
+            Err(_) => panic!("no line starting with {until:?} within 30 s; read:\n{}", read.join("\n")),
+        }
+    }
+}
+
+#[test]
+fn watch_reruns_the_case_file_that_changed_and_everything_when_assay_toml_does() {
+    let project = Project::new(&[("a", PASSING), ("b", FAILING)]);
+    let mut child = assay_command()
+        .current_dir(project.path("cases"))
+        .args(["run", "--watch"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(&mut child);
+    let first = read_until(&lines, "Watching ");
+    assert!(first.iter().any(|l| l == "Running 2 test cases"), "{first:?}");
+
+    std::fs::write(project.path("cases/b.hocon"), PASSING).unwrap();
+    let second = read_until(&lines, "Watching ");
+    let changed = std::fs::canonicalize(project.path("cases/b.hocon")).unwrap();
+    assert_eq!(second[0], format!("`{}` changed: running it", changed.display()), "{second:?}");
+    assert!(second.iter().any(|l| l == "Running 1 test case"), "{second:?}");
+    assert!(second.iter().any(|l| l.starts_with("Summary") && l.contains("1 passed")), "{second:?}");
+
+    std::fs::write(project.path("assay.toml"), "# changed\n").unwrap();
+    let third = read_until(&lines, "Watching ");
+    assert!(third[0].ends_with("assay.toml` changed: running every case"), "{third:?}");
+    assert!(third.iter().any(|l| l.starts_with("Summary") && l.contains("2 passed")), "{third:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+    // Each run is a run of its own; the last is the latest.
+    assert_eq!(statuses(&project.latest()), pairs(&[("cases/a", "passed"), ("cases/b", "passed")]));
+}

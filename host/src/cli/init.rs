@@ -1,0 +1,22 @@
+//! `assay init [DIR]`: a new project ([`assay::authoring::init_project`]),
+//! and what to do next.
+
+use super::CliError;
+use super::args::InitArgs;
+use anyhow::Result;
+use std::path::PathBuf;
+
+pub fn run(args: InitArgs) -> Result<u8> {
+    let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
+    let written = assay::authoring::init_project(&dir).map_err(CliError::from)?;
+    for path in &written {
+        println!("Created {}", path.strip_prefix(".").unwrap_or(path).display());
+    }
+    println!("Next:");
+    if dir != PathBuf::from(".") {
+        println!("  cd {}", dir.display());
+    }
+    println!("  assay run             # runs cases/ against the demo agent `echo`");
+    println!("  then point cases/hello.hocon's `agent` at yours (see the README, \"Test cases\")");
+    Ok(assay::exit_codes::OK)
+}
