@@ -13,7 +13,7 @@ pub fn run(args: InitArgs) -> Result<u8> {
         println!("Created {}", path.strip_prefix(".").unwrap_or(path).display());
     }
     println!("Next:");
-    if dir != PathBuf::from(".") {
+    if dir != std::path::Path::new(".") {
         println!("  cd {}", dir.display());
     }
     println!("  assay run             # runs cases/ against the demo agent `echo`");
