@@ -197,6 +197,20 @@ impl Project {
         self.runtime.on_slow_compile(notice);
     }
 
+    /// The git commit the project's folder is at, when it is in a
+    /// repository and `git` is installed (for the report's header).
+    pub fn git_commit(&self) -> Option<String> {
+        let output = std::process::Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .current_dir(&self.config.dir)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let commit = String::from_utf8(output.stdout).ok()?.trim().to_owned();
+        (output.status.success() && !commit.is_empty()).then_some(commit)
+    }
+
     /// What a run given no path runs: `[cases] paths` (relative to the
     /// configuration), else the project's folder; with no `assay.toml`,
     /// nothing ([`ProjectError::NoPaths`]).

@@ -13,10 +13,10 @@ use assay::errors::ProjectError;
 use assay::job::{
     CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, load_cases,
 };
-use assay::report::RunFolders;
 use assay::report::{
     JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
 };
+use assay::report::{RunFolders, RunInfo};
 use assay::run::{RunOptions, RunTimeout};
 use std::io::Write;
 use std::path::PathBuf;
@@ -167,9 +167,11 @@ fn run_once(args: &RunArgs, only: Option<Vec<PathBuf>>) -> Result<u8> {
             return Err(CliError::Flag { flag: "--results", message }.into());
         }
     }
+    let info = RunInfo::now().with_command(std::env::args()).with_commit(project.git_commit());
     let results = ResultsDir::create(&results_dir)
         .map_err(|e| results_error(&results_dir, e))?
-        .with_provenance(provenance.clone());
+        .with_provenance(provenance.clone())
+        .with_run_info(info);
     if latest && let Err(error) = folders.mark_latest(&results_dir) {
         eprintln!("warning: `{}` does not point at this run: {error}", folders.latest().display());
     }

@@ -172,6 +172,9 @@ pub struct ConnectionRun {
 pub struct InteractionResult {
     /// 0-based index in the case.
     pub index: usize,
+    /// What was sent (absent in results written before assay recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestRecord>,
     /// Whether the request succeeded and every check passed.
     pub passed: bool,
     /// The checks, in plan order (empty if the request failed).
@@ -197,6 +200,19 @@ pub struct InteractionResult {
     pub agent_ms: f64,
     /// Wall-clock time of the request and its checks, in milliseconds.
     pub duration_ms: f64,
+}
+
+/// What an interaction sent the agent: its text and the sly_data it
+/// carried (its own and what earlier turns returned), as the reports show
+/// them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// The text sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The sly_data sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sly_data: Option<Map<String, Value>>,
 }
 
 /// The reduced response, as kept in results: all of what the checks and

@@ -35,6 +35,7 @@ fn sample(index: u32, checks: Vec<CheckResult>, text: &str, millis: f64) -> Samp
     let passed = checks.iter().all(|c| c.verdict.passed());
     let interaction = InteractionResult {
         index: 0,
+        request: Some(crate::job::RequestRecord { text: Some("hello".into()), sly_data: None }),
         passed,
         checks,
         error: None,

@@ -35,6 +35,7 @@ pub struct ResultsDir {
     flags: FlagCounts,
     suites: SuiteTally,
     provenance: Provenance,
+    info: RunInfo,
 }
 
 /// Where a run's cases came from beyond its case files, as `summary.json`
@@ -56,6 +57,57 @@ pub struct Provenance {
     /// (`--allow-missing`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing_shards: Vec<Shard>,
+}
+
+/// Who made the run, and when, as `summary.json`'s `run` records it (the
+/// HTML report's header): assay's version, the start time, and what the
+/// caller says of itself (the command line, the project's commit).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// The version of assay that ran it.
+    pub assay: String,
+    /// When it started (UTC, RFC 3339).
+    pub started_at: String,
+    /// The command that ran it, arguments as given (a URL's user and
+    /// password left out).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// The project's git commit, when it is in a repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl RunInfo {
+    /// This assay, starting now.
+    pub fn now() -> RunInfo {
+        RunInfo {
+            assay: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            command: Vec::new(),
+            commit: None,
+        }
+    }
+
+    /// The same, run by `command` (a URL's `user:password@` is left out).
+    pub fn with_command(self, command: impl IntoIterator<Item = String>) -> RunInfo {
+        RunInfo { command: command.into_iter().map(|arg| without_userinfo(&arg)).collect(), ..self }
+    }
+
+    /// The same, of the project at `commit`.
+    pub fn with_commit(self, commit: Option<String>) -> RunInfo {
+        RunInfo { commit, ..self }
+    }
+}
+
+/// `arg` with the `user:password@` of a URL in it left out.
+fn without_userinfo(arg: &str) -> String {
+    let Some(scheme_end) = arg.find("://") else { return arg.to_owned() };
+    let rest = &arg[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}://…@{}", &arg[..scheme_end], &rest[at + 1..]),
+        None => arg.to_owned(),
+    }
 }
 
 /// A line of `results.jsonl`.
@@ -87,6 +139,7 @@ struct SummaryFile<'a> {
     suites: Vec<SuiteSummary>,
     #[serde(flatten)]
     provenance: &'a Provenance,
+    run: &'a RunInfo,
 }
 
 impl ResultsDir {
@@ -106,6 +159,7 @@ impl ResultsDir {
             flags: FlagCounts::default(),
             suites: SuiteTally::default(),
             provenance: Provenance::default(),
+            info: RunInfo::now(),
         })
     }
 
@@ -117,6 +171,11 @@ impl ResultsDir {
     /// The same, recording `provenance` in `summary.json`.
     pub fn with_provenance(self, provenance: Provenance) -> ResultsDir {
         ResultsDir { provenance, ..self }
+    }
+
+    /// The same, recording `info` as `summary.json`'s `run`.
+    pub fn with_run_info(self, info: RunInfo) -> ResultsDir {
+        ResultsDir { info, ..self }
     }
 
     /// Appends `case` as another results directory recorded it: its line
@@ -202,6 +261,7 @@ impl Reporter for ResultsDir {
                     flags: self.flags,
                     suites: self.suites.suites(),
                     provenance: &self.provenance,
+                    run: &self.info,
                 };
                 let mut text = self.redactor.to_json(&file, true)?;
                 text.push(b'\n');
@@ -231,7 +291,11 @@ mod tests {
     fn write_cases(cases: Vec<CaseResult>, summary: impl Fn(RunSummary) -> RunSummary) -> (String, String) {
         let dir = tempfile::tempdir().unwrap();
         let summary = summary(fixtures::summary(&cases));
-        let mut results = ResultsDir::create(dir.path()).unwrap().with_redactor(Redactor::new([SECRET]));
+        let info = RunInfo { started_at: "2026-11-29T04:00:00Z".into(), ..RunInfo::now() }
+            .with_command(["assay", "run", "--agent-url", "https://ada:hunter2@example.com/x"].map(String::from))
+            .with_commit(Some("0123456789ab".into()));
+        let mut results =
+            ResultsDir::create(dir.path()).unwrap().with_redactor(Redactor::new([SECRET])).with_run_info(info);
         for event in fixtures::events(&cases, &summary) {
             results.report(&event).unwrap();
         }

@@ -8,7 +8,7 @@ use crate::case::Connection;
 use crate::check::Target;
 use crate::errors::Fault;
 use crate::errors::{AgentError, AgentErrorKind};
-use crate::job::{ConnectionRun, InteractionResult, ResponseRecord, RunError};
+use crate::job::{ConnectionRun, InteractionResult, RequestRecord, ResponseRecord, RunError};
 use crate::job::{Job, PassRule};
 use crate::plugin::{self, Registry, ResponseView};
 use crate::run::cpu_threads::CpuThreads;
@@ -78,6 +78,8 @@ pub async fn converse(
         if let Some(sent) = &interaction.sly_data {
             sly_data.extend(sent.clone());
         }
+        let text = (!interaction.text.is_empty()).then(|| interaction.text.clone());
+        let sent = RequestRecord { text, sly_data: (!sly_data.is_empty()).then(|| sly_data.clone()) };
         let request = ChatRequest {
             agent: job.agent.clone(),
             text: interaction.text.clone(),
@@ -112,7 +114,7 @@ pub async fn converse(
         let response = match answer {
             Ok(response) => response,
             Err(error) => {
-                interactions.push(failed(index, error, started));
+                interactions.push(failed(index, sent, error, started));
                 break;
             }
         };
@@ -180,13 +182,14 @@ pub async fn converse(
             }
         };
         let Ok((checks, logs, response)) = evaluated else {
-            interactions.push(failed(index, deadline.checks_error(index), started));
+            interactions.push(failed(index, sent, deadline.checks_error(index), started));
             break;
         };
         let passed = interaction.pass_rule.passes(&checks);
         let (usage, cost) = (response.usage, response.cost);
         interactions.push(InteractionResult {
             index,
+            request: Some(sent),
             passed,
             checks,
             error: None,
@@ -213,9 +216,10 @@ fn agent_failed(error: AgentError) -> RunError {
     RunError { kind: error.kind.kind(), message: error.to_string() }
 }
 
-fn failed(index: usize, error: RunError, started: Instant) -> InteractionResult {
+fn failed(index: usize, sent: RequestRecord, error: RunError, started: Instant) -> InteractionResult {
     InteractionResult {
         index,
+        request: Some(sent),
         passed: false,
         checks: Vec::new(),
         error: Some(error),

@@ -351,3 +351,85 @@ fn the_diff_page_shows_the_regression_and_every_changed_case() {
     let searched = dom(&page_path, "q=mends", true);
     assert!(searched.contains("Newly passing (1 of 1)") && searched.contains("Newly failing (0 of 1)"), "{searched}");
 }
+
+#[test]
+fn failures_come_first_with_why_sort_by_any_column_group_by_cause_and_show_the_request() {
+    let work = tempfile::tempdir().unwrap();
+    let cases = work.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    let case = |expected: &str| {
+        format!(
+            r#"{{ agent: echo, interactions: [ {{ text: "hi there", sly_data: {{ user: "ada" }}, response: {{ text: {{ value: "{expected}" }} }} }} ] }}"#
+        )
+    };
+    // 30 cases fail by one cause, 2 by another, 3 pass.
+    for i in 0..30 {
+        std::fs::write(cases.join(format!("same-{i:02}.hocon")), case(&format!("bye {i}"))).unwrap();
+    }
+    let keywords =
+        r#"{ agent: echo, interactions: [ { text: "hi there", response: { text: { keywords: "moon" } } } ] }"#;
+    for i in 0..2 {
+        std::fs::write(cases.join(format!("moon-{i}.hocon")), keywords).unwrap();
+    }
+    for i in 0..3 {
+        std::fs::write(cases.join(format!("a-pass-{i}.hocon")), case("hi there")).unwrap();
+    }
+    let (results, html) = (work.path().join("results"), work.path().join("report.html"));
+    let output = assay(&[
+        "run",
+        cases.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let row_ids = |page: &str| -> Vec<String> {
+        page.split("<td class=\"case-id\">").skip(1).map(|rest| rest.split('<').next().unwrap().to_owned()).collect()
+    };
+
+    // Failures first (then by id), each row saying why.
+    let page = dom(&html, "size=100", true);
+    let ids = row_ids(&page);
+    assert_eq!(ids.len(), 35);
+    assert!(ids[0].ends_with("moon-0") && ids[31].ends_with("same-29") && ids[32].ends_with("a-pass-0"), "{ids:?}");
+    assert!(
+        page.contains(
+            "<td class=\"case-reason\">interaction 1: text value: \"hi there\" does not equal \"bye 0\"</td>"
+        ),
+        "{page}"
+    );
+
+    // The header says who ran it, when and how.
+    let header = page.split("id=\"run-info\"").nth(1).unwrap_or_else(|| panic!("no run-info: {page}"));
+    let header = header.split("</p>").next().unwrap();
+    assert!(header.contains(&format!("assay {} · started 20", env!("CARGO_PKG_VERSION"))), "{header}");
+    assert!(header.contains(" run ") && header.contains("--html"), "{header}");
+
+    // One row per cause, with its cases counted.
+    let causes: Vec<&str> =
+        page.split("<td class=\"cause\">").skip(1).map(|rest| rest.split('<').next().unwrap()).collect();
+    assert_eq!(causes.len(), 2, "{causes:?}");
+    assert!(causes[0].starts_with("value (fail): \"…\" does not equal \"…\""), "{causes:?}");
+    assert!(page.contains(&format!("{}</td><td class=\"num\">30</td>", causes[0])), "{page}");
+
+    // A cause's cases only, from the hash.
+    let cause: String = causes[0].replace("&amp;", "&").bytes().map(|b| format!("%{b:02X}")).collect();
+    let only = dom(&html, &format!("size=100&cause={cause}"), true);
+    assert_eq!(row_ids(&only).len(), 30, "{only}");
+
+    // Sorted by a column, either way.
+    let by_id = row_ids(&dom(&html, "size=100&sort=id&dir=desc", true));
+    let mut sorted = by_id.clone();
+    sorted.sort();
+    sorted.reverse();
+    assert_eq!(by_id, sorted);
+
+    // A case shows what was sent.
+    let id = &ids[2];
+    let opened = dom(&html, &format!("case={}", id.replace('/', "%2F")), true);
+    assert!(opened.contains("<th>sent text</th><td><pre>hi there</pre></td>"), "{opened}");
+    assert!(opened.contains("<th>sent sly_data</th>"), "{opened}");
+    let line = lines(&results).into_iter().find(|l| l["id"] == id.as_str()).unwrap();
+    assert_eq!(line["samples"][0]["runs"][0]["interactions"][0]["request"]["text"], "hi there");
+}

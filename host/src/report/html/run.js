@@ -7,21 +7,43 @@ function draw(DATA) {
   var SIZES = [50, 100, 500, 1000, 10000];
 
   // One entry per case for filtering, built once.
+  // Each case's first failure (why its row is red) and the causes of its
+  // failures (a check key and its message with the particulars taken out),
+  // for the table and the grouped failure modes.
+  function pattern(message) {
+    return String(message).split("\n")[0]
+      .replace(/`[^`]*`/g, "`…`").replace(/"(?:[^"\\]|\\.)*"/g, "\"…\"").replace(/-?\d+(?:\.\d+)?/g, "N");
+  }
   var INDEX = CASES.map(function (entry, i) {
     var r = entry.result;
-    var keys = {};
+    var keys = {}, reason = "", causes = {};
+    if (r.error) { reason = r.error.kind + ": " + r.error.message; causes[r.error.kind + ": " + pattern(r.error.message)] = true; }
     (r.samples || []).forEach(function (s) {
       s.runs.forEach(function (run) {
         run.interactions.forEach(function (it) {
-          it.checks.forEach(function (c) { keys[c.key] = true; });
+          var at = "interaction " + (it.index + 1) + ": ";
+          if (it.error) {
+            if (!reason && !s.passed) reason = at + it.error.kind + ": " + it.error.message;
+            if (!s.passed) causes[it.error.kind + ": " + pattern(it.error.message)] = true;
+          }
+          it.checks.forEach(function (c) {
+            keys[c.key] = true;
+            if (c.outcome === "pass" || c.gate === false || s.passed) return;
+            if (!reason) reason = at + c.target + " " + c.key + ": " + c.message;
+            causes[c.key + " (" + c.outcome + "): " + pattern(c.message)] = true;
+          });
         });
       });
     });
     return {
       i: i, id: r.id, status: r.status, agent: r.agent, connections: r.connections || [],
-      keys: keys, text: (r.id + "\n" + r.agent + "\n" + r.file).toLowerCase()
+      keys: keys, reason: reason.split("\n")[0], causes: Object.keys(causes),
+      samples: (r.samples || []).filter(function (s) { return s.passed; }).length, duration: r.duration_ms,
+      text: (r.id + "\n" + r.agent + "\n" + r.file).toLowerCase()
     };
   });
+  // Failures first: what a person opens a report for.
+  var STATUS_ORDER = { error: 0, failed: 1, flaky: 2, passed: 3 };
 
   // ---- the summary --------------------------------------------------------
   function summarySection() {
@@ -74,8 +96,8 @@ function draw(DATA) {
 
   // ---- charts -------------------------------------------------------------
   function histogram(dist, caption, unit) {
-    var w = 320, h = 120, pad = 18, max = Math.max.apply(null, dist.bins) || 1;
-    var chart = svg("svg", { width: w, height: h + 2 * pad, viewBox: "0 0 " + w + " " + (h + 2 * pad), role: "img" });
+    var w = 600, h = 200, pad = 18, max = Math.max.apply(null, dist.bins) || 1;
+    var chart = svg("svg", { width: "100%", viewBox: "0 0 " + w + " " + (h + 2 * pad), role: "img" });
     chart.appendChild(svg("title", {}, dist.name + ": " + caption));
     var barWidth = (w - 2) / dist.bins.length;
     dist.bins.forEach(function (count, i) {
@@ -131,32 +153,36 @@ function draw(DATA) {
     return section;
   }
 
-  // ---- failure modes (the Assessor's, computed by assay) -----------------
+  // ---- failure modes: each cause once, with the cases it failed ----------
   var MODE_ROWS = 200;
   function modesSection() {
-    var rows = [];
-    CASES.forEach(function (entry, i) {
-      entry.modes.forEach(function (mode) { rows.push({ i: i, mode: mode }); });
+    var groups = {}, order = [];
+    INDEX.forEach(function (row) {
+      row.causes.forEach(function (cause) {
+        if (!groups[cause]) { groups[cause] = []; order.push(cause); }
+        groups[cause].push(row);
+      });
     });
-    rows.sort(function (a, b) { return b.mode.samples - a.mode.samples || b.mode.occurrences - a.mode.occurrences || a.i - b.i; });
-    var section = el("section", { id: "modes" }, el("h2", { text: "Failure modes (" + rows.length + ")" }));
-    if (!rows.length) {
+    order.sort(function (a, b) { return groups[b].length - groups[a].length || (a < b ? -1 : 1); });
+    var section = el("section", { id: "modes" }, el("h2", { text: "Failure modes (" + order.length + ")" }));
+    if (!order.length) {
       section.appendChild(el("p", { className: "muted", text: "No sample failed." }));
       return section;
     }
-    var table = el("table", null, el("thead", null, el("tr", null, el("th", { text: "case" }), el("th", { text: "failure mode" }),
-      el("th", { className: "num", text: "samples" }), el("th", { className: "num", text: "occurrences" }))));
+    section.appendChild(el("p", { className: "muted", text: "Each cause once — a check key and its message with names, quotes and numbers as …/N — with the cases it failed. Click a row to list them." }));
+    var table = el("table", { id: "mode-table" }, el("thead", null, el("tr", null, el("th", { text: "cause" }),
+      el("th", { className: "num", text: "cases" }), el("th", { text: "for example" }))));
     var body = el("tbody");
-    rows.slice(0, MODE_ROWS).forEach(function (row) {
-      var id = CASES[row.i].result.id;
-      body.appendChild(el("tr", { className: "case-row", onclick: function () { change({ "case": id }); } },
-        el("td", { text: id }), el("td", { text: row.mode.description }),
-        el("td", { className: "num", text: row.mode.samples + " (" + fmt(row.mode.percent, 0) + " %)" }),
-        el("td", { className: "num", text: String(row.mode.occurrences) })));
+    order.slice(0, MODE_ROWS).forEach(function (cause) {
+      var rows = groups[cause];
+      body.appendChild(el("tr", { className: "mode-row", onclick: function () { change({ cause: cause, page: "", "case": "" }); } },
+        el("td", { className: "cause", text: cause }),
+        el("td", { className: "num", text: String(rows.length) }),
+        el("td", { text: rows.slice(0, 3).map(function (r) { return r.id; }).join(", ") + (rows.length > 3 ? ", …" : "") })));
     });
     table.appendChild(body);
     section.appendChild(table);
-    if (rows.length > MODE_ROWS) section.appendChild(el("p", { className: "muted", text: (rows.length - MODE_ROWS) + " more: filter the cases below and open one." }));
+    if (order.length > MODE_ROWS) section.appendChild(el("p", { className: "muted", text: (order.length - MODE_ROWS) + " more causes: filter the cases below and open one." }));
     return section;
   }
 
@@ -177,6 +203,7 @@ function draw(DATA) {
     if (state.connection && row.connections.indexOf(state.connection) < 0) return false;
     if (state.key && !row.keys[state.key]) return false;
     if (state.q && row.text.indexOf(state.q.toLowerCase()) < 0) return false;
+    if (state.cause && row.causes.indexOf(state.cause) < 0) return false;
     return true;
   }
 
@@ -201,7 +228,22 @@ function draw(DATA) {
         ALL.keys, state.key, "every check key"));
     section.appendChild(controls);
 
+    if (state.cause) {
+      section.appendChild(el("p", { id: "cause-filter" }, "Only the cases that failed by: " + state.cause + " ",
+        el("button", { onclick: function () { change({ cause: "", page: "" }); } }, "show every case")));
+    }
     var rows = INDEX.filter(function (row) { return matches(row, state); });
+    var sort = state.sort || "status", descending = state.dir === "desc";
+    var value = {
+      id: function (r) { return r.id; }, status: function (r) { return STATUS_ORDER[r.status]; },
+      agent: function (r) { return r.agent; }, reason: function (r) { return r.reason; },
+      samples: function (r) { return r.samples; }, duration: function (r) { return r.duration; }
+    }[sort] || function (r) { return STATUS_ORDER[r.status]; };
+    rows = rows.slice().sort(function (a, b) {
+      var x = value(a), y = value(b);
+      var order = x < y ? -1 : x > y ? 1 : (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      return descending ? -order : order;
+    });
     var size = parseInt(state.size, 10) || 100;
     var pages = Math.max(1, Math.ceil(rows.length / size));
     var page = Math.min(Math.max(parseInt(state.page, 10) || 1, 1), pages);
@@ -220,9 +262,14 @@ function draw(DATA) {
     pager.children[2].disabled = page >= pages;
     section.appendChild(pager);
 
-    var table = el("table", { id: "case-table" }, el("thead", null, el("tr", null, el("th", { text: "id" }), el("th", { text: "status" }),
-      el("th", { text: "agent" }), el("th", { text: "connections" }), el("th", { className: "num", text: "samples passed" }),
-      el("th", { className: "num", text: "duration" }))));
+    function head(column, label, num) {
+      var mark = sort === column ? (descending ? " ▼" : " ▲") : "";
+      return el("th", { className: "sortable" + (num ? " num" : ""), "data-sort": column,
+        onclick: function () { change({ sort: column, dir: sort === column && !descending ? "desc" : "", page: "" }); } }, label + mark);
+    }
+    var table = el("table", { id: "case-table" }, el("thead", null, el("tr", null, head("id", "id"), head("status", "status"),
+      head("reason", "why"), head("agent", "agent"), el("th", { text: "connections" }), head("samples", "samples passed", true),
+      head("duration", "duration", true))));
     var body = el("tbody");
     rows.slice((page - 1) * size, page * size).forEach(function (row) {
       var r = CASES[row.i].result;
@@ -232,6 +279,7 @@ function draw(DATA) {
         el("td", { className: "case-id", text: r.id }),
         el("td", null, el("span", { className: "badge " + r.status, text: r.status }),
           flags.length ? el("span", { className: "muted", text: flags.join(" ") }) : null),
+        el("td", { className: "case-reason", text: row.reason }),
         el("td", { text: r.agent }), el("td", { text: (r.connections || []).join(", ") }),
         el("td", { className: "num", text: passed + "/" + (r.samples || []).length + " (needs " + r.success_ratio + ")" }),
         el("td", { className: "num", text: ms(r.duration_ms) })));
@@ -271,6 +319,13 @@ function draw(DATA) {
     var head = "interaction " + (it.index + 1) + ": " + (it.passed ? "passed" : "did not pass") + " · agent " + ms(it.agent_ms) + " · in all " + ms(it.duration_ms);
     if (it.usage) head += " · tokens " + it.usage.prompt_tokens + " + " + it.usage.completion_tokens;
     box.appendChild(el("h4", { className: it.passed ? "pass" : "fail", text: head }));
+    if (it.request) {
+      var request = el("table", { className: "request" });
+      ["text", "sly_data"].forEach(function (part) {
+        if (it.request[part] !== undefined) request.appendChild(field("sent " + part, it.request[part]));
+      });
+      box.appendChild(request);
+    }
     if (it.error) box.appendChild(el("p", { className: "error request-error", text: "request failed (" + it.error.kind + "): " + it.error.message }));
     if (it.checks.length) box.appendChild(checksTable(it.checks));
     if (it.response) {
@@ -470,11 +525,18 @@ function draw(DATA) {
     }
     app.textContent = "";
     app.appendChild(el("h1", { text: "assay report: " + DATA.title }));
+    var run = DATA.summary && DATA.summary.run;
+    if (run) {
+      var made = ["assay " + run.assay, "started " + run.started_at];
+      if (run.commit) made.push("commit " + run.commit);
+      app.appendChild(el("p", { id: "run-info", className: "muted" }, made.join(" · "),
+        run.command ? el("code", { text: " " + run.command.map(function (a) { return /[\s"']/.test(a) ? JSON.stringify(a) : a; }).join(" ") }) : null));
+    }
     if (state["case"]) app.appendChild(detailSection(state["case"]));
     app.appendChild(fixed.summary);
     fixed.commands.forEach(function (section) { app.appendChild(section); });
-    app.appendChild(casesSection(state));
     app.appendChild(fixed.modes);
+    app.appendChild(casesSection(state));
     app.appendChild(fixed.charts);
     if (state["case"]) window.scrollTo(0, 0);
   }
