@@ -417,9 +417,14 @@ impl OutputArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The results directory of a run (it holds results.jsonl and
-    /// summary.json) [default: results/latest, the last run].
+    /// summary.json) [default: results/latest, the last run]; two or more,
+    /// oldest first, make the page of their history.
     #[arg(value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub dirs: Vec<PathBuf>,
+    /// Where the history page goes [default: history.html beside the last
+    /// DIR].
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `assay merge`.

@@ -111,8 +111,8 @@ pub struct SampleResult {
     pub runs: Vec<ConnectionRun>,
     /// Wall-clock time, in milliseconds.
     pub duration_ms: f64,
-    /// Whether its answers (the responses, and the actual values its
-    /// checks saw) were left out: its case had kept
+    /// Whether its answers (the requests and responses, and the actual
+    /// values its checks saw) were left out: its case had kept
     /// [`MAX_KEPT_ANSWER_BYTES`] of earlier samples' already. Its verdicts
     /// are kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -132,10 +132,11 @@ impl SampleResult {
         serde_json::to_vec(self).map_or(0, |line| line.len())
     }
 
-    /// Leaves its answers out: each interaction's response and each
-    /// check's actual value; the verdicts stay.
+    /// Leaves its answers out: each interaction's request and response
+    /// and each check's actual value; the verdicts stay.
     pub fn leave_answers_out(&mut self) {
         for interaction in self.runs.iter_mut().flat_map(|run| &mut run.interactions) {
+            interaction.request = None;
             interaction.response = None;
             for check in &mut interaction.checks {
                 check.actual = None;

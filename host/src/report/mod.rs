@@ -55,7 +55,7 @@ pub use describe::{failure_lines, sample_failure_lines};
 pub use diff::{Allowances, DiffOptions, RunDiff, diff};
 pub use diff_terminal::write_diff;
 pub use evaluation::{write_assessment, write_eval, write_json_report, write_validation};
-pub use html::{render_diff_to, render_report, render_report_to};
+pub use html::{render_diff_to, render_history_to, render_report, render_report_to};
 pub use junit::JunitReport;
 pub use merge::{MergeOptions, Merged, MergedDir, merge};
 pub use promptfoo_output::PromptfooOutput;

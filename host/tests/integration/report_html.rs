@@ -433,3 +433,42 @@ fn failures_come_first_with_why_sort_by_any_column_group_by_cause_and_show_the_r
     let line = lines(&results).into_iter().find(|l| l["id"] == id.as_str()).unwrap();
     assert_eq!(line["samples"][0]["runs"][0]["interactions"][0]["request"]["text"], "hi there");
 }
+
+#[test]
+fn the_history_page_of_three_runs_shows_each_pass_rate_and_what_changed() {
+    let work = tempfile::tempdir().unwrap();
+    let cases = work.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    let case = |expected: &str| {
+        format!(
+            r#"{{ agent: echo, interactions: [ {{ text: "hi", response: {{ text: {{ value: "{expected}" }} }} }} ] }}"#
+        )
+    };
+    std::fs::write(cases.join("steady.hocon"), case("hi")).unwrap();
+    let mut dirs = Vec::new();
+    for (run, expected) in ["hi", "bye", "hi"].iter().enumerate() {
+        std::fs::write(cases.join("moving.hocon"), case(expected)).unwrap();
+        let dir = work.path().join(format!("run-{run}"));
+        assay(&["run", cases.to_str().unwrap(), "--results", dir.to_str().unwrap()]);
+        dirs.push(dir);
+    }
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    let output = assay(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let page = work.path().join("history.html");
+    assert_eq!(stdout(&output), format!("HTML history of 3 runs in {}\n", page.display()));
+    let dom = dom(&page, "", true);
+    let rates: Vec<&str> =
+        dom.split("<td class=\"num pass-rate\">").skip(1).map(|rest| rest.split('<').next().unwrap()).collect();
+    assert_eq!(rates, ["100.0 %", "50.0 %", "100.0 %"], "{dom}");
+    assert_eq!(dom.matches("<circle class=\"rate-point\"").count(), 3, "{dom}");
+    let changed: Vec<&str> =
+        dom.split("<li class=\"changed-case\">").skip(1).map(|rest| rest.split('<').next().unwrap()).collect();
+    assert_eq!(changed.len(), 2, "{dom}");
+    assert!(
+        changed[0].ends_with("moving (passed → failed)") && changed[1].ends_with("moving (failed → passed)"),
+        "{changed:?}"
+    );
+    assert!(dom.contains("run-0 → run-1") && dom.contains("run-1 → run-2"), "{dom}");
+}

@@ -8,10 +8,12 @@
 //! no text of a case can end the element or become markup; compressed, a
 //! 10,000-case run's data is a tenth of its JSON.
 //!
-//! Two pages: a run's report ([`render_report`], view `run.js`, data
+//! Three pages: a run's report ([`render_report`], view `run.js`, data
 //! [`model`], with the sections of `assess`, `eval` and `validate` when the
-//! run was one), and two runs compared ([`render_diff_to`], view `diff.js`,
-//! data the [`RunDiff`] `assay diff --json` prints).
+//! run was one), two runs compared ([`render_diff_to`], view `diff.js`,
+//! data the [`RunDiff`] `assay diff --json` prints), and the history of
+//! several runs ([`render_history_to`], view `history.js`, data
+//! `history.rs`).
 //!
 //! What a page shows is computed here, with the library's own code (the
 //! Assessor's failure modes, the suites' case scores, the diff), so the
@@ -19,6 +21,7 @@
 //! renders one page of a long table at a time, so that 10,000 cases stay
 //! fast. It puts every text in the page as text (never as markup).
 
+mod history;
 mod model;
 
 use crate::errors::HtmlReportError;
@@ -36,6 +39,8 @@ const COMMON_JS: &str = include_str!("common.js");
 const RUN_JS: &str = include_str!("run.js");
 /// The view of two runs compared.
 const DIFF_JS: &str = include_str!("diff.js");
+/// The view of several runs.
+const HISTORY_JS: &str = include_str!("history.js");
 
 /// Allows nothing from outside the file: inline styles and scripts, and
 /// images only as `data:` URLs.
@@ -70,6 +75,15 @@ pub fn render_diff_to(diff: &RunDiff, path: &Path) -> Result<(), HtmlReportError
     let title = format!("assay diff: {} → {}", name(&diff.old.dir), name(&diff.new.dir));
     let regressions = diff.verdict.regressions.iter().map(|r| r.describe()).collect();
     write_page(path, &title, DIFF_JS, &DiffPage { title: title.clone(), diff, regressions })
+}
+
+/// Writes the history of `runs` (two or more, oldest first) to `path`
+/// (`assay report A B C…`): each run's counts, pass rate and mean score per
+/// check key, the pass rate drawn across them, and the cases whose status
+/// changed from each run to the next.
+pub fn render_history_to(runs: &[crate::report::ResultsOfRun], path: &Path) -> Result<(), HtmlReportError> {
+    let page = history::history(runs);
+    write_page(path, &format!("assay history: {}", page.title), HISTORY_JS, &page)
 }
 
 /// What the diff page shows: the diff as `assay diff --json` prints it,
