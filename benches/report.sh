@@ -21,7 +21,7 @@ target/debug/examples/gen_suite "$work/suite" "$cases" >/dev/null
 "$assay" run "$work/suite" --config "$work/suite/assay.toml" --quiet --results "$work/results" >/dev/null || true
 
 start=$(date +%s.%N)
-"$assay" report "$work/results" >/dev/null
+peak_kb=$( { /usr/bin/time -f %M "$assay" report "$work/results" >/dev/null; } 2>&1 | tail -1 )
 end=$(date +%s.%N)
 report="$work/results/report.html"
 bytes=$(stat -c %s "$report")
@@ -39,5 +39,5 @@ for run in 1 2 3; do
     printf 'load %d: first screen drawn at %s ms (performance.now()), %d rows; chromium process %.2f s\n' \
         "$run" "$drawn" "$rows" "$(echo "$t1 - $t0" | bc)"
 done
-printf '%d cases: report.html %.1f MB, rendered by `assay report` (debug build) in %.2f s\n' \
-    "$cases" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "$end - $start" | bc)"
+printf '%d cases: report.html %.1f MB, rendered by `assay report` (debug build) in %.2f s, peak %d MB resident\n' \
+    "$cases" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "$end - $start" | bc)" "$((peak_kb / 1024))"

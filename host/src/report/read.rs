@@ -148,6 +148,42 @@ pub fn read_results_dir(dir: &Path) -> Result<ResultsOfRun, ReadResultsError> {
     Ok(ResultsOfRun { dir: dir.to_owned(), summary, cases })
 }
 
+/// [`read_results_dir`] a line at a time, for readers that must not hold
+/// the whole run (the HTML report of a large one): `visit` gets each line
+/// of `results.jsonl` (its 1-based number and text; blank lines skipped,
+/// ids checked unique as they come) and the summary is returned with the
+/// directory's path. The same errors as [`read_results_dir`].
+pub fn stream_results_dir<E>(
+    dir: &Path,
+    visit: impl FnMut(usize, &str) -> Result<(), E>,
+) -> Result<(PathBuf, Option<SummaryOfRun>), StreamError<E>> {
+    let dir = match dir.file_name() {
+        Some(name) if name == "results.jsonl" && dir.is_file() => dir.parent().unwrap_or(Path::new(".")),
+        _ => dir,
+    };
+    let lines_path = dir.join("results.jsonl");
+    if !lines_path.is_file() {
+        if !dir.is_dir() {
+            let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory");
+            return Err(StreamError::Read(ReadResultsError::Read { path: dir.to_owned(), cause }));
+        }
+        return Err(StreamError::Read(ReadResultsError::NotAResultsDir { dir: dir.to_owned(), runs: runs_in(dir) }));
+    }
+    each_line(&lines_path, visit)?;
+    let summary = read_summary(&dir.join("summary.json")).map_err(StreamError::Read)?;
+    Ok((dir.to_owned(), summary))
+}
+
+/// Why [`stream_results_dir`] stopped: the directory could not be read,
+/// or the visitor said so.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    /// The directory or a line of it could not be read.
+    Read(ReadResultsError),
+    /// The visitor's error.
+    Visit(E),
+}
+
 /// The results directories directly in `dir`, newest first (their
 /// timestamped names sort by time), at most [`RUNS_SUGGESTED`].
 fn runs_in(dir: &Path) -> Vec<PathBuf> {
@@ -204,11 +240,20 @@ struct CheckLine {
     score: Option<f64>,
 }
 
-/// Every line of `results.jsonl` at `path`; blank lines are skipped.
-fn read_lines(path: &Path) -> Result<Vec<CaseOfRun>, ReadResultsError> {
-    let read_error = |cause| ReadResultsError::Read { path: path.to_owned(), cause };
+/// Each line of `results.jsonl` at `path`, to `visit` with its 1-based
+/// number: blank lines skipped, a line that is no JSON object with an `id`
+/// and a `status` an error naming it, and so is an id a line before had.
+fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>) -> Result<(), StreamError<E>> {
+    /// What a line must hold, read without keeping the rest.
+    #[derive(Deserialize)]
+    #[serde(expecting = "a JSON object with the case's `id` and `status`")]
+    struct Identified {
+        id: String,
+        #[allow(dead_code)]
+        status: CaseStatus,
+    }
+    let read_error = |cause| StreamError::Read(ReadResultsError::Read { path: path.to_owned(), cause });
     let reader = std::io::BufReader::new(std::fs::File::open(path).map_err(read_error)?);
-    let mut cases = Vec::new();
     let mut lines_of: HashMap<String, usize> = HashMap::new();
     for (index, text) in reader.lines().enumerate() {
         let line = index + 1;
@@ -216,13 +261,33 @@ fn read_lines(path: &Path) -> Result<Vec<CaseOfRun>, ReadResultsError> {
         if text.trim().is_empty() {
             continue;
         }
-        let bad_line = |cause: String| ReadResultsError::Line { path: path.to_owned(), line, cause };
-        let json: Value = serde_json::from_str(&text).map_err(|e| bad_line(json_error(&e)))?;
-        let typed = CaseLine::deserialize(&json).map_err(|e| bad_line(e.to_string()))?;
-        if let Some(&first) = lines_of.get(&typed.id) {
-            return Err(ReadResultsError::Duplicate { path: path.to_owned(), id: typed.id, first, line });
+        let bad_line = |cause: String| StreamError::Read(ReadResultsError::Line { path: path.to_owned(), line, cause });
+        let identified: Identified = serde_json::from_str(&text).map_err(|e| match e.classify() {
+            // What is wrong with the value, without where (it is one line).
+            serde_json::error::Category::Data => {
+                let message = e.to_string();
+                let at = message.rfind(" at line ").unwrap_or(message.len());
+                bad_line(message[..at].to_owned())
+            }
+            _ => bad_line(json_error(&e)),
+        })?;
+        if let Some(&first) = lines_of.get(&identified.id) {
+            let id = identified.id;
+            return Err(StreamError::Read(ReadResultsError::Duplicate { path: path.to_owned(), id, first, line }));
         }
-        lines_of.insert(typed.id.clone(), line);
+        lines_of.insert(identified.id, line);
+        visit(line, &text).map_err(StreamError::Visit)?;
+    }
+    Ok(())
+}
+
+/// Every line of `results.jsonl` at `path`; blank lines are skipped.
+fn read_lines(path: &Path) -> Result<Vec<CaseOfRun>, ReadResultsError> {
+    let mut cases = Vec::new();
+    each_line(path, |line, text| {
+        let bad_line = |cause: String| ReadResultsError::Line { path: path.to_owned(), line, cause };
+        let json: Value = serde_json::from_str(text).map_err(|e| bad_line(json_error(&e)))?;
+        let typed = CaseLine::deserialize(&json).map_err(|e| bad_line(e.to_string()))?;
         let checks = typed.samples.iter().flat_map(|s| &s.runs).flat_map(|r| &r.interactions).flat_map(|i| &i.checks);
         let scores = mean_per_key(checks.map(|c| (c.key.as_str(), c.score)));
         let flags = CaseFlags {
@@ -240,7 +305,11 @@ fn read_lines(path: &Path) -> Result<Vec<CaseOfRun>, ReadResultsError> {
             line,
             json,
         });
-    }
+        Ok(())
+    })
+    .map_err(|error| match error {
+        StreamError::Read(error) | StreamError::Visit(error) => error,
+    })?;
     Ok(cases)
 }
 

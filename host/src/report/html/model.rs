@@ -13,7 +13,7 @@
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
 use crate::job::CaseResult;
-use crate::report::read_results_dir;
+use crate::report::read::{StreamError, stream_results_dir};
 use crate::report::tally::case_scores;
 use serde::Serialize;
 use serde_json::Value;
@@ -23,39 +23,38 @@ use std::path::Path;
 /// How many bars a histogram has.
 const BINS: usize = 20;
 
-/// Everything the page shows.
+/// Everything the page shows but its cases, which [`data`] streams in
+/// front of it (`"cases": [...]` first, then these).
 #[derive(Debug, Serialize)]
-pub(super) struct Model {
+struct Rest {
     /// The results directory, as the title names it.
-    pub title: String,
+    title: String,
     /// `summary.json`, as written (absent when the run was killed before
     /// it ended).
-    pub summary: Option<Value>,
-    /// One entry per line of `results.jsonl`, in file order.
-    pub cases: Vec<CaseEntry>,
+    summary: Option<Value>,
     /// Per metric key (as written, `not_` included), in name order.
-    pub metrics: Vec<Distribution>,
+    metrics: Vec<Distribution>,
     /// Per connection: the agent's latency of every interaction, in
     /// milliseconds.
-    pub latency: Vec<Distribution>,
+    latency: Vec<Distribution>,
     /// Per connection: the tokens answers cost, where recorded.
-    pub tokens: Vec<Tokens>,
+    tokens: Vec<Tokens>,
     /// `assess.json`, when the run was `assay assess`.
-    pub assessment: Option<Value>,
+    assessment: Option<Value>,
     /// `eval.json`, when the run was `assay eval`.
-    pub eval: Option<Value>,
+    eval: Option<Value>,
     /// `validate.json`, when the run was `assay validate`.
-    pub validation: Option<Value>,
+    validation: Option<Value>,
 }
 
 /// One case: its line and its failure modes.
 #[derive(Debug, Serialize)]
-pub(super) struct CaseEntry {
+struct CaseEntry<'a> {
     /// The line of `results.jsonl`, as written.
-    pub result: Value,
+    result: &'a serde_json::value::RawValue,
     /// The Assessor's failure modes of its failed samples, most frequent
     /// first.
-    pub modes: Vec<FailureMode>,
+    modes: Vec<FailureMode>,
 }
 
 /// A distribution of values: its mean and a histogram.
@@ -97,34 +96,101 @@ pub(super) struct Tokens {
     pub completion_tokens: u64,
 }
 
-/// Reads `dir`'s `results.jsonl` (and `summary.json`, when the run ended)
-/// into the model, through the one reader of results directories.
-pub(super) fn read(dir: &Path) -> Result<Model, HtmlReportError> {
-    let run = read_results_dir(dir)?;
-    let mut cases = Vec::new();
-    let mut results = Vec::new();
-    for case in run.cases {
-        let result: CaseResult = serde_json::from_value(case.json.clone()).map_err(|cause| HtmlReportError::Parse {
-            path: run.dir.join("results.jsonl"),
-            line: Some(case.line),
-            cause: cause.to_string(),
-        })?;
-        cases.push(CaseEntry { modes: assess(&result).modes, result: case.json });
-        results.push(result);
+/// What the charts need of every case, gathered a case at a time.
+#[derive(Default)]
+struct Tally {
+    scores: BTreeMap<String, Vec<f64>>,
+    times: BTreeMap<String, Vec<f64>>,
+    tokens: BTreeMap<String, Tokens>,
+}
+
+impl Tally {
+    fn add(&mut self, case: &CaseResult) {
+        for (key, score) in case_scores(case) {
+            self.scores.entry(key).or_default().push(score);
+        }
+        for run in case.samples.iter().flat_map(|s| &s.runs) {
+            let answered = run.interactions.iter().filter(|i| i.error.is_none() && i.agent_ms.is_finite());
+            self.times.entry(run.connection.to_string()).or_default().extend(answered.map(|i| i.agent_ms));
+            for usage in run.interactions.iter().filter_map(|i| i.usage) {
+                let tokens = self
+                    .tokens
+                    .entry(run.connection.to_string())
+                    .or_insert_with(|| Tokens { connection: run.connection.to_string(), ..Tokens::default() });
+                tokens.answers += 1;
+                tokens.prompt_tokens += usage.prompt_tokens;
+                tokens.completion_tokens += usage.completion_tokens;
+            }
+        }
     }
-    let summary = run.summary.map(|summary| summary.json);
-    let title = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
-    Ok(Model {
-        title,
-        summary,
-        cases,
-        metrics: metrics(&results),
-        latency: latency(&results),
-        tokens: tokens(&results),
-        assessment: command_report(&run.dir, "assess.json")?,
-        eval: command_report(&run.dir, "eval.json")?,
-        validation: command_report(&run.dir, "validate.json")?,
+
+    /// Per metric key, the distribution of the case scores (each case's
+    /// mean score of that key's checks, as the suite summaries average
+    /// them). Scores are mostly in [0, 1]: that scale is kept, so that
+    /// histograms of different keys compare, unless some score lies
+    /// outside it.
+    fn metrics(&mut self) -> Vec<Distribution> {
+        std::mem::take(&mut self.scores)
+            .into_iter()
+            .map(|(key, values)| distribution(key, values, (0.0, 1.0)))
+            .collect()
+    }
+
+    /// Per connection, the distribution of `agent_ms` over every
+    /// interaction that got an answer.
+    fn latency(&mut self) -> Vec<Distribution> {
+        std::mem::take(&mut self.times)
+            .into_iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(name, t)| distribution(name, t, (0.0, 0.0)))
+            .collect()
+    }
+}
+
+/// The page's data for the results directory `dir` and its title, as
+/// JSON: every line of `results.jsonl` is read, assessed and copied into
+/// it as written one at a time (through the one reader of results
+/// directories), so that the report of a large run holds its lines once,
+/// as text, and never all of them parsed.
+pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
+    let size = std::fs::metadata(dir.join("results.jsonl")).map_or(0, |m| m.len());
+    let mut json = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + (1 << 16));
+    json.extend_from_slice(b"{\"cases\":[");
+    let mut tally = Tally::default();
+    let mut first = true;
+    let lines = dir.join("results.jsonl");
+    let (dir, summary) = stream_results_dir(dir, |line, text| {
+        let parse = |cause: String| HtmlReportError::Parse { path: lines.clone(), line: Some(line), cause };
+        let result: CaseResult = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
+        let raw: &serde_json::value::RawValue = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
+        tally.add(&result);
+        if !first {
+            json.push(b',');
+        }
+        first = false;
+        serde_json::to_writer(&mut json, &CaseEntry { result: raw, modes: assess(&result).modes })
+            .map_err(|e| parse(e.to_string()))?;
+        Ok(())
     })
+    .map_err(|error| match error {
+        StreamError::Read(error) => HtmlReportError::from(error),
+        StreamError::Visit(error) => error,
+    })?;
+    let title = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
+    let rest = Rest {
+        title: title.clone(),
+        summary: summary.map(|summary| summary.json),
+        metrics: tally.metrics(),
+        latency: tally.latency(),
+        tokens: std::mem::take(&mut tally.tokens).into_values().collect(),
+        assessment: command_report(&dir, "assess.json")?,
+        eval: command_report(&dir, "eval.json")?,
+        validation: command_report(&dir, "validate.json")?,
+    };
+    let rest = serde_json::to_vec(&rest).expect("plain data");
+    json.extend_from_slice(b"],");
+    json.extend_from_slice(&rest[1..]);
+    Ok((title, json))
 }
 
 /// The report `name` an evaluation command wrote in `dir`, if there is one.
@@ -141,47 +207,6 @@ fn command_report(dir: &Path, name: &str) -> Result<Option<Value>, HtmlReportErr
         cause: cause.to_string(),
     })?;
     Ok(Some(value))
-}
-
-/// Per metric key, the distribution of the case scores (each case's mean
-/// score of that key's checks, as the suite summaries average them).
-fn metrics(results: &[CaseResult]) -> Vec<Distribution> {
-    let mut scores: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for case in results {
-        for (key, score) in case_scores(case) {
-            scores.entry(key).or_default().push(score);
-        }
-    }
-    // Scores are mostly in [0, 1]: keep that scale, so that histograms of
-    // different keys compare, unless some score lies outside it.
-    scores.into_iter().map(|(key, values)| distribution(key, values, (0.0, 1.0))).collect()
-}
-
-/// Per connection, the distribution of `agent_ms` over every interaction
-/// that got an answer.
-fn latency(results: &[CaseResult]) -> Vec<Distribution> {
-    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for run in results.iter().flat_map(|c| &c.samples).flat_map(|s| &s.runs) {
-        let answered = run.interactions.iter().filter(|i| i.error.is_none() && i.agent_ms.is_finite());
-        times.entry(run.connection.to_string()).or_default().extend(answered.map(|i| i.agent_ms));
-    }
-    times.into_iter().filter(|(_, t)| !t.is_empty()).map(|(name, t)| distribution(name, t, (0.0, 0.0))).collect()
-}
-
-/// Per connection, the tokens its answers cost, where they were recorded.
-fn tokens(results: &[CaseResult]) -> Vec<Tokens> {
-    let mut by_connection: BTreeMap<String, Tokens> = BTreeMap::new();
-    for run in results.iter().flat_map(|c| &c.samples).flat_map(|s| &s.runs) {
-        for usage in run.interactions.iter().filter_map(|i| i.usage) {
-            let tokens = by_connection
-                .entry(run.connection.to_string())
-                .or_insert_with(|| Tokens { connection: run.connection.to_string(), ..Tokens::default() });
-            tokens.answers += 1;
-            tokens.prompt_tokens += usage.prompt_tokens;
-            tokens.completion_tokens += usage.completion_tokens;
-        }
-    }
-    by_connection.into_values().collect()
 }
 
 /// The distribution of `values` (finite, at least one), its bars spanning
