@@ -131,18 +131,7 @@ impl ResultsOfRun {
 /// that names the runs in it, newest first, when it holds some (as
 /// `results/` does).
 pub fn read_results_dir(dir: &Path) -> Result<ResultsOfRun, ReadResultsError> {
-    let dir = match dir.file_name() {
-        Some(name) if name == "results.jsonl" && dir.is_file() => dir.parent().unwrap_or(Path::new(".")),
-        _ => dir,
-    };
-    let lines_path = dir.join("results.jsonl");
-    if !lines_path.is_file() {
-        if !dir.is_dir() {
-            let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory");
-            return Err(ReadResultsError::Read { path: dir.to_owned(), cause });
-        }
-        return Err(ReadResultsError::NotAResultsDir { dir: dir.to_owned(), runs: runs_in(dir) });
-    }
+    let (dir, lines_path) = results_file(dir)?;
     let cases = read_lines(&lines_path)?;
     let summary = read_summary(&dir.join("summary.json"))?;
     Ok(ResultsOfRun { dir: dir.to_owned(), summary, cases })
@@ -157,6 +146,16 @@ pub fn stream_results_dir<E>(
     dir: &Path,
     visit: impl FnMut(usize, &str) -> Result<(), E>,
 ) -> Result<(PathBuf, Option<SummaryOfRun>), StreamError<E>> {
+    let (dir, lines_path) = results_file(dir).map_err(StreamError::Read)?;
+    each_line(&lines_path, visit)?;
+    let summary = read_summary(&dir.join("summary.json")).map_err(StreamError::Read)?;
+    Ok((dir.to_owned(), summary))
+}
+
+/// The results directory `dir` names (itself, or the folder of the
+/// `results.jsonl` it names) and its `results.jsonl`; a folder without one
+/// is an error naming the runs in it.
+fn results_file(dir: &Path) -> Result<(&Path, PathBuf), ReadResultsError> {
     let dir = match dir.file_name() {
         Some(name) if name == "results.jsonl" && dir.is_file() => dir.parent().unwrap_or(Path::new(".")),
         _ => dir,
@@ -165,13 +164,11 @@ pub fn stream_results_dir<E>(
     if !lines_path.is_file() {
         if !dir.is_dir() {
             let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory");
-            return Err(StreamError::Read(ReadResultsError::Read { path: dir.to_owned(), cause }));
+            return Err(ReadResultsError::Read { path: dir.to_owned(), cause });
         }
-        return Err(StreamError::Read(ReadResultsError::NotAResultsDir { dir: dir.to_owned(), runs: runs_in(dir) }));
+        return Err(ReadResultsError::NotAResultsDir { dir: dir.to_owned(), runs: runs_in(dir) });
     }
-    each_line(&lines_path, visit)?;
-    let summary = read_summary(&dir.join("summary.json")).map_err(StreamError::Read)?;
-    Ok((dir.to_owned(), summary))
+    Ok((dir, lines_path))
 }
 
 /// Why [`stream_results_dir`] stopped: the directory could not be read,
