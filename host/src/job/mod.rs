@@ -28,7 +28,7 @@ mod scoring;
 pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
 pub use outcome::{
     CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_KEPT_ANSWER_BYTES, MAX_RESULT_LINE_BYTES,
-    RequestRecord, ResponseRecord, RunError, SampleResult,
+    RESULTS_FILE, RequestRecord, ResponseRecord, RunError, SampleResult,
 };
 pub use pending::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
+/// The file of a run's results, one [`CaseResult`] a line, in its results
+/// directory.
+pub const RESULTS_FILE: &str = "results.jsonl";
+
 /// The longest line of `results.jsonl` assay writes (64 MiB): a case whose
 /// line would be longer is written without its samples, saying so, and a
 /// replay refuses a longer line (a `results.jsonl` that is a link to

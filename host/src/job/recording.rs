@@ -170,7 +170,7 @@ impl Replay {
     /// Reads `results.jsonl` of the results directory `dir` (or the file
     /// `dir` itself): every line must be a case's result, each case once.
     pub fn read(dir: &Path) -> Result<Replay, ReplayError> {
-        let path = if dir.is_file() { dir.to_owned() } else { dir.join("results.jsonl") };
+        let path = if dir.is_file() { dir.to_owned() } else { dir.join(crate::job::RESULTS_FILE) };
         let read_error = |cause| ReplayError::Read { path: path.clone(), cause };
         let file = File::open(&path).map_err(read_error)?;
         if !file.metadata().map_err(read_error)?.is_file() {
@@ -333,7 +333,7 @@ mod tests {
 
     fn replay(text: &str) -> Result<Replay, ReplayError> {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("results.jsonl"), text).unwrap();
+        std::fs::write(dir.path().join(crate::job::RESULTS_FILE), text).unwrap();
         Replay::read(dir.path())
     }
 
@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn a_recording_whose_line_changed_after_the_replay_read_it_is_an_error_naming_the_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.jsonl");
+        let path = dir.path().join(crate::job::RESULTS_FILE);
         std::fs::write(&path, LINES).unwrap();
         let replay = Replay::read(dir.path()).unwrap();
         let consider = "\n\nConsider leaving a results directory alone while it is replayed, and writing the replay's results to another one";
@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn a_file_that_is_not_a_runs_results_is_an_error_naming_it_and_the_line() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.jsonl");
+        let path = dir.path().join(crate::job::RESULTS_FILE);
         let error = Replay::read(dir.path()).unwrap_err().to_string();
         assert!(error.starts_with(&format!("failed to replay `{}`: ", path.display())), "{error}");
         assert!(error.ends_with("(it holds results.jsonl)"), "{error}");

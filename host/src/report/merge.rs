@@ -238,7 +238,7 @@ fn pick_cases<'r>(
 /// `case`'s line read as a whole result.
 fn typed(run: &ResultsOfRun, case: &CaseOfRun) -> Result<CaseResult, MergeError> {
     serde_json::from_value(case.json.clone()).map_err(|e| MergeError::Line {
-        path: run.dir.join("results.jsonl"),
+        path: run.dir.join(crate::job::RESULTS_FILE),
         line: case.line,
         cause: e.to_string(),
     })

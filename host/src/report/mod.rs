@@ -61,7 +61,7 @@ pub use merge::{MergeOptions, Merged, MergedDir, merge};
 pub use promptfoo_output::PromptfooOutput;
 pub use read::{CaseOfRun, ResultsOfRun, RunCounts, SummaryOfRun, read_results_dir};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, Redactor};
-pub use results_dir::{Provenance, ResultsDir, RunInfo};
+pub use results_dir::{Provenance, ResultsDir, RunInfo, SUMMARY_FILE};
 pub use run_folders::{LATEST, RunFolders};
 pub use set::{ReporterSet, ReporterSetBuilder};
 pub use tally::{CaseFlags, FlagCounts, SuiteSummary, SuiteTally};

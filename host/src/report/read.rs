@@ -133,7 +133,7 @@ impl ResultsOfRun {
 pub fn read_results_dir(dir: &Path) -> Result<ResultsOfRun, ReadResultsError> {
     let (dir, lines_path) = results_file(dir)?;
     let cases = read_lines(&lines_path)?;
-    let summary = read_summary(&dir.join("summary.json"))?;
+    let summary = read_summary(&dir.join(crate::report::SUMMARY_FILE))?;
     Ok(ResultsOfRun { dir: dir.to_owned(), summary, cases })
 }
 
@@ -148,7 +148,7 @@ pub fn stream_results_dir<E>(
 ) -> Result<(PathBuf, Option<SummaryOfRun>), StreamError<E>> {
     let (dir, lines_path) = results_file(dir).map_err(StreamError::Read)?;
     each_line(&lines_path, visit)?;
-    let summary = read_summary(&dir.join("summary.json")).map_err(StreamError::Read)?;
+    let summary = read_summary(&dir.join(crate::report::SUMMARY_FILE)).map_err(StreamError::Read)?;
     Ok((dir.to_owned(), summary))
 }
 
@@ -157,10 +157,10 @@ pub fn stream_results_dir<E>(
 /// is an error naming the runs in it.
 fn results_file(dir: &Path) -> Result<(&Path, PathBuf), ReadResultsError> {
     let dir = match dir.file_name() {
-        Some(name) if name == "results.jsonl" && dir.is_file() => dir.parent().unwrap_or(Path::new(".")),
+        Some(name) if name == crate::job::RESULTS_FILE && dir.is_file() => dir.parent().unwrap_or(Path::new(".")),
         _ => dir,
     };
-    let lines_path = dir.join("results.jsonl");
+    let lines_path = dir.join(crate::job::RESULTS_FILE);
     if !lines_path.is_file() {
         if !dir.is_dir() {
             let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory");
@@ -185,8 +185,11 @@ pub enum StreamError<E> {
 /// timestamped names sort by time), at most [`RUNS_SUGGESTED`].
 fn runs_in(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut runs: Vec<PathBuf> =
-        entries.flatten().map(|entry| entry.path()).filter(|path| path.join("results.jsonl").is_file()).collect();
+    let mut runs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join(crate::job::RESULTS_FILE).is_file())
+        .collect();
     runs.sort_by(|a, b| b.file_name().cmp(&a.file_name()));
     runs.truncate(RUNS_SUGGESTED);
     runs
@@ -378,8 +381,8 @@ mod tests {
     #[test]
     fn its_results_jsonl_names_the_directory_and_a_killed_run_has_no_summary() {
         let dir = written();
-        std::fs::remove_file(dir.path().join("summary.json")).unwrap();
-        let run = read_results_dir(&dir.path().join("results.jsonl")).unwrap();
+        std::fs::remove_file(dir.path().join(crate::report::SUMMARY_FILE)).unwrap();
+        let run = read_results_dir(&dir.path().join(crate::job::RESULTS_FILE)).unwrap();
         assert_eq!(run.dir, dir.path());
         assert_eq!(run.summary, None);
         assert!(!run.cases.is_empty());
@@ -388,7 +391,7 @@ mod tests {
     #[test]
     fn a_bad_line_a_repeated_case_and_a_bad_summary_are_located() {
         let dir = tempfile::tempdir().unwrap();
-        let lines = dir.path().join("results.jsonl");
+        let lines = dir.path().join(crate::job::RESULTS_FILE);
         let line = r#"{"id":"a","status":"passed"}"#;
         std::fs::write(&lines, format!("{line}\n\n{{\"id\":\"b\",\"status\":\"lost\"}}\n")).unwrap();
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
@@ -400,15 +403,16 @@ mod tests {
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
         assert!(error.contains("line 2 is not a case's result: expected ident (column 2)"), "{error}");
         std::fs::write(&lines, format!("{line}\n")).unwrap();
-        std::fs::write(dir.path().join("summary.json"), "[1]").unwrap();
+        std::fs::write(dir.path().join(crate::report::SUMMARY_FILE), "[1]").unwrap();
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
         assert!(error.contains("summary.json`: it is not a run's summary"), "{error}");
         let summary =
             r#"{"cases": 1, "passed": 1, "flaky": 0, "failed": 0, "errors": 0, "shard": {"index": 0, "total": 3}}"#;
-        std::fs::write(dir.path().join("summary.json"), summary).unwrap();
+        std::fs::write(dir.path().join(crate::report::SUMMARY_FILE), summary).unwrap();
         let error = read_results_dir(dir.path()).unwrap_err().to_string();
         assert!(error.contains("its `shard`: `0/3` is not a shard: K counts from 1 to N"), "{error}");
-        std::fs::write(dir.path().join("summary.json"), summary.replace("\"index\": 0", "\"index\": 2")).unwrap();
+        std::fs::write(dir.path().join(crate::report::SUMMARY_FILE), summary.replace("\"index\": 0", "\"index\": 2"))
+            .unwrap();
         let read = read_results_dir(dir.path()).unwrap().summary.unwrap();
         assert_eq!(read.shard, Some(Shard { index: 2, total: 3 }));
     }
@@ -419,7 +423,7 @@ mod tests {
         for stamp in ["2024-01-01T00-00-00Z", "2024-03-01T00-00-00Z", "2024-02-01T00-00-00Z", "2023-12-01T00-00-00Z"] {
             let run = dir.path().join(stamp);
             std::fs::create_dir(&run).unwrap();
-            std::fs::write(run.join("results.jsonl"), "").unwrap();
+            std::fs::write(run.join(crate::job::RESULTS_FILE), "").unwrap();
         }
         std::fs::create_dir(dir.path().join("9-not-a-run")).unwrap();
         let error = read_results_dir(dir.path()).unwrap_err();

@@ -24,6 +24,9 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// The file of a run's totals, in its results directory.
+pub const SUMMARY_FILE: &str = "summary.json";
+
 /// Writes `results.jsonl` and `summary.json` into a directory.
 #[derive(Debug)]
 pub struct ResultsDir {
@@ -148,7 +151,7 @@ impl ResultsDir {
         private_files::create_dir(dir).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create the results directory `{}`: {e}", dir.display()))
         })?;
-        let path = dir.join("results.jsonl");
+        let path = dir.join(crate::job::RESULTS_FILE);
         let lines = private_files::create(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create `{}`: {e}", path.display())))?;
         Ok(ResultsDir {
@@ -218,7 +221,7 @@ impl ResultsDir {
             line = self.redactor.to_json(&TrimmedLine { case: &without, flags, samples_left_out }, false)?;
         }
         line.push(b'\n');
-        self.append(&line).map_err(|e| cannot_write(&self.dir.join("results.jsonl"), e))
+        self.append(&line).map_err(|e| cannot_write(&self.dir.join(crate::job::RESULTS_FILE), e))
     }
 
     /// The directory.
@@ -255,7 +258,7 @@ impl Reporter for ResultsDir {
         match event.kind {
             EventKind::CaseFinished(case) => self.add_case(case, &CaseLine { case, flags: CaseFlags::of(case) }),
             EventKind::RunFinished(summary) => {
-                let path = self.dir.join("summary.json");
+                let path = self.dir.join(crate::report::SUMMARY_FILE);
                 let file = SummaryFile {
                     summary,
                     flags: self.flags,
@@ -300,7 +303,7 @@ mod tests {
             results.report(&event).unwrap();
         }
         let read = |name| std::fs::read_to_string(dir.path().join(name)).unwrap();
-        (read("results.jsonl"), read("summary.json"))
+        (read(crate::job::RESULTS_FILE), read(crate::report::SUMMARY_FILE))
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl RunFolders {
             .filter_map(|entry| entry.ok())
             .filter(|entry| entry.file_name() != LATEST && !entry.file_name().to_string_lossy().starts_with('.'))
             .map(|entry| entry.path())
-            .filter(|path| path.join("results.jsonl").is_file())
+            .filter(|path| path.join(crate::job::RESULTS_FILE).is_file())
             .collect();
         runs.sort();
         runs
@@ -109,13 +109,13 @@ mod tests {
         let folders = RunFolders::new(temp.path().join("results"));
         let first = folders.next();
         std::fs::create_dir_all(&first).unwrap();
-        std::fs::write(first.join("results.jsonl"), "").unwrap();
+        std::fs::write(first.join(crate::job::RESULTS_FILE), "").unwrap();
         folders.mark_latest(&first).unwrap();
         assert_eq!(std::fs::read_link(folders.latest()).unwrap(), first.file_name().unwrap());
         let second = folders.next();
         assert_ne!(first, second);
         std::fs::create_dir_all(&second).unwrap();
-        std::fs::write(second.join("results.jsonl"), "").unwrap();
+        std::fs::write(second.join(crate::job::RESULTS_FILE), "").unwrap();
         folders.mark_latest(&second).unwrap();
         assert_eq!(std::fs::canonicalize(folders.latest()).unwrap(), std::fs::canonicalize(&second).unwrap());
         assert_eq!(folders.runs(), [first, second]);

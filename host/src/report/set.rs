@@ -245,7 +245,8 @@ mod tests {
     fn a_case_the_terminal_shows_is_on_disk_and_summary_json_shows_junit_failing_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let results = ResultsDir::create(&dir.path().join("results")).unwrap();
-        let witness = Witness { results: dir.path().join("results").join("results.jsonl"), seen: Arc::default() };
+        let witness =
+            Witness { results: dir.path().join("results").join(crate::job::RESULTS_FILE), seen: Arc::default() };
         let junit = junit_under_a_file(dir.path());
         let mut last = Record::default();
         let errors = feed(
@@ -267,8 +268,10 @@ mod tests {
         // in what `summary.json` and the reporters after it see.
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].starts_with(&format!("write the JUnit report `{}`: ", junit.display())), "{errors:?}");
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.path().join("results").join("summary.json")).unwrap()).unwrap();
+        let summary: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("results").join(crate::report::SUMMARY_FILE)).unwrap(),
+        )
+        .unwrap();
         assert_eq!(summary["reporter_errors"], serde_json::json!(errors));
         assert_eq!(last.seen.last().unwrap(), &format!("run finished {errors:?}"));
     }

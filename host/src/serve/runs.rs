@@ -448,7 +448,7 @@ impl Drop for Ending {
 /// else the run's own, else (no summary: the run's thread panicked) an
 /// error in its place.
 fn close(record: &RunRecord, shared: &Shared, summary: Option<&RunSummary>) {
-    let from_file = std::fs::read(record.results.join("summary.json"))
+    let from_file = std::fs::read(record.results.join(crate::report::SUMMARY_FILE))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
     let summary = match (from_file, summary) {

@@ -255,7 +255,7 @@ mod tests {
             error.contains("it holds no results.jsonl") && error.contains("Consider a folder `assay run` wrote"),
             "{error}"
         );
-        std::fs::write(dir.path().join("results.jsonl"), "{\"id\": 3}\n").unwrap();
+        std::fs::write(dir.path().join(crate::job::RESULTS_FILE), "{\"id\": 3}\n").unwrap();
         let error = render_report(dir.path()).unwrap_err().to_string();
         assert!(error.contains("results.jsonl`: line 1 is not a case's result"), "{error}");
     }

@@ -153,12 +153,12 @@ impl Tally {
 /// directories), so that the report of a large run holds its lines once,
 /// as text, and never all of them parsed.
 pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
-    let size = std::fs::metadata(dir.join("results.jsonl")).map_or(0, |m| m.len());
+    let size = std::fs::metadata(dir.join(crate::job::RESULTS_FILE)).map_or(0, |m| m.len());
     let mut json = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + (1 << 16));
     json.extend_from_slice(b"{\"cases\":[");
     let mut tally = Tally::default();
     let mut first = true;
-    let lines = dir.join("results.jsonl");
+    let lines = dir.join(crate::job::RESULTS_FILE);
     let (dir, summary) = stream_results_dir(dir, |line, text| {
         let parse = |cause: String| HtmlReportError::Parse { path: lines.clone(), line: Some(line), cause };
         let result: CaseResult = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
