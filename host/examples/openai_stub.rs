@@ -1,6 +1,6 @@
 //! The deterministic OpenAI-compatible model of the promptfoo example
 //! corpus, as a program for promptfoo's side of the comparison (its rules:
-//! `host/tests/integration/openai_stub.rs`, shared with the test).
+//! `host/tests/integration/connections/openai_stub.rs`, shared with the test).
 //!
 //! ```sh
 //! cargo run -p assay --example openai_stub
@@ -9,9 +9,9 @@
 //! prints `serving on http://127.0.0.1:PORT/v1` (a free port) and serves
 //! until killed.
 
-#[path = "../tests/integration/loopback_http.rs"]
+#[path = "../tests/integration/connections/loopback_http.rs"]
 mod loopback_http;
-#[path = "../tests/integration/openai_stub.rs"]
+#[path = "../tests/integration/connections/openai_stub.rs"]
 mod openai_stub;
 
 use std::process::ExitCode;

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::io::BufReader;
 use tokio::net::TcpStream;
 
-#[path = "../tests/integration/loopback_http.rs"]
+#[path = "../tests/integration/connections/loopback_http.rs"]
 mod loopback_http;
 
 /// Requests in flight now, and the most ever.

@@ -1,73 +1,17 @@
-//! assay's integration tests, one binary with a module per area: they load
+//! assay's integration tests, one binary with a folder per area: they load
 //! real components into real wasmtime and run the real `assay` binary.
 
-mod agents;
-mod authoring;
-mod authoring_python;
-mod authoring_python_packages;
-mod caches;
-mod capability_errors;
-mod case_input;
-mod ci_templates;
-mod cli;
-mod community_plugins;
-mod conformance;
-mod connections;
-mod connections_command;
-mod connections_every;
-mod connections_http;
-mod connections_openai;
-#[cfg(unix)]
-mod cpu_threads;
-mod daily_use;
-mod deterministic;
-mod diff;
-mod discovery;
-mod dispatch;
-mod evaluation;
-mod evaluation_kyma;
-mod exactly_once;
 mod fake_server;
-mod fuzz;
-mod hostile_agent;
-mod hostile_cases;
-mod hostile_check;
-mod hostile_fixtures;
-mod hostile_memory;
-mod hostile_support;
-mod hostile_wat;
-mod judge;
-mod judge_concurrency;
-mod judge_server;
-mod lazy_registry;
-mod loopback_http;
-mod merge;
-mod metrics;
-mod openai_stub;
-mod plugin_config;
-mod plugin_runtime;
-mod promptfoo_differential;
-mod promptfoo_examples;
-mod promptfoo_javascript;
-mod promptfoo_python;
-mod promptfoo_suite;
-mod properties;
-#[cfg(unix)]
-mod release;
-mod replay;
-mod report_html;
-mod reporting;
-mod run;
-mod secrets;
-mod serve;
-mod serve_limits;
-mod shard;
-mod size_caps;
-mod sleeping_guests;
-mod slow_agents;
-mod suite_opensearch;
-mod suite_report;
-mod suites;
-mod terminal_counts;
-mod trust;
 mod util;
+
+mod authoring;
+mod connections;
+mod evaluation;
+mod hostile;
+mod judge;
+mod plugins;
+mod promptfoo;
+mod reports;
+mod running;
+mod serve;
+mod suites;

@@ -423,7 +423,7 @@ fn an_empty_response_block_is_an_error() {
     );
 }
 
-/// Found by the fuzzer (`host/tests/integration/fuzz.rs`): one object 118
+/// Found by the fuzzer (`host/tests/integration/hostile/fuzz.rs`): one object 118
 /// levels deep took 30 ms to resolve, and the resolver's time grows with
 /// every level of every object, so a file of a few hundred such objects
 /// took seconds.

@@ -1,0 +1,442 @@
+//! promptfoo's `python` assertions, run by the embedded Python runner
+//! (`plugins/python/python.wasm`: CPython in the sandbox) through `assay run
+//! promptfooconfig.yaml`: inline expressions and function bodies, a file's
+//! `get_assert` or named function, the result shapes promptfoo reads
+//! (true/false, a score, a GradingResult dict) with `threshold` and
+//! `not-python`, exceptions as failing verdicts with promptfoo's reason;
+//! and a hostile corpus, one test per attempt to leave the sandbox, each
+//! contained with a clear reason while the other cases of the run go on
+//! and every case is reported once.
+//!
+//! The expected reasons are promptfoo 0.123.1's (`handlePython` and
+//! `normalizeScriptResult` in its `dist/src/evaluator-*.js`, and the Python
+//! wrapper's error path in `pythonUtils-*.js`), and
+//! `the_runner_agrees_with_promptfoo` checks 32 cases against verdicts
+//! recorded from promptfoo itself (`plugins/python/differential/`).
+
+use crate::hostile::hostile_support::{log_text, warm_plugin};
+use crate::promptfoo::promptfoo_suite::{Ran, run, run_with, suite};
+use crate::util::{assay_command, stdout};
+use serde_json::{Value, json};
+
+/// The committed runner, which the binary embeds.
+const COMPONENT: &str = "plugins/python/python.wasm";
+
+/// Runs `config` (echo answers with the prompt `{{q}}`) with `files` beside
+/// it, once the runner is compiled into the tests' cache (a cold compile
+/// takes half a minute; one at a time).
+fn ran(config: &str, files: &[(&str, &str)]) -> Ran {
+    warm_plugin(COMPONENT);
+    let dir = suite(config, files);
+    run(dir.path(), &[])
+}
+
+/// The `index`-th check of the case whose id ends with `suffix`.
+fn check(ran: &Ran, suffix: &str, index: usize) -> Value {
+    ran.case(suffix)["samples"][0]["runs"][0]["interactions"][0]["checks"][index].clone()
+}
+
+/// The check's outcome and message.
+fn verdict(ran: &Ran, suffix: &str, index: usize) -> (String, String) {
+    let check = check(ran, suffix, index);
+    (check["outcome"].as_str().unwrap_or_default().to_owned(), check["message"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Every case is reported once: `ids` are the run's cases, in order.
+fn assert_each_once(ran: &Ran, ids: &[&str]) {
+    let reported = ran.ids();
+    assert_eq!(reported.len(), ids.len(), "{reported:?}");
+    for id in ids {
+        assert_eq!(reported.iter().filter(|r| r.ends_with(&format!("/{id}"))).count(), 1, "{id}: {reported:?}");
+    }
+}
+
+#[test]
+fn inline_python_is_an_expression_or_a_function_body_and_sees_output_and_context() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: expression
+    vars: {q: hello world, who: world}
+    assert:
+      - {type: python, value: "len(output) > 3 and context['vars']['who'] in output"}
+      - {type: python, value: "output.startswith('{{who}}')"}
+      - {type: python, value: "__import__('statistics').mean([1, 2, 3]) == 2 and __import__('difflib').SequenceMatcher(None, output, output).ratio() == 1"}
+  - description: body
+    vars: {q: three little words}
+    assert:
+      - type: python
+        value: |
+          words = output.split()
+          if len(words) == 3:
+              return {'pass': True, 'score': 0.5, 'reason': f"{len(words)} words; prompt {context['prompt']!r}"}
+          return False
+  - file://rows.csv
+"#;
+    // A CSV row's `__expected` of `python: CODE` is a python assertion.
+    let rows = "q,__expected,__description\nhello csv,python: output.endswith('csv'),from csv\n";
+    let ran = ran(config, &[("rows.csv", rows)]);
+    assert_eq!(ran.output.status.code(), Some(1), "{}", stdout(&ran.output));
+    assert_eq!(verdict(&ran, "/from csv", 0), ("pass".into(), "Assertion passed".into()));
+    assert_eq!(verdict(&ran, "/expression", 0), ("pass".into(), "Assertion passed".into()));
+    // The value is a template, rendered with the vars before it runs (so
+    // `world` fails); a failure's reason ends with the value as written,
+    // as promptfoo's does.
+    assert_eq!(
+        verdict(&ran, "/expression", 1),
+        ("fail".into(), "Python code returned false\noutput.startswith('{{who}}')".into())
+    );
+    // The standard library is there (what the component imported when it
+    // was built: it has no files to import more from).
+    assert_eq!(verdict(&ran, "/expression", 2), ("pass".into(), "Assertion passed".into()));
+    let body = check(&ran, "/body", 0);
+    assert_eq!((&body["outcome"], &body["score"]), (&json!("pass"), &json!(0.5)), "{body}");
+    assert_eq!(body["message"], "3 words; prompt 'three little words'");
+    assert_eq!(ran.case("/body")["status"], "passed");
+}
+
+#[test]
+fn a_file_gives_its_get_assert_or_the_function_named_after_the_colon() {
+    let checks = r#"
+import re
+
+
+def get_assert(output, context):
+    print("graded", context["vars"]["q"])
+    return bool(re.search(r"\bcat\b", output))
+
+
+class Rubric:
+    def length(output, context):
+        limit = context["config"]["max"]
+        return {"pass_": len(output) <= limit, "score": min(1, len(output) / limit), "reason": f"{len(output)} of {limit}"}
+"#;
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: get_assert
+    vars: {q: the cat sat}
+    assert:
+      - {type: python, value: file://checks.py}
+      - {type: python, value: "file://checks.py:Rubric.length", config: {max: 22}}
+  - description: missing function
+    vars: {q: x}
+    assert: [{type: python, value: "file://checks.py:nope"}]
+  - description: outside the folder
+    vars: {q: x}
+    assert: [{type: python, value: "file://../OTHER/checks.py"}]
+"#;
+    // A real file beside the config's folder.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("checks.py"), checks).unwrap();
+    let other_name = other.path().file_name().unwrap().to_str().unwrap();
+    let ran = ran(&config.replace("OTHER", other_name), &[("checks.py", checks)]);
+    assert_eq!(verdict(&ran, "/get_assert", 0), ("pass".into(), "Assertion passed".into()));
+    let length = check(&ran, "/get_assert", 1);
+    assert_eq!(
+        (&length["outcome"], &length["score"], &length["message"]),
+        (&json!("pass"), &json!(0.5), &json!("11 of 22"))
+    );
+    // What the file prints is the plugin's log.
+    let interaction = &ran.case("/get_assert")["samples"][0]["runs"][0]["interactions"][0];
+    assert_eq!(log_text(interaction, "promptfoo-python", "stdout"), "graded the cat sat");
+    assert_eq!(
+        verdict(&ran, "/missing function", 0),
+        ("fail".into(), "Error running Python script: AttributeError: module 'checks' has no attribute 'nope'".into())
+    );
+    // The file is read with the config, beneath its folder.
+    let outside = ran.case("/outside the folder")["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        outside.contains("tests[2] (\"outside the folder\")")
+            && outside.contains(&format!("`file://../{other_name}/checks.py` is outside the config's folder")),
+        "{outside}"
+    );
+}
+
+#[test]
+fn scores_and_grading_results_meet_thresholds_as_promptfoo_reads_them() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: scores
+    vars: {q: twenty characters ok}
+    assert:
+      - {type: python, value: "len(output) / 100"}
+      - {type: python, value: "len(output) / 100", threshold: 0.3}
+      - {type: python, value: "0"}
+      - {type: python, value: "len(output) / 2"}
+  - description: grading results
+    vars: {q: hi}
+    assert:
+      - {type: python, value: "{'pass_': True, 'score': 0.4, 'reason': 'fine'}", threshold: 0.5}
+      - {type: python, value: "json.dumps({'pass': True, 'score': 1, 'reason': 'as JSON text'})"}
+      - {type: python, value: "{'pass': True, 'score': 1}"}
+      - {type: python, value: "None"}
+  - description: a test threshold weighs the python scores
+    threshold: 0.6
+    vars: {q: hi}
+    assert:
+      - {type: python, value: "0.9"}
+      - {type: python, value: "0.3", weight: 0.5}
+"#;
+    let ran = ran(config, &[]);
+    let scored = |index: usize| {
+        let check = check(&ran, "/scores", index);
+        (check["outcome"].as_str().unwrap().to_owned(), check["score"].as_f64().unwrap())
+    };
+    // A number passes above 0, or from the threshold.
+    assert_eq!(scored(0), ("pass".into(), 0.2));
+    assert_eq!(scored(1), ("fail".into(), 0.2));
+    assert_eq!(scored(2), ("fail".into(), 0.0));
+    // A score above 1 is assay's 1; promptfoo's number is kept.
+    assert_eq!(scored(3), ("pass".into(), 1.0));
+    assert_eq!(check(&ran, "/scores", 3)["extras"]["promptfoo_score"], json!(10.0));
+    assert_eq!(
+        verdict(&ran, "/grading results", 0),
+        ("fail".into(), "Python score 0.4 is less than threshold 0.5: fine".into())
+    );
+    assert_eq!(verdict(&ran, "/grading results", 1), ("pass".into(), "as JSON text".into()));
+    // promptfoo wants `reason` too.
+    let (outcome, message) = verdict(&ran, "/grading results", 2);
+    assert_eq!(outcome, "fail");
+    assert!(
+        message.starts_with(
+            "Python code execution failed: Python assertion must return a boolean, number, or {pass, score, reason} object. Got instead:\n{\n  \"pass\": true,"
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        verdict(&ran, "/grading results", 3),
+        (
+            "fail".into(),
+            "Python code execution failed: Python assertion must return a boolean, number, or {pass, score, reason} object. Instead got:\nnull".into()
+        )
+    );
+    // (0.9 × 1 + 0.3 × 0.5) / 1.5 = 0.7 reaches 0.6.
+    assert_eq!(ran.case("/a test threshold weighs the python scores")["status"], "passed");
+    let graded = ran.promptfoo_result("a test threshold weighs the python scores");
+    assert!((graded["score"].as_f64().unwrap() - 0.7).abs() < 1e-9, "{graded}");
+}
+
+#[test]
+fn not_python_negates_as_promptfoo_does() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: negated
+    vars: {q: a polite answer}
+    assert:
+      - {type: not-python, value: "'rude' in output"}
+      - {type: not-python, value: "'polite' in output"}
+      - {type: not-python, value: "0.25"}
+      - {type: not-python, value: "{'pass': True, 'score': 0.75, 'reason': 'kept'}"}
+      - {type: not-python, value: "1 / 0"}
+"#;
+    let ran = ran(config, &[]);
+    assert_eq!(verdict(&ran, "/negated", 0), ("pass".into(), "Assertion passed".into()));
+    assert_eq!(verdict(&ran, "/negated", 1), ("fail".into(), "Python code returned true\n'polite' in output".into()));
+    // promptfoo keeps a number's and a GradingResult's score when it negates.
+    let number = check(&ran, "/negated", 2);
+    assert_eq!((&number["outcome"], &number["score"]), (&json!("fail"), &json!(0.25)), "{number}");
+    let dict = check(&ran, "/negated", 3);
+    assert_eq!(
+        (&dict["outcome"], &dict["score"], &dict["message"]),
+        (&json!("fail"), &json!(0.75), &json!("Python code returned true"))
+    );
+    // Code that cannot run fails whichever the form.
+    assert_eq!(verdict(&ran, "/negated", 4).0, "fail");
+    assert_eq!(check(&ran, "/negated", 0)["key"], "not_pf_python");
+}
+
+#[test]
+fn an_exception_fails_with_the_tracebacks_last_line_and_logs_the_traceback() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: raises
+    vars: {q: x}
+    assert:
+      - type: python
+        value: |
+          def parse(text):
+              return int(text)
+          return parse(output) > 1
+"#;
+    let ran = ran(config, &[]);
+    assert_eq!(
+        verdict(&ran, "/raises", 0),
+        (
+            "fail".into(),
+            "Python code execution failed: Error running Python script: ValueError: invalid literal for int() with base 10: 'x'".into()
+        )
+    );
+    let interaction = &ran.case("/raises")["samples"][0]["runs"][0]["interactions"][0];
+    let traceback = log_text(interaction, "promptfoo-python", "stderr");
+    assert!(traceback.contains("Traceback (most recent call last)") && traceback.contains("in parse"), "{traceback}");
+}
+
+#[test]
+fn a_case_cannot_change_the_interpreter_of_the_cases_after_it() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: poisons
+    vars: {q: x}
+    assert:
+      - type: python
+        value: |
+          import builtins, statistics
+          builtins.len = lambda x: -1
+          statistics.mean = lambda xs: -1
+          return len(output) == -1 and statistics.mean([1]) == -1
+  - {description: after 1, vars: {q: hello}, assert: [{type: python, value: "len(output) == 5 and __import__('statistics').mean([1, 2, 3]) == 2"}]}
+  - {description: after 2, vars: {q: hello}, assert: [{type: python, value: "len(output) == 5 and __import__('statistics').mean([1, 2, 3]) == 2"}]}
+"#;
+    warm_plugin(COMPONENT);
+    let dir = suite(config, &[]);
+    // One case at a time: each would get the instance the one before used.
+    let ran = run(dir.path(), &["-j", "1"]);
+    assert_each_once(&ran, &["poisons", "after 1", "after 2"]);
+    for id in ["/poisons", "/after 1", "/after 2"] {
+        assert_eq!(ran.case(id)["status"], "passed", "{id}: {}", stdout(&ran.output));
+    }
+}
+
+/// A config whose first test runs the hostile `code`, then a test that
+/// must still pass; both are reported once.
+fn hostile(code: &str) -> Ran {
+    let config = format!(
+        "prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests:\n  - description: hostile\n    vars: {{q: x}}\n    assert:\n      - type: python\n        value: {}\n  - description: after\n    vars: {{q: fine}}\n    assert: [{{type: python, value: \"output == 'fine'\"}}]\n",
+        serde_json::to_string(code).unwrap()
+    );
+    let ran = ran(&config, &[]);
+    assert_each_once(&ran, &["hostile", "after"]);
+    assert_eq!(ran.case("/after")["status"], "passed", "{}", stdout(&ran.output));
+    ran
+}
+
+/// What a sandboxed call says, after what Python raised.
+const SANDBOX: &str = " (assay runs Python assertions in a sandbox: the standard library only, no files, network, subprocesses or environment)";
+
+#[test]
+fn hostile_python_sees_an_empty_environment() {
+    warm_plugin(COMPONENT);
+    let code = "import os\nreturn {'pass': False, 'score': 0, 'reason': json.dumps(dict(os.environ))}";
+    let config = format!(
+        "prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests:\n  - description: hostile\n    vars: {{q: x}}\n    assert:\n      - type: python\n        value: {}\n",
+        serde_json::to_string(code).unwrap()
+    );
+    let dir = suite(&config, &[]);
+    let mut command = assay_command();
+    command.env("ASSAY_PY_SECRET", "hunter2-in-the-host");
+    let ran = run_with(command, dir.path(), &[]);
+    assert_each_once(&ran, &["hostile"]);
+    assert_eq!(verdict(&ran, "/hostile", 0), ("fail".into(), "{}".into()));
+    let everything = format!("{}{:?}{}", stdout(&ran.output), ran.lines, ran.promptfoo);
+    assert!(!everything.contains("hunter2-in-the-host"));
+}
+
+#[test]
+fn hostile_python_cannot_read_a_file() {
+    let ran = hostile("open('/etc/passwd').read()");
+    let expected = format!(
+        "Python code execution failed: Error running Python script: FileNotFoundError: [Errno 44] No such file or directory: '/etc/passwd'{SANDBOX}"
+    );
+    assert_eq!(verdict(&ran, "/hostile", 0), ("fail".into(), expected));
+}
+
+#[test]
+fn hostile_python_has_no_network() {
+    let ran = hostile("import socket\nreturn socket.create_connection(('127.0.0.1', 80)) is not None");
+    let expected = format!(
+        "Python code execution failed: Error running Python script: ModuleNotFoundError: No module named 'socket'{SANDBOX}"
+    );
+    assert_eq!(verdict(&ran, "/hostile", 0), ("fail".into(), expected));
+}
+
+#[test]
+fn hostile_python_cannot_start_a_program() {
+    let ran = hostile("__import__('subprocess').run(['touch', '/tmp/assay-python-was-here']).returncode == 0");
+    let expected = format!(
+        "Python code execution failed: Error running Python script: ModuleNotFoundError: No module named 'subprocess'{SANDBOX}"
+    );
+    assert_eq!(verdict(&ran, "/hostile", 0), ("fail".into(), expected));
+    assert!(!std::path::Path::new("/tmp/assay-python-was-here").exists());
+    // Nor through os.
+    let ran = hostile("__import__('os').system('touch /tmp/assay-python-was-here') == 0");
+    let (outcome, message) = verdict(&ran, "/hostile", 0);
+    assert_eq!(outcome, "fail");
+    assert!(message.starts_with("Python code execution failed: Error running Python script: AttributeError: module 'os' has no attribute 'system'"), "{message}");
+}
+
+#[test]
+fn hostile_python_looping_forever_ends_at_the_plugins_deadline() {
+    let started = std::time::Instant::now();
+    let ran = hostile("while True:\n    pass");
+    assert_eq!(
+        verdict(&ran, "/hostile", 0),
+        ("error".into(), "plugin `promptfoo-python` exceeded its deadline of 2000 ms and was stopped".into())
+    );
+    assert_eq!(check(&ran, "/hostile", 0)["error_kind"], "deadline");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}
+
+#[test]
+fn hostile_python_asking_for_all_memory_stops_at_its_cap() {
+    let ran = hostile("xs = []\nwhile True:\n    xs.append(bytearray(1 << 20))");
+    let (outcome, message) = verdict(&ran, "/hostile", 0);
+    assert_eq!(outcome, "error");
+    assert!(message.starts_with("plugin `promptfoo-python` exceeded its memory limit of 64 MiB"), "{message}");
+    assert_eq!(check(&ran, "/hostile", 0)["error_kind"], "memory");
+}
+
+/// The cases promptfoo 0.123.1 graded (`plugins/python/differential/`,
+/// recorded by its `record.mjs` through promptfoo's own `runAssertion`
+/// and the host's python3), each a test of one config run through assay:
+/// the same pass, score (promptfoo's number where assay clamps it) and
+/// reason (up to promptfoo's `Stack Trace`, which is Node's).
+#[test]
+fn the_runner_agrees_with_promptfoo() {
+    let dir = crate::util::root().join("plugins/python/differential");
+    let recorded = std::fs::read_to_string(dir.join("recorded.jsonl")).unwrap();
+    let mut lines = recorded.lines().map(|line| serde_json::from_str::<Value>(line).unwrap());
+    let header = lines.next().unwrap();
+    assert_eq!(header["promptfoo"], "0.123.1");
+    let cases: Vec<Value> = lines.collect();
+    let tests: Vec<Value> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let mut assertion = json!({"type": case["type"], "value": case["value"]});
+            if !case["threshold"].is_null() {
+                assertion["threshold"] = case["threshold"].clone();
+            }
+            json!({"description": format!("case {i}"), "vars": {"q": case["output"]}, "assert": [assertion]})
+        })
+        .collect();
+    // JSON is YAML (the top-level keys start lines, as a config's do).
+    let config = format!("prompts: ['{{{{q}}}}']\nproviders: [echo]\ntests: {}\n", Value::Array(tests));
+    let checks = std::fs::read_to_string(dir.join("checks.py")).unwrap();
+    let ran = ran(&config, &[("checks.py", &checks)]);
+    assert_eq!(ran.lines.len(), cases.len(), "{}", stdout(&ran.output));
+    for (i, case) in cases.iter().enumerate() {
+        let check = check(&ran, &format!("/case {i}"), 0);
+        let negated = case["type"] == "not-python";
+        let extras = if negated { &check["extras"]["negated"] } else { &check["extras"] };
+        let score = extras.get("promptfoo_score").unwrap_or(&check["score"]).as_f64();
+        let reason = case["reason"].as_str().unwrap();
+        let reason = reason.split("\nStack Trace:").next().unwrap();
+        let outcome = if case["pass"] == true { "pass" } else { "fail" };
+        assert_eq!(
+            (check["outcome"].as_str(), score, check["message"].as_str()),
+            (Some(outcome), case["score"].as_f64(), Some(reason)),
+            "case {i}: {case}\n{check}"
+        );
+    }
+}

@@ -1,0 +1,4 @@
+//! `assay serve`: the API and its limits.
+
+pub mod api;
+pub mod serve_limits;
