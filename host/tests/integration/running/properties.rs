@@ -1185,14 +1185,17 @@ const CHILD: &str = "ASSAY_PROPERTIES_CHILD";
 /// instead of aborting the test binary.
 #[test]
 fn a_long_dotted_key_is_an_error_not_an_abort() {
-    let name = "properties::a_long_dotted_key_is_an_error_not_an_abort";
+    // The test's own name, wherever its module is (test names leave the
+    // crate's out).
+    let module = module_path!().trim_start_matches("integration::");
+    let name = format!("{module}::a_long_dotted_key_is_an_error_not_an_abort");
     if std::env::var_os(CHILD).is_some() {
         let text = format!("{} = 1", vec!["a"; 10_000].join("."));
         assert!(parse_case(&text, "deep", Path::new(FILE), &env()).is_err());
         return;
     }
     let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture"])
+        .args([name.as_str(), "--exact", "--nocapture"])
         .env(CHILD, "1")
         .output()
         .unwrap();
