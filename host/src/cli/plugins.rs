@@ -9,6 +9,7 @@ use super::CliError;
 use super::args::PluginsArgs;
 use anyhow::Result;
 use assay::Project;
+use assay::config::PluginSource;
 use assay::project::PinEntry;
 use assay::sandbox::CacheStatus;
 use std::io::Write;
@@ -25,7 +26,13 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     for (label, plugin) in registry.labelled() {
         let labelled = if label == plugin.name() { String::new() } else { format!(", labelled `{label}`") };
-        writeln!(out, "{} {} ({}){labelled}", plugin.name(), plugin.version(), plugin.source())?;
+        // A community plugin by its reference, not its file in the store.
+        let source = match project.config().plugins.get(label).map(|p| p.source()) {
+            Some(Ok(PluginSource::Oci(reference))) => format!("oci `{reference}`"),
+            Some(Ok(PluginSource::Url(url))) => format!("url `{url}`"),
+            _ => plugin.source().to_string(),
+        };
+        writeln!(out, "{} {} ({source}){labelled}", plugin.name(), plugin.version())?;
         writeln!(out, "  sha256 {}", plugin.sha256())?;
         // A built-in is compiled on first use: listing it compiles it, so
         // that what the listing says of the cache is what a run meets.

@@ -215,6 +215,7 @@ fn a_teammate_fetches_by_the_pin_and_a_moved_tag_changes_nothing_until_update() 
     std::fs::write(teammate.config(), &pinned).unwrap();
     for machine in [&user, &teammate] {
         let listed = ok(&machine.assay(&["plugins"]));
+        assert!(listed.contains(&format!("hostile 0.1.0 (oci `{reference}@{first}`)\n")), "{listed}");
         assert!(listed.contains(&format!("sha256 {}", sha256_hex(&hostile()))), "{listed}");
         assert!(!listed.contains(&sha256_hex(&second_release)), "{listed}");
     }
