@@ -2002,3 +2002,31 @@ impl CommunityError {
         }
     }
 }
+
+/// A `[plugins.NAME]` whose component cannot be told (see
+/// [`crate::config::PluginConfig::source`]).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PluginSourceError {
+    /// None of `path`, `oci` and `url`.
+    #[error("names no component: set `path` (a .wasm file), or add one with `assay plugin add REF`")]
+    NoComponent,
+    /// More than one of them.
+    #[error("names its component twice: keep one of `path`, `oci` and `url`")]
+    Twice,
+    /// A community component's pin that is no sha256.
+    #[error("`sha256 = \"{0}\"` is not a sha256 (64 lowercase hex digits)")]
+    BadPin(String),
+    /// `cosign-key` beside no `oci`.
+    #[error("`cosign-key` verifies components from OCI registries (`oci`), where cosign signatures live")]
+    CosignWithoutOci,
+}
+
+/// Files could not be watched (`assay run --watch`).
+#[derive(Debug, Error)]
+#[error("cannot watch `{}`: {cause}", path.display())]
+pub struct WatchError {
+    /// What was to be watched.
+    pub path: std::path::PathBuf,
+    /// Why not.
+    pub cause: String,
+}

@@ -445,7 +445,7 @@ impl Project {
             let path = match plugin.source() {
                 Ok(PluginSource::Path(path)) => self.config.resolve(path),
                 Ok(PluginSource::Oci(_) | PluginSource::Url(_)) => self.community_component(label, plugin)?,
-                Err(message) => return Err(self.setting_error(&format!("[plugins.{label}]"), message)),
+                Err(error) => return Err(self.setting_error(&format!("[plugins.{label}]"), error.to_string())),
             };
             configured.push(PluginFile { label: label.clone(), path, origin: PluginOrigin::Configured(plugin) });
         }

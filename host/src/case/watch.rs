@@ -6,6 +6,7 @@
 //! an editor's save is one change.
 
 use crate::case::has_extension;
+use crate::errors::WatchError;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -43,16 +44,17 @@ impl CaseWatch {
     /// Watches each of `paths` (a folder with everything beneath it, a
     /// file through its folder), leaving out what is under any of
     /// `ignored` (the results folder, reports the run writes).
-    pub fn new(paths: &[PathBuf], ignored: &[PathBuf]) -> Result<CaseWatch, String> {
+    pub fn new(paths: &[PathBuf], ignored: &[PathBuf]) -> Result<CaseWatch, WatchError> {
         let (sender, events) = mpsc::channel();
-        let mut watcher = notify::recommended_watcher(sender).map_err(|e| format!("cannot watch files: {e}"))?;
+        let mut watcher = notify::recommended_watcher(sender)
+            .map_err(|e| WatchError { path: paths.first().cloned().unwrap_or_default(), cause: e.to_string() })?;
         use notify::Watcher as _;
         for path in paths {
             let (target, mode) = match path.is_dir() {
                 true => (absolute(path), notify::RecursiveMode::Recursive),
                 false => (absolute(&parent_of(path)), notify::RecursiveMode::NonRecursive),
             };
-            watcher.watch(&target, mode).map_err(|e| format!("cannot watch `{}`: {e}", target.display()))?;
+            watcher.watch(&target, mode).map_err(|e| WatchError { path: target.clone(), cause: e.to_string() })?;
         }
         let ignored = ignored.iter().map(|path| absolute(path)).collect();
         Ok(CaseWatch { _watcher: watcher, events, ignored })

@@ -41,7 +41,8 @@ fn watch(args: &RunArgs) -> Result<u8> {
     };
     let mut ignored = vec![RunFolders::of_project(&config).base().to_owned()];
     ignored.extend([&args.junit, &args.html, &args.promptfoo_output].into_iter().flatten().cloned());
-    let watch = CaseWatch::new(&watched, &ignored).map_err(|message| CliError::Flag { flag: "--watch", message })?;
+    let watch = CaseWatch::new(&watched, &ignored)
+        .map_err(|error| CliError::Flag { flag: "--watch", message: error.to_string() })?;
     let shown: Vec<String> = watched.iter().map(|path| format!("`{}`", path.display())).collect();
     let mut only = None;
     loop {

@@ -73,7 +73,7 @@ pub use connections::{
     CONNECTION_TYPES, CommandConnection, ConnectionConfig, HttpConnection, NeuroSanConnection, OpenAiConnection,
 };
 
-use crate::errors::ConfigError;
+use crate::errors::{ConfigError, PluginSourceError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -189,28 +189,22 @@ impl PluginConfig {
     /// Its source: exactly one of `path`, `oci` and `url`; the `sha256` of
     /// a community component (`oci`, `url`), which names it in the plugin
     /// store, in lowercase hex; `cosign-key` only with `oci`.
-    pub fn source(&self) -> Result<PluginSource<'_>, String> {
+    pub fn source(&self) -> Result<PluginSource<'_>, PluginSourceError> {
         let source = match (&self.path, &self.oci, &self.url) {
             (Some(path), None, None) => PluginSource::Path(path),
             (None, Some(oci), None) => PluginSource::Oci(oci),
             (None, None, Some(url)) => PluginSource::Url(url),
-            (None, None, None) => {
-                return Err(
-                    "names no component: set `path` (a .wasm file), or add one with `assay plugin add REF`".into()
-                );
-            }
-            _ => return Err("names its component twice: keep one of `path`, `oci` and `url`".into()),
+            (None, None, None) => return Err(PluginSourceError::NoComponent),
+            _ => return Err(PluginSourceError::Twice),
         };
         let community = !matches!(source, PluginSource::Path(_));
         if let Some(sha256) = self.sha256.as_ref().filter(|_| community)
             && !(sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
         {
-            return Err(format!("`sha256 = \"{sha256}\"` is not a sha256 (64 lowercase hex digits)"));
+            return Err(PluginSourceError::BadPin(sha256.clone()));
         }
         if self.cosign_key.is_some() && !matches!(source, PluginSource::Oci(_)) {
-            return Err(
-                "`cosign-key` verifies components from OCI registries (`oci`), where cosign signatures live".into()
-            );
+            return Err(PluginSourceError::CosignWithoutOci);
         }
         Ok(source)
     }

@@ -149,7 +149,7 @@ impl Project {
             let taken_by = match existing.source() {
                 Ok(PluginSource::Path(path)) => format!("`path = \"{}\"`", path.display()),
                 Ok(PluginSource::Oci(text) | PluginSource::Url(text)) => format!("`{text}`"),
-                Err(message) => message,
+                Err(error) => error.to_string(),
             };
             return Err(CommunityError::LabelTaken { label: label.to_owned(), taken_by, same_source });
         }
