@@ -430,6 +430,8 @@ fn failures_come_first_with_why_sort_by_any_column_group_by_cause_and_show_the_r
     let opened = dom(&html, &format!("case={}", id.replace('/', "%2F")), true);
     assert!(opened.contains("<th>sent text</th><td><pre>hi there</pre></td>"), "{opened}");
     assert!(opened.contains("<th>sent sly_data</th>"), "{opened}");
+    // Interactions count from 1, as on the terminal.
+    assert!(opened.contains(">interaction 1: did not pass · agent "), "{opened}");
     let line = lines(&results).into_iter().find(|l| l["id"] == id.as_str()).unwrap();
     assert_eq!(line["samples"][0]["runs"][0]["interactions"][0]["request"]["text"], "hi there");
 }
