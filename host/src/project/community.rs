@@ -305,20 +305,6 @@ impl Project {
             fetched,
         })
     }
-
-    /// The configuration file and its document (empty when there is none
-    /// yet).
-    fn config_document(&self) -> Result<(PathBuf, toml_edit::DocumentMut), LockError> {
-        let path = self.config_file().to_path_buf();
-        let text = match path.is_file() {
-            true => std::fs::read_to_string(&path).map_err(|cause| LockError::Read { path: path.clone(), cause })?,
-            false => String::new(),
-        };
-        let document = text
-            .parse()
-            .map_err(|e| LockError::Invalid { path: path.clone(), message: format!("invalid configuration: {e}") })?;
-        Ok((path, document))
-    }
 }
 
 /// The reference `update` follows: its tag, without the pinned digest (a

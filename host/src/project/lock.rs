@@ -51,19 +51,12 @@ impl Project {
     /// configuration, and not pinned. Nothing is written unless every file
     /// could be hashed.
     pub fn lock(&self) -> Result<Lock, LockError> {
-        let path = self.config_file().to_path_buf();
         let files = self.plugin_files()?;
         let auto_loaded = files.iter().any(|f| matches!(f.origin, PluginOrigin::AutoLoaded));
-        let text = if path.is_file() {
-            std::fs::read_to_string(&path).map_err(|cause| LockError::Read { path: path.clone(), cause })?
-        } else if auto_loaded {
-            String::new()
-        } else {
-            return Err(LockError::NoConfig { path });
-        };
-        let mut document: toml_edit::DocumentMut = text
-            .parse()
-            .map_err(|e| LockError::Invalid { path: path.clone(), message: format!("invalid configuration: {e}") })?;
+        if !self.config_file().is_file() && !auto_loaded {
+            return Err(LockError::NoConfig { path: self.config_file().to_path_buf() });
+        }
+        let (path, mut document) = self.config_document()?;
         let mut pins = Vec::new();
         for file in &files {
             let label = file.label.as_str();
@@ -88,6 +81,22 @@ impl Project {
         }
         std::fs::write(&path, document.to_string()).map_err(|cause| LockError::Write { path: path.clone(), cause })?;
         Ok(Lock { file: path, pins })
+    }
+}
+
+impl Project {
+    /// The configuration file and its document, to edit keeping its
+    /// comments and layout (empty when there is no file yet).
+    pub(super) fn config_document(&self) -> Result<(PathBuf, toml_edit::DocumentMut), LockError> {
+        let path = self.config_file().to_path_buf();
+        let text = match path.is_file() {
+            true => std::fs::read_to_string(&path).map_err(|cause| LockError::Read { path: path.clone(), cause })?,
+            false => String::new(),
+        };
+        let document = text
+            .parse()
+            .map_err(|e| LockError::Invalid { path: path.clone(), message: format!("invalid configuration: {e}") })?;
+        Ok((path, document))
     }
 }
 
