@@ -47,18 +47,10 @@ fn runs_compared(
         return Ok((old.clone(), new.clone()));
     }
     let folders = super::options::run_folders()?;
-    let runs = folders.runs();
-    let latest = std::fs::canonicalize(folders.latest()).ok();
-    let new = match new.or_else(|| latest.clone()) {
-        Some(new) => new,
-        None => return Err(super::options::no_run("assay diff", &folders.latest())),
+    let Some(new) = new.or_else(|| folders.last()) else {
+        return Err(super::options::no_run("assay diff", &folders.latest()));
     };
-    let new_real = std::fs::canonicalize(&new).ok();
-    let old = old.or_else(|| {
-        let at = runs.iter().position(|run| std::fs::canonicalize(run).ok() == new_real)?;
-        at.checked_sub(1).map(|before| runs[before].clone())
-    });
-    match old {
+    match old.or_else(|| folders.before(&new)) {
         Some(old) => Ok((old, new)),
         None => Err(super::options::no_run("assay diff", &folders.base().join("<the run before the last>"))),
     }

@@ -74,6 +74,20 @@ impl RunFolders {
         })
     }
 
+    /// The last run's folder (where `latest` leads), when there is one.
+    pub fn last(&self) -> Option<PathBuf> {
+        std::fs::canonicalize(self.latest()).ok()
+    }
+
+    /// The run before `run` (a folder in `base`, however named), when
+    /// there is one.
+    pub fn before(&self, run: &Path) -> Option<PathBuf> {
+        let run = std::fs::canonicalize(run).ok()?;
+        let runs = self.runs();
+        let at = runs.iter().position(|other| std::fs::canonicalize(other).ok().as_ref() == Some(&run))?;
+        at.checked_sub(1).map(|before| runs[before].clone())
+    }
+
     /// The runs' folders in `base` (each holding a `results.jsonl`), oldest
     /// first by name (their names are their start times).
     pub fn runs(&self) -> Vec<PathBuf> {
@@ -118,7 +132,10 @@ mod tests {
         std::fs::write(second.join(crate::job::RESULTS_FILE), "").unwrap();
         folders.mark_latest(&second).unwrap();
         assert_eq!(std::fs::canonicalize(folders.latest()).unwrap(), std::fs::canonicalize(&second).unwrap());
-        assert_eq!(folders.runs(), [first, second]);
+        assert_eq!(folders.runs(), [first.clone(), second.clone()]);
+        assert_eq!(folders.before(&folders.latest()), Some(first.clone()));
+        assert_eq!(folders.before(&first), None);
+        assert_eq!(folders.last(), Some(std::fs::canonicalize(&second).unwrap()));
 
         std::fs::remove_file(folders.latest()).unwrap();
         std::fs::create_dir(folders.latest()).unwrap();
