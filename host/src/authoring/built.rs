@@ -5,7 +5,7 @@
 
 use crate::errors::AuthoringError;
 use crate::plugin::{MatcherKey, MatcherPlugin};
-use crate::sandbox::{ComponentOptions, ComponentSource, Runtime, sha256_hex};
+use crate::sandbox::{CompileCache, ComponentOptions, ComponentSource, Limits, Runtime, sha256_hex};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
@@ -122,10 +122,14 @@ pub struct BuiltPlugin {
 }
 
 /// Loads the component just written to `output` (`bytes`) as assay will,
-/// with nothing granted beyond the default, and says what it is.
+/// with nothing granted beyond the default, and says what it is. It is
+/// compiled into the user's compile cache, as a run would compile it: the
+/// first run after a build (a Python plugin takes many seconds to compile)
+/// finds it there.
 pub(super) fn load_built(output: PathBuf, bytes: &[u8]) -> Result<BuiltPlugin, AuthoringError> {
+    let cache = CompileCache::default_dir().map(CompileCache::new);
     let plugin = MatcherPlugin::load(
-        &Runtime::default(),
+        &Runtime::with_cache(Limits::default().memory_bytes, cache),
         ComponentSource::File(output.clone()),
         bytes,
         ComponentOptions::default(),

@@ -1,5 +1,5 @@
 //! Test cases' shared vocabulary, which every format reads into: the typed
-//! [`TestCase`] model, the [`CaseEnv`] (the environment as the user allows
+//! [`TestCase`] model and where its keys are ([`KeyLines`]), the [`CaseEnv`] (the environment as the user allows
 //! case files to see it), the [`Trust`] boundary (which files are data,
 //! and where files are opened: [`FileAccess`]), and [`discover`]ing the files a run names (a file, a directory searched
 //! recursively, or a glob), and watching them change ([`CaseWatch`], `assay
@@ -9,6 +9,7 @@
 mod access;
 mod discover;
 mod env;
+mod key_lines;
 mod model;
 mod trust;
 mod watch;
@@ -17,6 +18,7 @@ pub use access::{Entry, FileAccess, LEADS_OUTSIDE, TooLarge};
 pub use discover::{CaseFile, CaseFileWalk, CaseFiles, discover_with};
 pub(crate) use discover::{PathHasher, glob_files, has_extension};
 pub use env::{CASE_ENV_PREFIX, CaseEnv, Lookup, SECRET_NAME_PARTS, looks_secret};
+pub use key_lines::{KeyLines, key_path};
 pub use model::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
 pub use trust::{ALLOW_COMMANDS_VAR, FileTrust, Trust, Use, UseKind};
 pub use watch::{CaseWatch, Changed};

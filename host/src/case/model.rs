@@ -33,6 +33,9 @@ pub struct TestCase {
     pub timeout: Option<Duration>,
     /// The conversation, in order.
     pub interactions: Vec<Interaction>,
+    /// Where the file's keys are, for naming a failing check's line.
+    #[serde(skip)]
+    pub key_lines: super::KeyLines,
 }
 
 /// One turn: what to send, and what to check on the answer.

@@ -13,7 +13,7 @@
 //!   (`sly_data { a { valeu {} } }`, a typo that would otherwise pass in
 //!   silence), is an error naming its path, with the nearest key suggested.
 
-use crate::case::{Connection, TestCase};
+use crate::case::{Connection, KeyLines, TestCase};
 use crate::errors::{CaseErrorKind, describe_json as describe};
 use crate::sandbox::Grader;
 use serde::Serialize;
@@ -107,6 +107,9 @@ pub struct Check {
     /// plugin's own, if it has its own (a promptfoo grading provider).
     #[serde(skip)]
     pub grader: Option<Grader>,
+    /// The line of its file that asks for it, when its reader knows.
+    #[serde(skip)]
+    pub line: Option<u32>,
 }
 
 fn is_true(value: &bool) -> bool {
@@ -141,7 +144,9 @@ pub fn plan_case(case: &TestCase, keys: &dyn KeySet) -> Result<CasePlan, CaseErr
         .interactions
         .iter()
         .enumerate()
-        .map(|(i, interaction)| plan_response(&interaction.response, &format!("interactions[{i}].response"), keys))
+        .map(|(i, interaction)| {
+            plan_response(&interaction.response, &format!("interactions[{i}].response"), keys, &case.key_lines)
+        })
         .collect::<Result<_, _>>()?;
     Ok(CasePlan { interactions })
 }
@@ -168,11 +173,13 @@ pub fn check_connections(connections: &[Connection], keys: &dyn KeySet) -> Resul
     })
 }
 
-/// Plans one `response` block; `path` names it in errors.
+/// Plans one `response` block; `path` names it in errors, and each check's
+/// line is its path's in `lines`.
 pub fn plan_response(
     response: &Map<String, Value>,
     path: &str,
     keys: &dyn KeySet,
+    lines: &KeyLines,
 ) -> Result<Vec<Check>, CaseErrorKind> {
     let mut checks = Vec::new();
     for (part, value) in response {
@@ -190,7 +197,7 @@ pub fn plan_response(
             });
         }
         match part.as_str() {
-            "text" => plan_tests(tests, Target::Text, &at, keys, &mut checks)?,
+            "text" => plan_tests(tests, Target::Text, &at, keys, lines, &mut checks)?,
             "sly_data" | "structure" => {
                 for (key, nested) in tests {
                     let target = if part == "sly_data" {
@@ -198,7 +205,7 @@ pub fn plan_response(
                     } else {
                         Target::Structure(vec![key.clone()])
                     };
-                    plan_data_key(key, nested, target, &format!("{at}.{key}"), keys, &mut checks)?;
+                    plan_data_key(key, nested, target, &format!("{at}.{key}"), keys, lines, &mut checks)?;
                 }
             }
             other => {
@@ -230,7 +237,7 @@ pub fn plan_entry(
         return Err(unknown_matcher(at.to_owned(), key, keys));
     };
     let mut checks = Vec::new();
-    push_checks(&base, negated, expected, &target, at, &mut checks)?;
+    push_checks(&base, negated, expected, &target, at, &KeyLines::NONE, &mut checks)?;
     Ok(checks)
 }
 
@@ -253,6 +260,7 @@ fn plan_data_key(
     target: Target,
     at: &str,
     keys: &dyn KeySet,
+    lines: &KeyLines,
     checks: &mut Vec<Check>,
 ) -> Result<(), CaseErrorKind> {
     let Value::Object(entries) = value else {
@@ -288,7 +296,7 @@ fn plan_data_key(
     for (entry, nested) in entries {
         let entry_at = format!("{at}.{entry}");
         if let Some((base, negated)) = matcher_key(entry, keys) {
-            push_checks(&base, negated, nested, &target, &entry_at, checks)?;
+            push_checks(&base, negated, nested, &target, &entry_at, lines, checks)?;
         } else {
             let mut nested_target = target.clone();
             match &mut nested_target {
@@ -298,7 +306,7 @@ fn plan_data_key(
                 }
                 Target::Text => unreachable!("text has no data keys"),
             }
-            plan_data_key(entry, nested, nested_target, &entry_at, keys, checks)?;
+            plan_data_key(entry, nested, nested_target, &entry_at, keys, lines, checks)?;
         }
     }
     Ok(())
@@ -310,6 +318,7 @@ fn plan_tests(
     target: Target,
     at: &str,
     keys: &dyn KeySet,
+    lines: &KeyLines,
     checks: &mut Vec<Check>,
 ) -> Result<(), CaseErrorKind> {
     for (key, value) in tests {
@@ -317,20 +326,23 @@ fn plan_tests(
         let Some((base, negated)) = matcher_key(key, keys) else {
             return Err(unknown_matcher(entry_at, key, keys));
         };
-        push_checks(&base, negated, value, &target, &entry_at, checks)?;
+        push_checks(&base, negated, value, &target, &entry_at, lines, checks)?;
     }
     Ok(())
 }
 
-/// Splits a matcher's value into checks: a list is one check per element.
+/// Splits a matcher's value into checks: a list is one check per element,
+/// each at its element's line in `lines`.
 fn push_checks(
     key: &str,
     negated: bool,
     value: &Value,
     target: &Target,
     at: &str,
+    lines: &KeyLines,
     checks: &mut Vec<Check>,
 ) -> Result<(), CaseErrorKind> {
+    let listed = value.is_array();
     let expected: Vec<&Value> = match value {
         Value::Array(items) if items.is_empty() => {
             return Err(CaseErrorKind::Invalid {
@@ -341,7 +353,11 @@ fn push_checks(
         Value::Array(items) => items.iter().collect(),
         other => vec![other],
     };
-    for value in expected {
+    for (index, value) in expected.into_iter().enumerate() {
+        let line = match listed {
+            true => lines.line_of(&format!("{at}[{index}]")),
+            false => lines.line_of(at),
+        };
         checks.push(Check {
             target: target.clone(),
             key: key.to_owned(),
@@ -350,6 +366,7 @@ fn push_checks(
             expected_json: value.to_string(),
             gate: true,
             grader: None,
+            line,
         });
     }
     Ok(())

@@ -61,6 +61,10 @@ pub struct CheckResult {
     /// false` for a suite's non-gating check, and nothing for the others.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub gate: bool,
+    /// The line of the case's file that asks for the check, when it did
+    /// not pass and its reader knows the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 fn is_true(value: &bool) -> bool {

@@ -9,7 +9,7 @@
 //! so a bad file is one `error` case and the others run.
 
 use crate::case::{CaseEnv, CaseFile, FileAccess, TooLarge, has_extension};
-use crate::case::{ChatFilter, Connection, Interaction, SuccessRatio, TestCase};
+use crate::case::{ChatFilter, Connection, Interaction, KeyLines, SuccessRatio, TestCase};
 use crate::check::{KeySet, plan_case};
 use crate::errors::{CaseError, CaseErrorKind};
 use crate::formats::Format;
@@ -32,8 +32,11 @@ const INTERACTION_KEYS: &[&str] =
 /// model and in errors.
 pub fn parse_case(text: &str, id: &str, file: &Path, env: &CaseEnv) -> Result<TestCase, CaseError> {
     let fail = |kind| CaseError::new(file, kind);
-    let root = parse_object(text, env).map_err(fail)?;
-    read_case(root, id, file).map_err(fail)
+    let mut key_lines = KeyLines::default();
+    let root = parse_document(text, env, Some(&mut key_lines)).map_err(fail)?;
+    let mut case = read_case(root, id, file).map_err(fail)?;
+    case.key_lines = key_lines;
+    Ok(case)
 }
 
 /// The largest case or scenario file the readers accept.
@@ -51,7 +54,20 @@ pub const MAX_HOCON_BYTES: usize = 256 << 10;
 /// HOCON parser, after [`guard::inspect`] has checked what the file asks
 /// of it.
 pub(crate) fn parse_object(text: &str, env: &CaseEnv) -> Result<Map<String, Value>, CaseErrorKind> {
+    parse_document(text, env, None)
+}
+
+/// [`parse_object`], with the lines of the `response` keys put in
+/// `key_lines` when it is given.
+fn parse_document(
+    text: &str,
+    env: &CaseEnv,
+    key_lines: Option<&mut KeyLines>,
+) -> Result<Map<String, Value>, CaseErrorKind> {
     if let Some(root) = json_subset::parse(text) {
+        if let Some(key_lines) = key_lines {
+            *key_lines = key_lines::of_json_subset(text);
+        }
         return Ok(root);
     }
     if text.len() > MAX_HOCON_BYTES {
@@ -66,6 +82,9 @@ pub(crate) fn parse_object(text: &str, env: &CaseEnv) -> Result<Map<String, Valu
         let tokens = hocon::tokenize(text).map_err(parse_error)?;
         hocon::parser::parse_tokens(&tokens).map_err(parse_error)?
     };
+    if let Some(key_lines) = key_lines {
+        *key_lines = key_lines::of_ast(&ast);
+    }
     let variables = guard::inspect(&ast, env)?;
     let resolved = hocon::resolver::resolve(ast, &hocon::resolver::InternalResolveOptions::new(variables))
         .map_err(resolve_error)?;
@@ -256,6 +275,7 @@ fn read_case(mut root: Map<String, Value>, id: &str, file: &Path) -> Result<Test
         metadata,
         timeout,
         interactions,
+        key_lines: KeyLines::NONE,
     })
 }
 
@@ -467,6 +487,7 @@ fn checks_something(case: &TestCase) -> Result<(), CaseErrorKind> {
 
 mod guard;
 mod json_subset;
+mod key_lines;
 
 #[cfg(test)]
 mod tests;

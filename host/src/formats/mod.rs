@@ -22,6 +22,7 @@ mod hocon;
 pub mod promptfoo;
 mod scenario;
 pub mod suite;
+mod yaml_lines;
 
 pub use hocon::{MAX_CASE_FILE_BYTES, MAX_HOCON_BYTES, load_case, parse_case, read_case_file};
 pub use scenario::{

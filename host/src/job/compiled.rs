@@ -222,7 +222,15 @@ mod tests {
 
     fn check(key: &str, outcome: Outcome, score: Option<f64>, extras: Option<serde_json::Value>) -> CheckResult {
         let verdict = Verdict { outcome, score, extras, ..Verdict::fail("") };
-        CheckResult { target: "text".into(), key: key.into(), expected: json!(null), actual: None, verdict, gate: true }
+        CheckResult {
+            target: "text".into(),
+            key: key.into(),
+            expected: json!(null),
+            actual: None,
+            verdict,
+            gate: true,
+            line: None,
+        }
     }
 
     #[test]

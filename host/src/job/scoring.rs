@@ -84,6 +84,7 @@ impl ScoredBy {
             actual: None,
             verdict,
             gate: true,
+            line: None,
         }
     }
 }
@@ -153,7 +154,15 @@ mod tests {
     fn result(score: f64, pass: bool) -> CheckResult {
         let outcome = if pass { Outcome::Pass } else { Outcome::Fail };
         let verdict = Verdict { outcome, score: Some(score), ..Verdict::fail(if pass { "p" } else { "f" }) };
-        CheckResult { target: "text".into(), key: "k".into(), expected: json!(1), actual: None, verdict, gate: true }
+        CheckResult {
+            target: "text".into(),
+            key: "k".into(),
+            expected: json!(1),
+            actual: None,
+            verdict,
+            gate: true,
+            line: None,
+        }
     }
 
     fn scored() -> ScoredBy {
@@ -167,6 +176,7 @@ mod tests {
                 expected,
                 gate: true,
                 grader: None,
+                line: None,
             },
             label: "file://s.js".into(),
             metrics: vec![Some("a".into()), Some("a".into()), None, Some("b".into())],

@@ -100,6 +100,7 @@ pub fn evaluate(
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: None,
+                line: check.line,
                 verdict,
                 gate: check.gate,
             });
@@ -116,6 +117,7 @@ pub fn evaluate(
                     format!("no loaded plugin provides the key `{}`", check.key),
                 ),
                 gate: check.gate,
+                line: check.line,
             });
             continue;
         };
@@ -198,11 +200,21 @@ pub fn evaluate(
                     actual: Some(preview(actuals[global])),
                     verdict: verdict_of(answer, check.negated),
                     gate: check.gate,
+                    line: check.line,
                 });
             }
         }
     }
-    (results.into_iter().map(|r| r.expect("every check has a result")).collect(), logs)
+    // A passed check's line is noise in every results line: only the
+    // checks someone will look for keep theirs.
+    let results = results.into_iter().map(|result| {
+        let mut result = result.expect("every check has a result");
+        if result.verdict.passed() {
+            result.line = None;
+        }
+        result
+    });
+    (results.collect(), logs)
 }
 
 /// The values `derived` (a turn's derivations, in order) compute from
@@ -494,6 +506,7 @@ mod tests {
             expected,
             gate: true,
             grader: None,
+            line: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! What went wrong in a case, as lines a person can act on: which sample,
-//! connection and interaction, and for each failing check its target, key,
-//! expected and actual values and the matcher's message. Text from the
+//! connection and interaction, and for each failing check the `file:line`
+//! that asks for it, its target, key, expected and actual values and the
+//! matcher's message. Text from the
 //! case file, the agent or a plugin is escaped (see `escape.rs`): a value
 //! stays on its line, and a message's own line breaks continue indented.
 
@@ -8,6 +9,7 @@ use crate::check::CheckResult;
 use crate::job::{CaseResult, SampleResult};
 use crate::plural;
 use crate::report::escape;
+use std::path::Path;
 
 /// How a message's continuation lines are indented under its first.
 const CONTINUATION: &str = "    ";
@@ -30,12 +32,12 @@ pub fn failure_lines(case: &CaseResult) -> Vec<String> {
             first.index
         ));
     }
-    lines.extend(sample_failure_lines(first));
+    lines.extend(sample_failure_lines(first, &case.file));
     lines
 }
 
-/// The failures of one sample.
-pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
+/// The failures of one sample of the case read from `file`.
+pub fn sample_failure_lines(sample: &SampleResult, file: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for run in sample.runs.iter().filter(|r| !r.passed) {
         for interaction in run.interactions.iter().filter(|i| !i.passed) {
@@ -44,7 +46,7 @@ pub fn sample_failure_lines(sample: &SampleResult) -> Vec<String> {
                 lines.push(format!("{at}: {}", escape::lines(&error.message, CONTINUATION)));
             }
             for check in interaction.checks.iter().filter(|c| !c.lets_pass()) {
-                lines.push(format!("{at}: {}", check_line(check)));
+                lines.push(format!("{}{at}: {}", place(file, check), check_line(check)));
             }
         }
     }
@@ -74,6 +76,17 @@ pub fn check_line(check: &CheckResult) -> String {
         escape::one_line(&expected),
         escape::lines(&check.verdict.message, CONTINUATION)
     )
+}
+
+/// Where the case file `file` asks for `check`, as editors and terminals
+/// follow it (`cases/music.hocon:12: `, from the current folder when the
+/// file is under it), when its reader knew the line; else nothing.
+pub fn place(file: &Path, check: &CheckResult) -> String {
+    let Some(line) = check.line else { return String::new() };
+    let here = std::env::current_dir().ok();
+    let shown = here.as_deref().and_then(|here| file.strip_prefix(here).ok()).unwrap_or(file);
+    let shown = shown.strip_prefix(".").unwrap_or(shown);
+    format!("{}:{line}: ", escape::one_line(&shown.display().to_string()))
 }
 
 /// An error message of the run (a bad file, a failed request), escaped.

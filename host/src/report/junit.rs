@@ -115,7 +115,7 @@ fn test_case(case: &CaseResult, redactor: &Redactor) -> TestCase {
         CaseStatus::Flaky => {
             let mut status = TestCaseStatus::success();
             for sample in case.samples.iter().filter(|s| !s.passed) {
-                let sample_lines = sample_failure_lines(sample);
+                let sample_lines = sample_failure_lines(sample, &case.file);
                 let mut rerun = TestRerun::new(NonSuccessKind::Failure);
                 rerun.set_message(format!("sample {} failed", sample.index));
                 rerun.set_description(redactor.redact(&sample_lines.join("\n")).into_owned());

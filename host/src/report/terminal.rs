@@ -11,7 +11,7 @@
 
 use crate::job::{CaseResult, CaseStatus};
 use crate::plural;
-use crate::report::describe::{check_line, error_message, failure_lines};
+use crate::report::describe::{check_line, error_message, failure_lines, place};
 use crate::report::{Redactor, SuiteSummary, SuiteTally, escape};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
@@ -177,7 +177,8 @@ impl Terminal {
                                 (false, true, _) => "FAIL",
                                 (false, false, _) => "note",
                             };
-                            lines.push(format!("{INDENT}{mark} {at}: {}", check_line(check)));
+                            let place = if check.verdict.passed() { String::new() } else { place(&case.file, check) };
+                            lines.push(format!("{INDENT}{mark} {place}{at}: {}", check_line(check)));
                         }
                     }
                 }

@@ -24,7 +24,7 @@ fn response(hocon: &str) -> Map<String, Value> {
 }
 
 fn plan(hocon: &str) -> Result<Vec<Check>, CaseErrorKind> {
-    plan_response(&response(hocon), "interactions[0].response", &Keys)
+    plan_response(&response(hocon), "interactions[0].response", &Keys, &KeyLines::NONE)
 }
 
 /// (target, key as written, expected) of each check.

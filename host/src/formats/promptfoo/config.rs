@@ -12,12 +12,13 @@
 //! input, like a case file, and must not read the rest of the disk into a
 //! prompt or a report.
 
-use crate::case::{FileAccess, TooLarge};
+use crate::case::{FileAccess, KeyLines, TooLarge};
 use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
 use crate::formats::promptfoo::derived::DerivedMetric;
 use crate::formats::promptfoo::javascript::{self, AssertScripts, ComputeValue, ScriptReference};
 use crate::formats::promptfoo::python::PythonFiles;
+use crate::formats::yaml_lines;
 use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -163,6 +164,9 @@ pub struct Test {
     pub scoring: Option<String>,
     /// Why the test cannot run, if it cannot (a case error naming it).
     pub error: Option<String>,
+    /// The config's line of each assertion, when it is written there
+    /// (not in a `file://` test file or `defaultTest`).
+    pub assert_lines: Vec<Option<u32>>,
 }
 
 impl Test {
@@ -359,6 +363,10 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
     } else {
         parse_yaml(&text)?
     };
+    let key_lines = match javascript::is_module(path) {
+        true => KeyLines::NONE,
+        false => yaml_lines::key_lines(&text, is_assertion_path),
+    };
     resolve_refs(&mut root)?;
     let Value::Object(root) = root else {
         return Err(invalid("(file)", "its top level is not a mapping of `prompts`, `providers` and `tests`"));
@@ -417,8 +425,13 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
         Some(other) => return Err(invalid("defaultTest", format!("it is {}, not a test", describe_json(other)))),
     };
     let written = read_tests(root.get("tests"), &files, compute)?;
+    let default_asserts = match default_test.get("assert") {
+        Some(Value::Array(list)) => list.iter().filter(|entry| entry.is_object()).count(),
+        _ => 0,
+    };
     let mut tests = Vec::new();
-    for (index, test) in written.into_iter().enumerate() {
+    for (index, (test, written_at)) in written.into_iter().enumerate() {
+        let expanded = tests.len();
         let test = match test {
             Value::Object(test) => test,
             other => {
@@ -439,6 +452,13 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
                 ),
             )
         })?;
+        for test in &mut tests[expanded..] {
+            let line = |i: usize| match i.checked_sub(default_asserts) {
+                None => key_lines.line_of(&format!("defaultTest.assert[{i}]")),
+                Some(own) => written_at.and_then(|at| key_lines.line_of(&format!("tests[{at}].assert[{own}]"))),
+            };
+            test.assert_lines = (0..test.asserts.len()).map(line).collect();
+        }
     }
     if tests.is_empty() {
         // promptfoo runs each prompt once with no vars when there are no tests.
@@ -982,11 +1002,13 @@ fn read_providers(providers: Option<&Value>, files: &Files<'_>) -> Result<Vec<Pr
 
 /// `tests`: a list of tests and `file://` references (a reference may be
 /// `{path, config}`: a test generator's `config`), or one reference.
+/// The tests `tests` lists, each with its place in that list when it is
+/// written there (not in a file).
 fn read_tests(
     tests: Option<&Value>,
     files: &Files<'_>,
     compute: ComputeValue<'_>,
-) -> Result<Vec<Value>, CaseErrorKind> {
+) -> Result<Vec<(Value, Option<usize>)>, CaseErrorKind> {
     let entries = match tests {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(entries)) => entries.clone(),
@@ -995,15 +1017,16 @@ fn read_tests(
         Some(other) => return Err(invalid("tests", format!("it is {}, not a list of tests", describe_json(other)))),
     };
     let mut out = Vec::new();
-    for entry in entries {
+    let from_file = |tests: Vec<Value>| tests.into_iter().map(|test| (test, None));
+    for (at, entry) in entries.into_iter().enumerate() {
         match entry {
             Value::String(reference) if reference.starts_with("file://") && reference.contains(['*', '?', '[']) => {
                 for one in files.expand_glob(&reference)? {
-                    out.extend(test_file(&one, None, files, compute)?);
+                    out.extend(from_file(test_file(&one, None, files, compute)?));
                 }
             }
             Value::String(reference) if reference.starts_with("file://") => {
-                out.extend(test_file(&reference, None, files, compute)?);
+                out.extend(from_file(test_file(&reference, None, files, compute)?));
             }
             Value::String(other) => {
                 return Err(invalid("tests", format!("`{other}` is neither a test nor a `file://` reference")));
@@ -1013,9 +1036,9 @@ fn read_tests(
                     return Err(invalid("tests", format!("a `path` entry has `{key}`; it has `path` and `config`")));
                 }
                 let reference = entry["path"].as_str().unwrap_or_default();
-                out.extend(test_file(reference, entry.get("config"), files, compute)?);
+                out.extend(from_file(test_file(reference, entry.get("config"), files, compute)?));
             }
-            test => out.push(test),
+            test => out.push((test, Some(at))),
         }
     }
     Ok(out)
@@ -1340,7 +1363,20 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
         providers,
         scoring,
         error,
+        assert_lines: Vec::new(),
     }
+}
+
+/// Whether `path` is an assertion of the config's own tests or of its
+/// `defaultTest` (`tests[2].assert[0]`, `defaultTest.assert[1]`): the
+/// paths whose lines a failing check names.
+fn is_assertion_path(path: &str) -> bool {
+    let rest = match path.strip_prefix("tests[") {
+        Some(rest) => rest.split_once(']').map(|(_, rest)| rest),
+        None => path.strip_prefix("defaultTest"),
+    };
+    rest.and_then(|rest| rest.strip_prefix(".assert["))
+        .is_some_and(|index| index.ends_with(']') && !index.contains('.'))
 }
 
 #[cfg(test)]

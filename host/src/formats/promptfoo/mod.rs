@@ -334,6 +334,7 @@ impl PromptfooCase {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let scripts = asserts::Scripts { python: &python, javascript: &script };
             let mut planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &scripts, keys)?;
+            planned.check.line = test.assert_lines.get(i).copied().flatten();
             if let Some(provider) = assertion.get("provider").or_else(|| test.options.get("provider")) {
                 let grader = self.suite.graders.of(provider).map_err(|e| format!("assert[{i}]: {e}"))?;
                 planned.check.grader = Some(grader.clone());
@@ -423,6 +424,7 @@ impl PromptfooCase {
             expected,
             gate: true,
             grader: None,
+            line: None,
         })
     }
 }

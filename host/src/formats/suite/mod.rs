@@ -240,7 +240,9 @@ impl SpecCase {
             let expected = check.expected.fill(&line).map_err(|error| unfilled(error, &format!("{at}.expected")))?;
             let planned = plan_entry(&check.key, &expected, check.target.clone(), &format!("{at}.key"), keys)
                 .map_err(in_suite)?;
-            checks.extend(planned.into_iter().map(|planned| crate::check::Check { gate: check.gate, ..planned }));
+            // A failing check is the spec line's: its data is what it checked.
+            let line = u32::try_from(self.line).ok();
+            checks.extend(planned.into_iter().map(|planned| crate::check::Check { gate: check.gate, line, ..planned }));
         }
         Ok(Job {
             id: self.id.clone(),

@@ -29,7 +29,7 @@ function draw(DATA) {
           it.checks.forEach(function (c) {
             keys[c.key] = true;
             if (c.outcome === "pass" || c.gate === false || s.passed) return;
-            if (!reason) reason = at + c.target + " " + c.key + ": " + c.message;
+            if (!reason) reason = (c.line ? r.file + ":" + c.line + ": " : "") + at + c.target + " " + c.key + ": " + c.message;
             causes[c.key + " (" + c.outcome + "): " + pattern(c.message)] = true;
           });
         });
@@ -294,7 +294,9 @@ function draw(DATA) {
     return el("tr", null, el("th", { text: label }), el("td", null, el("pre", { text: json(value) })));
   }
 
-  function checksTable(checks) {
+  // The checks of an interaction of the case read from `file`: a check that
+  // did not pass names the line of the file that asks for it.
+  function checksTable(checks, file) {
     var table = el("table", { className: "checks" }, el("thead", null, el("tr", null, el("th", { text: "check" }),
       el("th", { text: "outcome" }), el("th", { text: "expected" }), el("th", { text: "actual" }), el("th", { text: "message" }),
       el("th", { className: "num", text: "score" }), el("th", { text: "extras" }))));
@@ -302,7 +304,7 @@ function draw(DATA) {
     checks.forEach(function (c) {
       var outcome = c.outcome + (c.gate === false ? " (not gating)" : "") + (c.error_kind ? " (" + c.error_kind + ")" : "");
       body.appendChild(el("tr", { className: "check " + c.outcome },
-        el("td", { text: c.target + " " + c.key }),
+        el("td", null, c.target + " " + c.key, c.line ? el("div", { className: "muted check-place", text: file + ":" + c.line }) : null),
         el("td", { className: c.outcome, text: outcome }),
         el("td", null, el("pre", { text: json(c.expected) })),
         el("td", null, c.actual === undefined ? el("span", { className: "muted", text: "(missing)" }) : el("pre", { text: c.actual })),
@@ -314,7 +316,7 @@ function draw(DATA) {
     return table;
   }
 
-  function interactionView(it) {
+  function interactionView(it, file) {
     var box = el("div", { className: "interaction" });
     var head = "interaction " + (it.index + 1) + ": " + (it.passed ? "passed" : "did not pass") + " · agent " + ms(it.agent_ms) + " · in all " + ms(it.duration_ms);
     if (it.usage) head += " · tokens " + it.usage.prompt_tokens + " + " + it.usage.completion_tokens;
@@ -327,7 +329,7 @@ function draw(DATA) {
       box.appendChild(request);
     }
     if (it.error) box.appendChild(el("p", { className: "error request-error", text: "request failed (" + it.error.kind + "): " + it.error.message }));
-    if (it.checks.length) box.appendChild(checksTable(it.checks));
+    if (it.checks.length) box.appendChild(checksTable(it.checks, file));
     if (it.response) {
       var response = el("table", { className: "response" });
       ["text", "structure", "sly_data", "chat_context", "messages"].forEach(function (part) {
@@ -370,7 +372,7 @@ function draw(DATA) {
         el("h3", { className: s.passed ? "pass" : "fail", text: "sample " + s.index + ": " + (s.passed ? "passed" : "failed") + " · " + ms(s.duration_ms) }));
       s.runs.forEach(function (run) {
         box.appendChild(el("p", { text: "over " + run.connection + ": " + (run.passed ? "passed" : "failed") }));
-        run.interactions.forEach(function (it) { box.appendChild(interactionView(it)); });
+        run.interactions.forEach(function (it) { box.appendChild(interactionView(it, r.file)); });
       });
       section.appendChild(box);
     });

@@ -11,7 +11,7 @@
 //! so. Each builds once (13 to 22 s on 2 cores) and checks every input
 //! through one `assay run`.
 
-use crate::hostile::hostile_support::{Project, warm};
+use crate::hostile::hostile_support::Project;
 use crate::util::{assay_command, fixture, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -105,16 +105,20 @@ fn native(dir: &Path, metric: &str, site: &Path, output: &str, expected: &str) -
 }
 
 /// The score and extras of `key` for each (output, expected) pair, from one
-/// `assay run` of the component (the echo agent answers each output).
-fn in_assay(component: &Path, key: &str, pairs: &[(&str, &str)]) -> Vec<Value> {
+/// `assay run` of the component (the echo agent answers each output), with
+/// the compile cache of `cache`, the assay cache folder of its build (which
+/// compiled it there: the run does not compile it again).
+fn in_assay(component: &Path, cache: &Path, key: &str, pairs: &[(&str, &str)]) -> Vec<Value> {
     let project = Project::new(&format!("[plugins.bundled]\npath = {:?}\n", component.to_str().unwrap()));
-    warm(&project.config());
     for (index, (output, expected)) in pairs.iter().enumerate() {
         let check = format!(r#""{key}": {{ "expected": {}, "threshold": 0 }}"#, json!(expected));
         project.simple_case(&format!("c{index}"), "echo", output, &check, None);
     }
-    let run = project.run(&[]);
+    let components = cache.join("assay/components");
+    let run = project.run(&["--cache-dir", components.to_str().unwrap()]);
     assert_eq!(run.finished.code, Some(0), "{}", run.describe());
+    let compiled = run.finished.stderr.contains("for its first use on this machine");
+    assert!(!compiled, "the build compiled it into the cache: {}", run.describe());
     (0..pairs.len())
         .map(|index| {
             let case = run.results.iter().find(|r| r["id"] == format!("c{index}")).unwrap();
@@ -152,7 +156,7 @@ fn a_metric_importing_a_pypi_package_scores_as_it_does_natively() {
         ("completely unrelated words here", "the cluster health is yellow"),
         ("the the the cat", "the cat the cat"),
     ];
-    let sandboxed = in_assay(&dir.join("rouge-py.wasm"), "rouge_scores", &pairs);
+    let sandboxed = in_assay(&dir.join("rouge-py.wasm"), cache.path(), "rouge_scores", &pairs);
     for ((output, expected), sandboxed) in pairs.iter().zip(&sandboxed) {
         // Bit for bit: the same Python code on IEEE doubles, every float
         // printed and read back as the shortest round-tripping decimal.
@@ -186,7 +190,7 @@ fn a_local_wheel_is_bundled_without_network_and_its_lazily_imported_modules_too(
         ("one", "one two three"),
         ("nothing shared", "at all"),
     ];
-    let sandboxed = in_assay(&dir.join("overlap-py.wasm"), "overlap", &pairs);
+    let sandboxed = in_assay(&dir.join("overlap-py.wasm"), cache.path(), "overlap", &pairs);
     for ((output, expected), sandboxed) in pairs.iter().zip(&sandboxed) {
         assert_eq!(sandboxed, &native(&dir, "overlap.py", &site, output, expected), "{output:?}");
     }

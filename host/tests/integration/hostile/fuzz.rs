@@ -216,7 +216,10 @@ fn fuzz_the_case_reader_and_the_planner() {
             // The planner alone, on response blocks no reader would make.
             let block = response(&mut rng, 0);
             if let Value::Object(block) = &block
-                && catch_unwind(AssertUnwindSafe(|| plan_response(block, "fuzz.response", &registry))).is_err()
+                && catch_unwind(AssertUnwindSafe(|| {
+                    plan_response(block, "fuzz.response", &registry, &assay::case::KeyLines::NONE)
+                }))
+                .is_err()
             {
                 finding(Value::Object(block.clone()).to_string().as_bytes(), "the planner panicked");
             }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 fn checks(hocon: &str, registry: &Registry) -> Vec<assay::check::Check> {
     let response: Map<String, Value> = hocon::parse(hocon).unwrap().deserialize().unwrap();
-    plan_response(&response, "response", registry).unwrap()
+    plan_response(&response, "response", registry, &assay::case::KeyLines::NONE).unwrap()
 }
 
 fn object(value: Value) -> Map<String, Value> {

@@ -128,6 +128,10 @@ fn every_case_its_counts_and_a_failed_checks_message_show_in_chromium_with_netwo
     let opened = dom(&html, &format!("case={}", id.replace('/', "%2F")), true);
     assert!(opened.contains(&format!("<h2 id=\"detail-id\">{}</h2>", escaped(id))), "{opened}");
     assert!(opened.contains(&format!("<td class=\"check-message\">{}</td>", escaped(message))), "{opened}");
+    // Where its file asks for the check.
+    let place =
+        format!("{}:{}", failed["file"].as_str().unwrap(), check["line"].as_u64().expect("a failed check's line"));
+    assert!(opened.contains(&format!("<div class=\"muted check-place\">{}</div>", escaped(&place))), "{opened}");
     // Its failure mode, as the Assessor groups it.
     assert!(opened.contains("interactions[0].text value"), "{opened}");
     // The hostile text stayed text: no element came of it.

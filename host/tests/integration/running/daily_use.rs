@@ -283,3 +283,89 @@ fn watch_reruns_the_case_file_that_changed_and_everything_when_assay_toml_does()
     // Each run is a run of its own; the last is the latest.
     assert_eq!(statuses(&project.latest()), pairs(&[("cases/a", "passed"), ("cases/b", "passed")]));
 }
+
+/// The `file:line` prefixes of the lines `stdout` shows under failed cases.
+fn places(stdout: &str) -> Vec<String> {
+    let mut places: Vec<String> = stdout
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let (place, _) = line.split_once(": [")?;
+            place.rsplit_once(':').filter(|(_, number)| number.parse::<u32>().is_ok()).map(|_| place.to_owned())
+        })
+        .collect();
+    places.sort();
+    places
+}
+
+// See: issue 32, "each failure names `file:line` of the check (HOCON, YAML
+// and JSONL spans)".
+#[test]
+fn each_failing_check_names_the_file_and_line_that_asks_for_it() {
+    let project = Project::new(&[
+        // JSON with comments (the reader's fast path): a list's elements
+        // each on their own line.
+        (
+            "fast",
+            "# a case\n{\n  \"agent\": \"echo\",\n  \"interactions\": [\n    {\n      \"text\": \"hello there\",\n      \"response\": {\n        \"text\": {\n          \"keywords\": [\n            \"hello\",\n            \"goodbye\"\n          ],\n          \"not_keywords\": \"there\"\n        }\n      }\n    }\n  ]\n}\n",
+        ),
+        // HOCON proper (the full parser): dotted keys and `=`.
+        (
+            "full",
+            "agent = echo\ninteractions = [\n  { text = hi }\n  {\n    text = again\n    response.text.value = hi\n  }\n]\n",
+        ),
+    ]);
+    std::fs::write(
+        project.path("cases/checks.yaml"),
+        "prompts: [\"say {{word}}\"]\nproviders: [echo]\ntests:\n  - vars: {word: yes}\n    assert:\n      - type: contains\n        value: yes\n      - type: equals\n        value: no\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.path("cases/suite/specs")).unwrap();
+    std::fs::write(
+        project.path("cases/suite/lines.suite.toml"),
+        "specs = [\"specs/*.jsonl\"]\nagent = \"echo\"\ntext = \"{{question}}\"\n\n[[checks]]\nkey = \"keywords\"\nexpected = [\"{{expected}}\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path("cases/suite/specs/a.jsonl"),
+        "{\"id\": \"one\", \"question\": \"red\", \"expected\": \"red\"}\n\n{\"id\": \"two\", \"question\": \"red\", \"expected\": \"blue\"}\n",
+    )
+    .unwrap();
+
+    // Named from the folder they are in, as the user typed them.
+    let run = project.assay_in("cases", &["run", ".", "checks.yaml", "--results", "../out", "--junit", "../junit.xml"]);
+    assert_eq!(run.status.code(), Some(1), "{}{}", stdout(&run), stderr(&run));
+    let shown = stdout(&run);
+    assert_eq!(
+        places(&shown),
+        ["checks.yaml:8", "fast.hocon:11", "fast.hocon:13", "full.hocon:6", "suite/specs/a.jsonl:3"],
+        "{shown}"
+    );
+
+    // results.jsonl keeps the line of each check that did not pass, and of
+    // no other.
+    let text = std::fs::read_to_string(project.path("out/results.jsonl")).unwrap();
+    let mut recorded = Vec::new();
+    for line in text.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        for sample in case["samples"].as_array().unwrap() {
+            for run in sample["runs"].as_array().unwrap() {
+                for interaction in run["interactions"].as_array().unwrap() {
+                    for check in interaction["checks"].as_array().unwrap() {
+                        if check["outcome"] == "pass" {
+                            assert!(check.get("line").is_none(), "{check}");
+                        } else {
+                            recorded.push((case["file"].as_str().unwrap().to_owned(), check["line"].as_u64()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    recorded.sort();
+    assert_eq!(recorded.len(), 5, "{recorded:?}");
+    assert!(recorded.iter().all(|(_, line)| line.is_some()), "{recorded:?}");
+    // JUnit's failure text names them as the terminal does.
+    let junit = std::fs::read_to_string(project.path("junit.xml")).unwrap();
+    assert!(junit.contains("fast.hocon:13: [direct] interaction 1"), "{junit}");
+}

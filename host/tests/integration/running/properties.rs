@@ -903,6 +903,33 @@ fn seconds_of(text: &str) -> Duration {
 }
 
 /// The test case the reader must return for a generated case.
+/// `line` with its JSON escapes (the renderer's disguise of keys and
+/// strings) read.
+fn unescaped(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                out.extend(u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32));
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 fn model(case: &Case) -> TestCase {
     let mut connections = Vec::new();
     for name in case.connections.iter().flatten() {
@@ -930,6 +957,7 @@ fn model(case: &Case) -> TestCase {
         })
         .collect();
     TestCase {
+        key_lines: assay::case::KeyLines::NONE,
         id: "generated".into(),
         file: PathBuf::from(FILE),
         agent: case.agent.clone(),
@@ -1100,7 +1128,9 @@ proptest! {
         let read = read(&text);
         prop_assert!(read.is_ok(), "{}\n--- from ---\n{text}", read.unwrap_err());
         let read = read.unwrap();
-        prop_assert_eq!(&read, &model(&case), "--- from ---\n{}", text);
+        // Where the keys are is the reader's to find (checked below).
+        let located = TestCase { key_lines: assay::case::KeyLines::NONE, ..read.clone() };
+        prop_assert_eq!(&located, &model(&case), "--- from ---\n{}", text);
 
         let plan = plan_case(&read, registry());
         prop_assert!(plan.is_ok(), "{}\n--- from ---\n{text}", plan.unwrap_err());
@@ -1119,7 +1149,29 @@ proptest! {
             for check in checks {
                 prop_assert_eq!(&check.expected_json, &check.expected.to_string());
                 let written = if check.negated { format!("not_{}", check.key) } else { check.key.clone() };
-                prop_assert_eq!(check.display_key(), written);
+                prop_assert_eq!(check.display_key(), written.clone());
+                // Its line asks for it: the key is there, or (a list's
+                // element on a line of its own) its expected value.
+                let line = check.line.and_then(|line| text.lines().nth(line as usize - 1));
+                prop_assert!(line.is_some(), "{written} has no line\n--- from ---\n{}", text);
+                let line = unescaped(line.unwrap()).to_lowercase();
+                // (a list or a dictionary: the line it opens on; a number
+                // as the renderer spelled it)
+                let at_value = match &check.expected {
+                    serde_json::Value::String(value) => {
+                        line.contains(&value.to_lowercase()) || line.contains("\"\"\"")
+                    }
+                    serde_json::Value::Array(_) => line.contains('['),
+                    serde_json::Value::Object(_) => line.contains('{'),
+                    serde_json::Value::Number(number) => line
+                        .split([' ', ',', '[', ']', '{', '}', ':', '='])
+                        .any(|word| word.parse::<f64>().ok() == number.as_f64()),
+                    other => line.contains(&other.to_string()),
+                };
+                prop_assert!(
+                    line.contains(&written.to_lowercase()) || at_value,
+                    "{written} = {} is said to be at `{line}`\n--- from ---\n{}", check.expected, text
+                );
             }
         }
         prop_assert_eq!(plan.check_count(), count);
