@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// mimalloc rather than glibc's malloc: a run hands most of what it
 /// allocates from thread to thread (a case is read on a reader thread, run
 /// on a case thread, reported on the main thread), which glibc's arenas
-/// serve slowly: the 10,000-case run takes ~17% less time (README,
+/// serve slowly: the 10,000-case run takes ~17% less time (the book,
 /// "Performance"). Without transparent huge pages (`no_thp`), which would
 /// double a run's peak memory on a machine that enables them always.
 #[global_allocator]
@@ -21,7 +21,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// Memory mimalloc frees goes back to the system at once, not after its
 /// default delay (a second): compiling a component or loading it from the
 /// cache allocates and frees megabytes at a time, which would otherwise
-/// count in a short run's peak (README, "Performance"), for no time
+/// count in a short run's peak (the book, "Performance"), for no time
 /// measured at 10,000 cases.
 fn return_freed_memory_at_once() {
     // SAFETY: sets an option mimalloc reads on each purge; called first

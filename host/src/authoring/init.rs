@@ -11,7 +11,7 @@ const FILES: &[(&str, &str)] =
     &[("assay.toml", ASSAY_TOML), ("cases/hello.hocon", HELLO_CASE), (".github/workflows/assay.yml", WORKFLOW)];
 
 const ASSAY_TOML: &str = r#"# assay's settings for this project: `assay run` from any folder under
-# this one reads them. Every key is in the README, "Configuration".
+# this one reads them. Every key is in the book, "Configuration: assay.toml".
 
 [cases]
 paths = ["cases"]            # what `assay run` with no path runs

@@ -17,6 +17,8 @@ pub fn run(args: InitArgs) -> Result<u8> {
         println!("  cd {}", dir.display());
     }
     println!("  assay run             # runs cases/ against the demo agent `echo`");
-    println!("  then point cases/hello.hocon's `agent` at yours (see the README, \"Test cases\")");
+    println!(
+        "  then point cases/hello.hocon's `agent` at yours (see \"Test cases\" in the book, docs/book/src/cases.md)"
+    );
     Ok(assay::exit_codes::OK)
 }

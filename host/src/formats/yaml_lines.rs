@@ -34,7 +34,7 @@ impl<F: Fn(&str) -> bool> Reader<F> {
     /// A value starts at `line` in the innermost collection: its path, with
     /// a sequence's element recorded (and counted).
     fn value(&mut self, line: u32) -> String {
-        let path = match self.open.last_mut() {
+        match self.open.last_mut() {
             None => String::new(),
             Some(Open::Mapping { path, expect_key, key }) => {
                 *expect_key = true;
@@ -48,8 +48,7 @@ impl<F: Fn(&str) -> bool> Reader<F> {
                 }
                 element
             }
-        };
-        path
+        }
     }
 }
 

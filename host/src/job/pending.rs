@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn an_id_takes_16_bytes_in_the_table() {
-        // The 100,000-case run's memory target depends on it (README,
+        // The 100,000-case run's memory target depends on it (the book,
         // "Performance"): a `u128` key would take 32.
         assert_eq!(std::mem::size_of::<(IdKey, u32)>(), 16);
         let hasher = PathHasher::default();

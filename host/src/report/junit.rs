@@ -19,30 +19,199 @@ use crate::report::describe::{failure_lines, sample_failure_lines};
 use crate::report::{CaseFlags, Redactor, SuiteSummary, SuiteTally, escape};
 use crate::run::{EventKind, Reporter, RunEvent};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
-use std::io;
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasher, RandomState};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// Collects cases and writes the report when the run finishes.
+/// Spools each case's `<testcase>` as it finishes and writes the report
+/// when the run finishes. What it holds in memory is a few bytes a case
+/// (where its element is in the spool, its file and outcome), so a merge
+/// of a million cases writes its report in bounded memory.
 #[derive(Debug)]
 pub struct JunitReport {
     path: PathBuf,
-    /// Every finished case's file and test case, in the order they
-    /// finished.
-    cases: Vec<(PathBuf, TestCase)>,
+    /// The `<testcase>` elements so far, in a private file beside the
+    /// report (`junit.xml.cases`), removed once the report is written.
+    spool: Option<Spool>,
+    /// Each case's element, in the order the cases finished.
+    cases: Vec<Spooled>,
+    /// Hashes case files for `Spooled::file` (a suite file is found by its
+    /// hash: no path is kept per case).
+    hasher: RandomState,
     suites: SuiteTally,
     redactor: Redactor,
+    /// Why the spool could not be written, if it could not: said once,
+    /// when the run finishes (the report is not written).
+    failed: Option<io::Error>,
+}
+
+/// The spool file, and how much has been written to it.
+#[derive(Debug)]
+struct Spool {
+    path: PathBuf,
+    writer: io::BufWriter<File>,
+    written: u64,
+}
+
+/// One case's `<testcase>` element in the spool: 32 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Spooled {
+    /// Its file's hash.
+    file: u64,
+    offset: u64,
+    len: u32,
+    seconds: f32,
+    kind: Option<NonSuccessKind>,
 }
 
 impl JunitReport {
     /// A report to be written to `path`.
     pub fn new(path: PathBuf) -> JunitReport {
-        JunitReport { path, cases: Vec::new(), suites: SuiteTally::default(), redactor: Redactor::none() }
+        JunitReport {
+            path,
+            spool: None,
+            cases: Vec::new(),
+            hasher: RandomState::new(),
+            suites: SuiteTally::default(),
+            redactor: Redactor::none(),
+            failed: None,
+        }
     }
 
     /// The same, hiding `redactor`'s secrets.
     pub fn with_redactor(self, redactor: Redactor) -> JunitReport {
         JunitReport { redactor, ..self }
+    }
+
+    /// Appends `case`'s `<testcase>` to the spool, which the first case
+    /// creates beside the report.
+    fn spool(&mut self, case: &CaseResult) -> io::Result<()> {
+        if self.spool.is_none() {
+            if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                private_files::create_dir(parent)?;
+            }
+            let path = self.spool_path();
+            let writer = io::BufWriter::new(private_files::create(&path)?);
+            self.spool = Some(Spool { path, writer, written: 0 });
+        }
+        let test_case = test_case(case, &self.redactor);
+        let kind = match &test_case.status {
+            TestCaseStatus::NonSuccess { kind, .. } => Some(*kind),
+            _ => None,
+        };
+        let xml = element_of(test_case)?;
+        let spool = self.spool.as_mut().expect("created above");
+        spool.writer.write_all(xml.as_bytes())?;
+        let file = self.hasher.hash_one(&case.file);
+        let seconds = (case.duration_ms / 1e3) as f32;
+        self.cases.push(Spooled { file, offset: spool.written, len: xml.len() as u32, seconds, kind });
+        spool.written += xml.len() as u64;
+        Ok(())
+    }
+
+    /// `junit.xml.cases` beside the report.
+    fn spool_path(&self) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_owned();
+        name.push(".cases");
+        self.path.with_file_name(name)
+    }
+
+    /// Writes the report: the `<testsuites>` and each `<testsuite>` as
+    /// quick-junit writes them, each suite's `<testcase>` elements copied
+    /// from the spool in the order the cases finished; then removes the
+    /// spool. Cases go in the `assay` suite, but those of a file that held
+    /// more than one case (a suite), which make a suite of their own.
+    fn write(&mut self, duration: Duration) -> io::Result<()> {
+        let suites = self.suites.suites();
+        let suite_of_file: HashMap<u64, usize> =
+            suites.iter().enumerate().map(|(k, suite)| (self.hasher.hash_one(&suite.file), k + 1)).collect();
+        let group = |case: &Spooled| suite_of_file.get(&case.file).copied().unwrap_or(0);
+        let mut report = Report::new("assay");
+        for index in 0..=suites.len() {
+            let mut suite = match index {
+                0 if suites.is_empty() || self.cases.iter().any(|case| group(case) == 0) => {
+                    let mut suite = TestSuite::new("assay");
+                    suite.set_time(duration);
+                    suite
+                }
+                0 => continue,
+                k => self.test_suite(&suites[k - 1]),
+            };
+            let mut seconds = 0.0;
+            for case in self.cases.iter().filter(|case| group(case) == index) {
+                suite.tests += 1;
+                match case.kind {
+                    Some(NonSuccessKind::Failure) => suite.failures += 1,
+                    Some(NonSuccessKind::Error) => suite.errors += 1,
+                    None => {}
+                }
+                seconds += f64::from(case.seconds);
+            }
+            if index > 0 {
+                suite.set_time(Duration::from_secs_f64(seconds));
+            }
+            // A case that holds the place of the suite's: replaced below.
+            suite.test_cases.push(TestCase::new(placeholder(index), TestCaseStatus::success()));
+            report.add_test_suite(suite);
+        }
+        report.set_time(duration);
+        let outline = report.to_string().map_err(io::Error::other)?;
+
+        let mut spooled = match self.spool.take() {
+            Some(spool) => {
+                let file = spool.writer.into_inner().map_err(io::IntoInnerError::into_error)?;
+                drop(file);
+                Some(File::open(&spool.path)?)
+            }
+            None => None,
+        };
+        let mut out = io::BufWriter::new(private_files::create(&self.path)?);
+        let mut element = Vec::new();
+        for line in outline.split_inclusive('\n') {
+            let group_index = (0..=suites.len()).find(|&k| line.contains(&format!("name=\"{}\"", placeholder(k))));
+            let Some(index) = group_index else {
+                out.write_all(line.as_bytes())?;
+                continue;
+            };
+            let Some(spool) = spooled.as_mut() else { continue };
+            for case in self.cases.iter().filter(|case| group(case) == index) {
+                element.resize(case.len as usize, 0);
+                spool.seek(SeekFrom::Start(case.offset))?;
+                spool.read_exact(&mut element)?;
+                out.write_all(&element)?;
+            }
+        }
+        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
+        if spooled.is_some() {
+            std::fs::remove_file(self.spool_path())?;
+        }
+        Ok(())
+    }
+}
+
+/// The name of the case that holds the place of suite `index`'s cases in
+/// the report's outline (no case has it: the outline holds no case).
+fn placeholder(index: usize) -> String {
+    format!("assay-junit-spool-{index}")
+}
+
+/// `test_case` as quick-junit writes it inside a `<testsuite>`: its
+/// `<testcase>` element, indented, ending in a newline.
+fn element_of(test_case: TestCase) -> io::Result<String> {
+    let mut suite = TestSuite::new("one");
+    suite.add_test_case(test_case);
+    let mut report = Report::new("one");
+    report.add_test_suite(suite);
+    let text = report.to_string().map_err(io::Error::other)?;
+    // Markup in the text is escaped: these tags are quick-junit's own.
+    let start = text.find("<testcase").and_then(|at| text[..at].rfind('\n')).map(|at| at + 1);
+    let end = text.rfind("</testsuite>").and_then(|at| text[..at].rfind('\n')).map(|at| at + 1);
+    match start.zip(end) {
+        Some((start, end)) if start < end => Ok(text[start..end].to_owned()),
+        _ => Err(io::Error::other(format!("quick-junit wrote a test case as no element: {text}"))),
     }
 }
 
@@ -51,35 +220,17 @@ impl Reporter for JunitReport {
         match event.kind {
             EventKind::CaseFinished(case) => {
                 self.suites.add(case);
-                self.cases.push((case.file.clone(), test_case(case, &self.redactor)));
+                if self.failed.is_none()
+                    && let Err(error) = self.spool(case)
+                {
+                    self.failed = Some(error);
+                }
                 Ok(())
             }
-            EventKind::RunFinished(summary) => {
-                let mut report = Report::new("assay");
-                let suites = self.suites.suites();
-                let in_suite = |file: &Path| suites.iter().any(|s| s.file == file);
-                let (of_suites, others): (Vec<_>, Vec<_>) =
-                    std::mem::take(&mut self.cases).into_iter().partition(|(file, _)| in_suite(file));
-                if !others.is_empty() || suites.is_empty() {
-                    let mut suite = TestSuite::new("assay");
-                    suite.add_test_cases(others.into_iter().map(|(_, case)| case));
-                    suite.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
-                    report.add_test_suite(suite);
-                }
-                for summary in &suites {
-                    let cases = of_suites.iter().filter(|(file, _)| *file == summary.file);
-                    report.add_test_suite(self.test_suite(summary, cases.map(|(_, case)| case.clone())));
-                }
-                report.set_time(Duration::from_secs_f64(summary.duration_ms / 1e3));
-                let text = report.to_string().map_err(io::Error::other)?;
-                let cannot = |e: io::Error| {
-                    io::Error::new(e.kind(), format!("write the JUnit report `{}`: {e}", self.path.display()))
-                };
-                if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    private_files::create_dir(parent).map_err(cannot)?;
-                }
-                private_files::write(&self.path, text.as_bytes()).map_err(cannot)
-            }
+            EventKind::RunFinished(summary) => match self.failed.take() {
+                Some(error) => Err(self.cannot(error)),
+                None => self.write(Duration::from_secs_f64(summary.duration_ms / 1e3)).map_err(|e| self.cannot(e)),
+            },
             EventKind::RunStarted { .. }
             | EventKind::CaseStarted { .. }
             | EventKind::SampleFinished { .. }
@@ -89,14 +240,18 @@ impl Reporter for JunitReport {
 }
 
 impl JunitReport {
-    /// The `<testsuite>` of one suite file: its cases, its time (theirs,
-    /// summed) and its totals as properties.
-    fn test_suite(&self, summary: &SuiteSummary, cases: impl Iterator<Item = TestCase>) -> TestSuite {
+    /// What could not be done with the report, naming it.
+    fn cannot(&self, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("write the JUnit report `{}`: {e}", self.path.display()))
+    }
+}
+
+impl JunitReport {
+    /// The `<testsuite>` of one suite file, without its cases: its totals
+    /// as properties.
+    fn test_suite(&self, summary: &SuiteSummary) -> TestSuite {
         let name = escape::one_line(&summary.file.to_string_lossy()).into_owned();
         let mut suite = TestSuite::new(self.redactor.redact(&name).into_owned());
-        suite.add_test_cases(cases);
-        let time = suite.test_cases.iter().filter_map(|c| c.time).sum();
-        suite.set_time(time);
         suite.add_property(Property::new("passed", format!("{}/{}", summary.passed, summary.cases)));
         suite.add_property(Property::new("pass_rate", format!("{:.4}", summary.pass_rate())));
         for (key, mean) in &summary.mean_scores {
@@ -126,8 +281,10 @@ fn test_case(case: &CaseResult, redactor: &Redactor) -> TestCase {
         CaseStatus::Failed | CaseStatus::Error => {
             let kind = if case.status == CaseStatus::Failed { NonSuccessKind::Failure } else { NonSuccessKind::Error };
             let mut status = TestCaseStatus::non_success(kind);
-            // The first concrete failure, not the "k of n samples" header.
-            let headline = lines.iter().find(|l| l.starts_with('[')).or(lines.first()).cloned().unwrap_or_default();
+            // The first concrete failure, not the "k of n samples" header
+            // that comes first when the case sampled more than once.
+            let header = usize::from(case.error.is_none() && case.samples.len() > 1);
+            let headline = lines.get(header).or(lines.first()).cloned().unwrap_or_default();
             status.set_message(headline);
             status.set_description(lines.join("\n"));
             status

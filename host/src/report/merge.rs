@@ -26,12 +26,12 @@
 
 use crate::errors::MergeError;
 use crate::job::CaseResult;
-use crate::report::{
-    CaseOfRun, JunitReport, Provenance, Redactor, ResultsDir, ResultsOfRun, read_results_dir, render_report_to,
-};
+use crate::report::read::{LineAt, StreamError, each_line_at, open_results_dir};
+use crate::report::{JunitReport, Provenance, Redactor, ResultsDir, SummaryOfRun, render_report_to};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -86,10 +86,37 @@ pub struct Merged {
     pub provenance: Provenance,
 }
 
+/// One directory being merged: its summary, and where each of its lines
+/// is (its cases are read from the file when they are written).
+struct RunOfMerge {
+    dir: PathBuf,
+    lines_path: PathBuf,
+    summary: Option<SummaryOfRun>,
+    lines: Vec<LineAt>,
+}
+
+impl RunOfMerge {
+    fn rerun_of(&self) -> Option<PathBuf> {
+        self.summary.as_ref().and_then(|s| s.rerun_of.clone())
+    }
+}
+
+/// A merged case: the run (its index) and line (the index of its
+/// [`LineAt`]) whose result it is.
+#[derive(Clone, Copy)]
+struct Pick {
+    run: u32,
+    line: u32,
+}
+
 /// Merges the results directories `dirs` into `out` (created), telling
 /// `reporter` (a terminal) every merged case and the end as a run would.
 /// Everything is checked before anything is written: a refused merge
-/// writes nothing.
+/// writes nothing. The merge streams: a first pass over each
+/// `results.jsonl` reads every line (and checks it is a case's result)
+/// and keeps where it is and a 128-bit hash of its id; the second copies
+/// the picked lines into `out`, one at a time. What it holds is about 60
+/// bytes a case, whatever the cases hold.
 pub fn merge(
     dirs: &[PathBuf],
     out: &Path,
@@ -97,26 +124,53 @@ pub fn merge(
     reporter: &mut dyn Reporter,
 ) -> Result<Merged, MergeError> {
     let canonical_out = std::fs::canonicalize(out).ok();
-    let runs = dirs.iter().map(|dir| read_results_dir(dir)).collect::<Result<Vec<_>, _>>()?;
-    for run in &runs {
-        if canonical_out.is_some() && std::fs::canonicalize(&run.dir).ok() == canonical_out {
+    let mut runs = Vec::new();
+    for dir in dirs {
+        let (dir, lines_path, summary) = open_results_dir(dir)?;
+        if canonical_out.is_some() && std::fs::canonicalize(&dir).ok() == canonical_out {
             return Err(MergeError::IntoInput { dir: out.to_owned() });
         }
-        if run.summary.is_none() && !options.allow_incomplete {
-            return Err(MergeError::Incomplete { dir: run.dir.clone() });
+        if summary.is_none() && !options.allow_incomplete {
+            return Err(MergeError::Incomplete { dir });
+        }
+        runs.push(RunOfMerge { dir, lines_path, summary, lines: Vec::new() });
+    }
+    let mut shards: Vec<Option<Shard>> = runs
+        .iter()
+        .map(|run| run.summary.as_ref().and_then(|s| s.shard).filter(|_| run.rerun_of().is_none()))
+        .collect();
+    check_shards(&runs, &shards)?;
+    let total = shards.iter().flatten().map(|s| s.total).next();
+    let Picked { picks, told, replaced } = pick_cases(&mut runs, total)?;
+    // A run that never finished is the shard all its cases hash to.
+    for (shard, told) in shards.iter_mut().zip(told) {
+        if let (None, Some(index), Some(total)) = (*shard, told, total) {
+            *shard = Some(Shard { index, total });
         }
     }
-    let shards = shards_of(&runs)?;
-    let (cases, mut merged_from) = pick_cases(&runs, &shards)?;
+    check_shards(&runs, &shards)?;
     let missing = missing_shards(&shards, options.allow_missing)?;
-    let results: Vec<CaseResult> =
-        cases.iter().map(|(run, case)| typed(&runs[*run], case)).collect::<Result<_, _>>()?;
 
-    let mut summary = RunSummary::default();
-    for ((run, _), case) in cases.iter().zip(&results) {
-        summary.add(case);
-        merged_from[*run].cases += 1;
+    let mut merged_from: Vec<MergedDir> = runs
+        .iter()
+        .zip(&shards)
+        .map(|(run, shard)| MergedDir {
+            dir: run.dir.clone(),
+            cases: 0,
+            shard: *shard,
+            rerun_of: run.rerun_of(),
+            replaced: 0,
+            duration_ms: run.summary.as_ref().map(|s| s.duration_ms),
+            incomplete: run.summary.is_none(),
+        })
+        .collect();
+    for pick in &picks {
+        merged_from[pick.run as usize].cases += 1;
     }
+    for (merged, replaced) in merged_from.iter_mut().zip(replaced) {
+        merged.replaced = replaced;
+    }
+    let mut summary = RunSummary::default();
     for run in runs.iter().filter_map(|run| run.summary.as_ref()) {
         summary.duration_ms = summary.duration_ms.max(run.duration_ms);
         summary.not_run += run.json["not_run"].as_u64().unwrap_or_default() as usize;
@@ -128,27 +182,12 @@ pub fn merge(
         }
     }
     let provenance = Provenance { merged_from, missing_shards: missing, ..Provenance::default() };
-    write(out, options, &cases, &results, &mut summary, &provenance, reporter)?;
+    write(out, options, &runs, &picks, &mut summary, &provenance, reporter)?;
     Ok(Merged { summary, provenance })
 }
 
-/// Each run's shard: its summary's, or for a run that never finished the
-/// one all its cases hash to in the partition of the others. Shards of
-/// different totals, and a shard twice, are errors. A rerun is no shard:
-/// it replaces cases, whatever part it ran.
-fn shards_of(runs: &[ResultsOfRun]) -> Result<Vec<Option<Shard>>, MergeError> {
-    let is_rerun = |run: &ResultsOfRun| run.summary.as_ref().is_some_and(|s| s.rerun_of.is_some());
-    let mut shards: Vec<Option<Shard>> =
-        runs.iter().map(|run| run.summary.as_ref().and_then(|s| s.shard).filter(|_| !is_rerun(run))).collect();
-    let total = shards.iter().flatten().map(|s| s.total).next();
-    for (run, shard) in runs.iter().zip(shards.iter_mut()) {
-        if let (None, None, Some(total)) = (&run.summary, *shard, total) {
-            let indexes: BTreeSet<u32> = run.cases.iter().map(|case| Shard::index_of(&case.id, total)).collect();
-            if let [index] = indexes.into_iter().collect::<Vec<_>>()[..] {
-                *shard = Some(Shard { index, total });
-            }
-        }
-    }
+/// Shards of different totals, and a shard twice, are errors.
+fn check_shards(runs: &[RunOfMerge], shards: &[Option<Shard>]) -> Result<(), MergeError> {
     let mut seen: HashMap<u32, usize> = HashMap::new();
     let mut first_of_total: Option<(usize, Shard)> = None;
     for (i, shard) in shards.iter().enumerate() {
@@ -171,7 +210,7 @@ fn shards_of(runs: &[ResultsOfRun]) -> Result<Vec<Option<Shard>>, MergeError> {
         }
         seen.insert(shard.index, i);
     }
-    Ok(shards)
+    Ok(())
 }
 
 /// The shards of the partition no run is: an error unless `allowed`.
@@ -185,74 +224,143 @@ fn missing_shards(shards: &[Option<Shard>], allowed: bool) -> Result<Vec<Shard>,
     Ok(missing.into_iter().map(|index| Shard { index, total }).collect())
 }
 
-/// The merged cases, each with the index of the run its result comes from.
-type Picked<'r> = Vec<(usize, &'r CaseOfRun)>;
+/// What the first pass found.
+struct Picked {
+    /// The merged cases, in order.
+    picks: Vec<Pick>,
+    /// For each run that never finished, the one shard all its cases hash
+    /// to (when the others are shards and they hash to one).
+    told: Vec<Option<u32>>,
+    /// For each rerun, how many results of the runs before it it replaced.
+    replaced: Vec<usize>,
+}
 
-/// Every case once, each with the index of the run whose result it is:
-/// the runs that are not reruns, in order, then each rerun replacing the
-/// results of the cases it reran (in place). And each run as
-/// `merged_from` lists it (its count of cases still to make).
-fn pick_cases<'r>(
-    runs: &'r [ResultsOfRun],
-    shards: &[Option<Shard>],
-) -> Result<(Picked<'r>, Vec<MergedDir>), MergeError> {
-    let rerun_of = |run: &ResultsOfRun| run.summary.as_ref().and_then(|s| s.rerun_of.clone());
-    let mut merged_from: Vec<MergedDir> = runs
-        .iter()
-        .zip(shards)
-        .map(|(run, shard)| MergedDir {
-            dir: run.dir.clone(),
-            cases: 0,
-            shard: *shard,
-            rerun_of: rerun_of(run),
-            replaced: 0,
-            duration_ms: run.summary.as_ref().map(|s| s.duration_ms),
-            incomplete: run.summary.is_none(),
-        })
-        .collect();
-    let mut cases: Picked<'r> = Vec::new();
-    let mut place: HashMap<&str, usize> = HashMap::new();
-    let (reruns, others): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|&i| merged_from[i].rerun_of.is_some());
-    for i in others {
-        for case in &runs[i].cases {
-            if let Some(&at) = place.get(case.id.as_str()) {
-                let first = runs[cases[at].0].dir.clone();
-                return Err(MergeError::Overlap { id: case.id.clone(), first, second: runs[i].dir.clone() });
+/// The first pass: every line of every run read and checked, and the
+/// merged cases picked: the runs that are not reruns, in order, then each
+/// rerun replacing the results of the cases it reran (in place). Also, for
+/// each run that never finished and when the others are shards of `total`,
+/// the one shard all its cases hash to, if they hash to one.
+fn pick_cases(runs: &mut [RunOfMerge], total: Option<u32>) -> Result<Picked, MergeError> {
+    let ids = IdHasher::default();
+    let mut picks: Vec<Pick> = Vec::new();
+    let mut place: HashMap<u128, u32> = HashMap::new();
+    let mut told = vec![None; runs.len()];
+    let mut replaced = vec![0; runs.len()];
+    let (reruns, others): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|&i| runs[i].rerun_of().is_some());
+    for i in others.into_iter().chain(reruns) {
+        let rerun = runs[i].rerun_of().is_some();
+        let incomplete = runs[i].summary.is_none();
+        let mut hashed_to = BTreeSet::new();
+        let mut lines = Vec::new();
+        let path = runs[i].lines_path.clone();
+        let visited = each_line_at(&path, |at, text| -> Result<(), MergeError> {
+            let case = typed(&path, at, text)?;
+            let key = ids.key(&case.id);
+            let here = Pick { run: i as u32, line: lines.len() as u32 };
+            lines.push(at);
+            if incomplete && let Some(total) = total {
+                hashed_to.insert(Shard::index_of(&case.id, total));
             }
-            place.insert(&case.id, cases.len());
-            cases.push((i, case));
+            match (place.get(&key).copied(), rerun) {
+                // The same case twice in one file.
+                (Some(at_pick), _) if picks[at_pick as usize].run == here.run => {
+                    let first = runs_line(runs, &lines, picks[at_pick as usize], i);
+                    Err(MergeError::Read(crate::errors::ReadResultsError::Duplicate {
+                        path: path.clone(),
+                        id: case.id,
+                        first: first as usize,
+                        line: at.number as usize,
+                    }))
+                }
+                (Some(at_pick), false) => {
+                    let first = runs[picks[at_pick as usize].run as usize].dir.clone();
+                    Err(MergeError::Overlap { id: case.id, first, second: runs[i].dir.clone() })
+                }
+                (Some(at_pick), true) => {
+                    picks[at_pick as usize] = here;
+                    replaced[i] += 1;
+                    Ok(())
+                }
+                (None, false) => {
+                    place.insert(key, picks.len() as u32);
+                    picks.push(here);
+                    Ok(())
+                }
+                (None, true) => Err(MergeError::RerunOfNothing { id: case.id, rerun: runs[i].dir.clone() }),
+            }
+        });
+        match visited {
+            Ok(()) => {}
+            Err(StreamError::Read(error)) => return Err(error.into()),
+            Err(StreamError::Visit(error)) => return Err(error),
         }
-    }
-    for i in reruns {
-        for case in &runs[i].cases {
-            let Some(&at) = place.get(case.id.as_str()) else {
-                return Err(MergeError::RerunOfNothing { id: case.id.clone(), rerun: runs[i].dir.clone() });
-            };
-            cases[at] = (i, case);
-            merged_from[i].replaced += 1;
+        if let [index] = hashed_to.into_iter().collect::<Vec<_>>()[..] {
+            told[i] = Some(index);
         }
+        runs[i].lines = lines;
     }
-    Ok((cases, merged_from))
+    Ok(Picked { picks, told, replaced })
 }
 
-/// `case`'s line read as a whole result.
-fn typed(run: &ResultsOfRun, case: &CaseOfRun) -> Result<CaseResult, MergeError> {
-    serde_json::from_value(case.json.clone()).map_err(|e| MergeError::Line {
-        path: run.dir.join(crate::job::RESULTS_FILE),
-        line: case.line,
-        cause: e.to_string(),
-    })
+/// The line number of `pick` (a pick of run `current`, whose lines so far
+/// are `lines`, or of an earlier run).
+fn runs_line(runs: &[RunOfMerge], lines: &[LineAt], pick: Pick, current: usize) -> u32 {
+    let of_run = if pick.run as usize == current { lines } else { &runs[pick.run as usize].lines };
+    of_run[pick.line as usize].number
 }
 
-/// Writes OUT: the cases' lines, JUnit, `summary.json`, the HTML report;
-/// `reporter` is told each case and the end. What a reporter fails to do
-/// is in the summary, as in a run; what the files fail to do ends the
-/// merge.
+/// Hashes case ids to 128 bits (two independent keyed hashes): two ids a
+/// merge holds collide with odds of about one in 2^88 for a million cases.
+#[derive(Default)]
+struct IdHasher(RandomState, RandomState);
+
+impl IdHasher {
+    fn key(&self, id: &str) -> u128 {
+        (u128::from(self.0.hash_one(id)) << 64) | u128::from(self.1.hash_one(id))
+    }
+}
+
+/// The line `text` (at `at` of `path`) read as a whole result.
+fn typed(path: &Path, at: LineAt, text: &str) -> Result<CaseResult, MergeError> {
+    let bad = |cause: String| MergeError::Line { path: path.to_owned(), line: at.number as usize, cause };
+    let json: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_value(json).map_err(|e| bad(e.to_string()))
+}
+
+/// Reads the lines of one run's `results.jsonl` at their places: mostly
+/// in order, so a buffered reader that seeks only when a line is not the
+/// next one.
+struct LineReader {
+    reader: std::io::BufReader<std::fs::File>,
+    position: u64,
+}
+
+impl LineReader {
+    fn open(path: &Path) -> std::io::Result<LineReader> {
+        Ok(LineReader { reader: std::io::BufReader::new(std::fs::File::open(path)?), position: 0 })
+    }
+
+    fn read(&mut self, at: LineAt, into: &mut Vec<u8>) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        if at.offset != self.position {
+            self.reader.seek(SeekFrom::Start(at.offset))?;
+        }
+        into.resize(at.len as usize, 0);
+        self.reader.read_exact(into)?;
+        self.position = at.offset + u64::from(at.len);
+        Ok(())
+    }
+}
+
+/// Writes OUT: the picked cases' lines, JUnit, `summary.json`, the HTML
+/// report; `reporter` is told each case and the end. What a reporter
+/// fails to do is in the summary, as in a run; what the files fail to do
+/// ends the merge.
 fn write(
     out: &Path,
     options: &MergeOptions,
-    cases: &[(usize, &CaseOfRun)],
-    results: &[CaseResult],
+    runs: &[RunOfMerge],
+    picks: &[Pick],
     summary: &mut RunSummary,
     provenance: &Provenance,
     reporter: &mut dyn Reporter,
@@ -268,13 +376,36 @@ fn write(
         RunEvent { elapsed, kind }
     }
     let mut reporter_errors = Vec::new();
-    if let Err(error) = reporter.report(&at(elapsed, EventKind::RunStarted { cases: results.len() })) {
+    if let Err(error) = reporter.report(&at(elapsed, EventKind::RunStarted { cases: picks.len() })) {
         reporter_errors.push(error.to_string());
     }
-    for ((_, recorded), case) in cases.iter().zip(results) {
-        dir.copy_case(case, &recorded.json).map_err(failed)?;
-        junit.report(&at(elapsed, EventKind::CaseFinished(case))).map_err(failed)?;
-        if let Err(error) = reporter.report(&at(elapsed, EventKind::CaseFinished(case))) {
+    let mut readers: Vec<Option<LineReader>> = runs.iter().map(|_| None).collect();
+    let mut bytes = Vec::new();
+    for pick in picks {
+        let run = &runs[pick.run as usize];
+        let line = run.lines[pick.line as usize];
+        let read_error =
+            |cause| MergeError::Read(crate::errors::ReadResultsError::Read { path: run.lines_path.clone(), cause });
+        let reader = match &mut readers[pick.run as usize] {
+            Some(reader) => reader,
+            slot => slot.insert(LineReader::open(&run.lines_path).map_err(read_error)?),
+        };
+        reader.read(line, &mut bytes).map_err(read_error)?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| MergeError::Line {
+            path: run.lines_path.clone(),
+            line: line.number as usize,
+            cause: e.to_string(),
+        })?;
+        let recorded: serde_json::Value = serde_json::from_str(text).map_err(|e| MergeError::Line {
+            path: run.lines_path.clone(),
+            line: line.number as usize,
+            cause: e.to_string(),
+        })?;
+        let case = typed(&run.lines_path, line, text)?;
+        summary.add(&case);
+        dir.copy_case(&case, &recorded).map_err(failed)?;
+        junit.report(&at(elapsed, EventKind::CaseFinished(&case))).map_err(failed)?;
+        if let Err(error) = reporter.report(&at(elapsed, EventKind::CaseFinished(&case))) {
             reporter_errors.push(error.to_string());
         }
     }

@@ -152,6 +152,55 @@ pub fn stream_results_dir<E>(
     Ok((dir.to_owned(), summary))
 }
 
+/// Where one line of a results file is: its number (from 1), and the
+/// bytes it takes from `offset` (its newline left out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineAt {
+    pub number: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A results directory opened to be read a line at a time: the directory,
+/// its `results.jsonl` and its summary (the errors of
+/// [`read_results_dir`]).
+pub(crate) fn open_results_dir(dir: &Path) -> Result<(PathBuf, PathBuf, Option<SummaryOfRun>), ReadResultsError> {
+    let (dir, lines_path) = results_file(dir)?;
+    let summary = read_summary(&dir.join(crate::report::SUMMARY_FILE))?;
+    Ok((dir.to_owned(), lines_path, summary))
+}
+
+/// Each non-blank line of the results file `path`, where it is and its
+/// text, holding one line at a time: the reading of a merge, which must
+/// not hold a million cases.
+pub(crate) fn each_line_at<E>(
+    path: &Path,
+    mut visit: impl FnMut(LineAt, &str) -> Result<(), E>,
+) -> Result<(), StreamError<E>> {
+    use std::io::BufRead;
+    let read_error = |cause| StreamError::Read(ReadResultsError::Read { path: path.to_owned(), cause });
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path).map_err(read_error)?);
+    let (mut offset, mut number, mut bytes) = (0u64, 0u32, Vec::new());
+    loop {
+        bytes.clear();
+        let read = reader.read_until(b'\n', &mut bytes).map_err(read_error)?;
+        if read == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let bad_line = |cause: String| {
+            StreamError::Read(ReadResultsError::Line { path: path.to_owned(), line: number as usize, cause })
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|e| bad_line(e.to_string()))?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        if !text.trim().is_empty() {
+            let len = u32::try_from(text.len()).map_err(|_| bad_line("it is longer than 4 GiB".into()))?;
+            visit(LineAt { number, offset, len }, text).map_err(StreamError::Visit)?;
+        }
+        offset += read as u64;
+    }
+}
+
 /// The results directory `dir` names (itself, or the folder of the
 /// `results.jsonl` it names) and its `results.jsonl`; a folder without one
 /// is an error naming the runs in it.

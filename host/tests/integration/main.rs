@@ -6,6 +6,7 @@ mod util;
 
 mod authoring;
 mod connections;
+mod docs;
 mod evaluation;
 mod hostile;
 mod judge;

@@ -281,7 +281,7 @@ function draw(DATA) {
           flags.length ? el("span", { className: "muted", text: flags.join(" ") }) : null),
         el("td", { className: "case-reason", text: row.reason }),
         el("td", { text: r.agent }), el("td", { text: (r.connections || []).join(", ") }),
-        el("td", { className: "num", text: passed + "/" + (r.samples || []).length + " (needs " + r.success_ratio + ")" }),
+        el("td", { className: "num", text: passed + "/" + (r.samples || []).length + " passed, needed " + String(r.success_ratio).split("/")[0] }),
         el("td", { className: "num", text: ms(r.duration_ms) })));
     });
     table.appendChild(body);

@@ -205,7 +205,7 @@ fn init_makes_a_project_whose_case_passes_and_never_overwrites_one() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),
-        "Created proj/assay.toml\nCreated proj/cases/hello.hocon\nCreated proj/.github/workflows/assay.yml\nNext:\n  cd proj\n  assay run             # runs cases/ against the demo agent `echo`\n  then point cases/hello.hocon's `agent` at yours (see the README, \"Test cases\")\n"
+        "Created proj/assay.toml\nCreated proj/cases/hello.hocon\nCreated proj/.github/workflows/assay.yml\nNext:\n  cd proj\n  assay run             # runs cases/ against the demo agent `echo`\n  then point cases/hello.hocon's `agent` at yours (see \"Test cases\" in the book, docs/book/src/cases.md)\n"
     );
     let project = dir.path().join("proj");
     let output = assay_command().current_dir(&project).arg("run").output().unwrap();
