@@ -29,7 +29,7 @@ use crate::job::CaseResult;
 use crate::report::read::{LineAt, StreamError, each_line_at, open_results_dir};
 use crate::report::{JunitReport, Provenance, Redactor, ResultsDir, SummaryOfRun, render_report_to};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
@@ -320,11 +320,20 @@ impl IdHasher {
     }
 }
 
-/// The line `text` (at `at` of `path`) read as a whole result.
+/// The line `text` (at `at` of `path`) read as a whole result; what is
+/// wrong with one that is not is said without where in the line (it is one
+/// line).
 fn typed(path: &Path, at: LineAt, text: &str) -> Result<CaseResult, MergeError> {
-    let bad = |cause: String| MergeError::Line { path: path.to_owned(), line: at.number as usize, cause };
-    let json: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| bad(e.to_string()))
+    serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let cause = match e.classify() {
+            serde_json::error::Category::Data => {
+                message.rfind(" at line ").map_or(message.clone(), |cut| message[..cut].to_owned())
+            }
+            _ => message,
+        };
+        MergeError::Line { path: path.to_owned(), line: at.number as usize, cause }
+    })
 }
 
 /// Reads the lines of one run's `results.jsonl` at their places: mostly
@@ -401,7 +410,11 @@ fn write(
             line: line.number as usize,
             cause: e.to_string(),
         })?;
-        let case = typed(&run.lines_path, line, text)?;
+        let case = CaseResult::deserialize(&recorded).map_err(|e| MergeError::Line {
+            path: run.lines_path.clone(),
+            line: line.number as usize,
+            cause: e.to_string(),
+        })?;
         summary.add(&case);
         dir.copy_case(&case, &recorded).map_err(failed)?;
         junit.report(&at(elapsed, EventKind::CaseFinished(&case))).map_err(failed)?;

@@ -21,6 +21,7 @@
 //! renders one page of a long table at a time, so that 10,000 cases stay
 //! fast. It puts every text in the page as text (never as markup).
 
+mod deflate;
 mod history;
 mod model;
 
@@ -63,8 +64,8 @@ pub fn render_report(dir: &Path) -> Result<PathBuf, HtmlReportError> {
 /// run --html FILE` does). Results hold the agent's answers, so the report
 /// is private (0600), as they are.
 pub fn render_report_to(dir: &Path, path: &Path) -> Result<(), HtmlReportError> {
-    let (title, json) = model::data(dir)?;
-    let html = page_of_json(&format!("assay report: {title}"), RUN_JS, &json);
+    let (title, deflated) = model::data(dir)?;
+    let html = page_of_deflated(&format!("assay report: {title}"), RUN_JS, &deflated);
     private_files::write(path, html.as_bytes()).map_err(|cause| HtmlReportError::Write { path: path.to_owned(), cause })
 }
 
@@ -110,6 +111,13 @@ fn page<T: Serialize>(title: &str, view: &str, data: &T) -> String {
 
 /// The whole page: `view` draws the data `json`.
 fn page_of_json(title: &str, view: &str, json: &[u8]) -> String {
+    let mut deflater = deflate::Deflater::new(DEFLATE_LEVEL);
+    std::io::Write::write_all(&mut deflater, json).expect("compressing into memory");
+    page_of_deflated(title, view, &deflater.finish().expect("compressing into memory"))
+}
+
+/// The whole page: `view` draws the data whose raw deflate is `deflated`.
+fn page_of_deflated(title: &str, view: &str, deflated: &[u8]) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\">\n\
@@ -120,14 +128,8 @@ fn page_of_json(title: &str, view: &str, json: &[u8]) -> String {
          <script type=\"application/octet-stream\" id=\"data\">{data}</script>\n\
          <script>\n(function () {{\n{COMMON_JS}\n{view}\nload(draw);\n}})();\n</script>\n</body>\n</html>\n",
         title = escape_text(title),
-        data = encode_data(json),
+        data = base64::engine::general_purpose::STANDARD.encode(deflated),
     )
-}
-
-/// The data as the page holds it: raw deflate, then base64.
-fn encode_data(json: &[u8]) -> String {
-    let deflated = miniz_oxide::deflate::compress_to_vec(json, DEFLATE_LEVEL);
-    base64::engine::general_purpose::STANDARD.encode(deflated)
 }
 
 /// Text made safe in HTML.
@@ -226,7 +228,8 @@ mod tests {
     #[test]
     fn the_failure_modes_are_the_assessors() {
         let dir = results_dir();
-        let (_, json) = model::data(dir.path()).unwrap();
+        let (_, deflated) = model::data(dir.path()).unwrap();
+        let json = miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap();
         let data: serde_json::Value = serde_json::from_slice(&json).unwrap();
         let cases = data["cases"].as_array().unwrap();
         for (entry, case) in cases.iter().zip(fixtures::cases()) {

@@ -10,6 +10,8 @@
 //! confusion matrix the terminal printed, computed once). The page's script
 //! only draws it.
 
+use super::DEFLATE_LEVEL;
+use super::deflate::Deflater;
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
 use crate::job::CaseResult;
@@ -18,6 +20,7 @@ use crate::report::tally::case_scores;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 /// How many bars a histogram has.
@@ -148,14 +151,15 @@ impl Tally {
 }
 
 /// The page's data for the results directory `dir` and its title, as
-/// JSON: every line of `results.jsonl` is read, assessed and copied into
-/// it as written one at a time (through the one reader of results
-/// directories), so that the report of a large run holds its lines once,
-/// as text, and never all of them parsed.
+/// JSON deflated: every line of `results.jsonl` is read, assessed and
+/// copied into it as written one at a time (through the one reader of
+/// results directories) and compressed as it comes, so that the report of
+/// a large run holds its lines compressed, and never parsed all at once.
 pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
-    let size = std::fs::metadata(dir.join(crate::job::RESULTS_FILE)).map_or(0, |m| m.len());
-    let mut json = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + (1 << 16));
-    json.extend_from_slice(b"{\"cases\":[");
+    let mut json = Deflater::new(DEFLATE_LEVEL);
+    let written =
+        |cause: std::io::Error| HtmlReportError::Parse { path: dir.to_owned(), line: None, cause: cause.to_string() };
+    json.write_all(b"{\"cases\":[").map_err(written)?;
     let mut tally = Tally::default();
     let mut first = true;
     let lines = dir.join(crate::job::RESULTS_FILE);
@@ -165,7 +169,7 @@ pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
         let raw: &serde_json::value::RawValue = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
         tally.add(&result);
         if !first {
-            json.push(b',');
+            json.write_all(b",").map_err(|e| parse(e.to_string()))?;
         }
         first = false;
         serde_json::to_writer(&mut json, &CaseEntry { result: raw, modes: assess(&result).modes })
@@ -188,9 +192,9 @@ pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
         validation: command_report(&dir, "validate.json")?,
     };
     let rest = serde_json::to_vec(&rest).expect("plain data");
-    json.extend_from_slice(b"],");
-    json.extend_from_slice(&rest[1..]);
-    Ok((title, json))
+    json.write_all(b"],").map_err(written)?;
+    json.write_all(&rest[1..]).map_err(written)?;
+    Ok((title, json.finish().map_err(written)?))
 }
 
 /// The report `name` an evaluation command wrote in `dir`, if there is one.

@@ -29,7 +29,7 @@ function draw(DATA) {
           it.checks.forEach(function (c) {
             keys[c.key] = true;
             if (c.outcome === "pass" || c.gate === false || s.passed) return;
-            if (!reason) reason = (c.line ? r.file + ":" + c.line + ": " : "") + at + c.target + " " + c.key + ": " + c.message;
+            if (!reason) reason = at + c.target + " " + c.key + ": " + c.message;
             causes[c.key + " (" + c.outcome + "): " + pattern(c.message)] = true;
           });
         });
