@@ -24,7 +24,7 @@
 //! own), `junit.xml` and `report.html`. Each is redacted again with the
 //! merging project's secrets.
 
-use crate::errors::MergeError;
+use crate::errors::{MergeError, ReadResultsError};
 use crate::job::CaseResult;
 use crate::report::read::{LineAt, StreamError, each_line_at, open_results_dir};
 use crate::report::{JunitReport, Provenance, Redactor, ResultsDir, SummaryOfRun, render_report_to};
@@ -240,73 +240,115 @@ struct Picked {
 /// rerun replacing the results of the cases it reran (in place). Also, for
 /// each run that never finished and when the others are shards of `total`,
 /// the one shard all its cases hash to, if they hash to one.
+///
+/// Each case's id is kept as a 128-bit hash beside its pick, sorted once
+/// the runs that are not reruns are read: a case twice is then two equal
+/// hashes side by side (the first in merge order is the one reported), and
+/// a rerun's case is found by binary search. 24 bytes a case.
 fn pick_cases(runs: &mut [RunOfMerge], total: Option<u32>) -> Result<Picked, MergeError> {
     let ids = IdHasher::default();
     let mut picks: Vec<Pick> = Vec::new();
-    let mut place: HashMap<u128, u32> = HashMap::new();
+    let mut keys: Vec<([u64; 2], u32)> = Vec::new();
     let mut told = vec![None; runs.len()];
     let mut replaced = vec![0; runs.len()];
     let (reruns, others): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|&i| runs[i].rerun_of().is_some());
-    for i in others.into_iter().chain(reruns) {
-        let rerun = runs[i].rerun_of().is_some();
+    for &i in &others {
         let incomplete = runs[i].summary.is_none();
         let mut hashed_to = BTreeSet::new();
         let mut lines = Vec::new();
-        let path = runs[i].lines_path.clone();
-        let visited = each_line_at(&path, |at, text| -> Result<(), MergeError> {
-            let case = typed(&path, at, text)?;
-            let key = ids.key(&case.id);
-            let here = Pick { run: i as u32, line: lines.len() as u32 };
-            lines.push(at);
+        read_lines_of(&runs[i].lines_path, |at, case| {
             if incomplete && let Some(total) = total {
                 hashed_to.insert(Shard::index_of(&case.id, total));
             }
-            match (place.get(&key).copied(), rerun) {
-                // The same case twice in one file.
-                (Some(at_pick), _) if picks[at_pick as usize].run == here.run => {
-                    let first = runs_line(runs, &lines, picks[at_pick as usize], i);
-                    Err(MergeError::Read(crate::errors::ReadResultsError::Duplicate {
-                        path: path.clone(),
-                        id: case.id,
-                        first: first as usize,
-                        line: at.number as usize,
-                    }))
-                }
-                (Some(at_pick), false) => {
-                    let first = runs[picks[at_pick as usize].run as usize].dir.clone();
-                    Err(MergeError::Overlap { id: case.id, first, second: runs[i].dir.clone() })
-                }
-                (Some(at_pick), true) => {
-                    picks[at_pick as usize] = here;
-                    replaced[i] += 1;
-                    Ok(())
-                }
-                (None, false) => {
-                    place.insert(key, picks.len() as u32);
-                    picks.push(here);
-                    Ok(())
-                }
-                (None, true) => Err(MergeError::RerunOfNothing { id: case.id, rerun: runs[i].dir.clone() }),
-            }
-        });
-        match visited {
-            Ok(()) => {}
-            Err(StreamError::Read(error)) => return Err(error.into()),
-            Err(StreamError::Visit(error)) => return Err(error),
-        }
+            keys.push((ids.key(&case.id), picks.len() as u32));
+            picks.push(Pick { run: i as u32, line: lines.len() as u32 });
+            lines.push(at);
+            Ok(())
+        })?;
         if let [index] = hashed_to.into_iter().collect::<Vec<_>>()[..] {
             told[i] = Some(index);
         }
         runs[i].lines = lines;
     }
+    keys.sort_unstable();
+    // A case twice: of the pairs of equal hashes, the one whose second
+    // comes first in merge order.
+    let twice = keys
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0)
+        .map(|pair| (pair[0].1, pair[1].1))
+        .min_by_key(|&(_, second)| second);
+    if let Some((first, second)) = twice {
+        let (first, second) = (picks[first as usize], picks[second as usize]);
+        let id = id_at(&runs[second.run as usize], second.line)?;
+        return Err(if first.run == second.run {
+            let run = &runs[first.run as usize];
+            let line = |pick: Pick| run.lines[pick.line as usize].number as usize;
+            MergeError::Read(ReadResultsError::Duplicate {
+                path: run.lines_path.clone(),
+                id,
+                first: line(first),
+                line: line(second),
+            })
+        } else {
+            MergeError::Overlap {
+                id,
+                first: runs[first.run as usize].dir.clone(),
+                second: runs[second.run as usize].dir.clone(),
+            }
+        });
+    }
+    for &i in &reruns {
+        let mut lines = Vec::new();
+        let (path, dir) = (runs[i].lines_path.clone(), runs[i].dir.clone());
+        read_lines_of(&path, |at, case| {
+            let key = ids.key(&case.id);
+            let Ok(found) = keys.binary_search_by(|probe| probe.0.cmp(&key)) else {
+                return Err(MergeError::RerunOfNothing { id: case.id, rerun: dir.clone() });
+            };
+            let pick = &mut picks[keys[found].1 as usize];
+            if pick.run == i as u32 {
+                let first: &LineAt = &lines[pick.line as usize];
+                let (first, line) = (first.number as usize, at.number as usize);
+                return Err(MergeError::Read(ReadResultsError::Duplicate {
+                    path: path.clone(),
+                    id: case.id,
+                    first,
+                    line,
+                }));
+            }
+            *pick = Pick { run: i as u32, line: lines.len() as u32 };
+            replaced[i] += 1;
+            lines.push(at);
+            Ok(())
+        })?;
+        runs[i].lines = lines;
+    }
     Ok(Picked { picks, told, replaced })
 }
 
-/// The line number of `pick` (a pick of run `current`, whose lines so far
-/// are `lines`, or of an earlier run).
-fn runs_line(runs: &[RunOfMerge], lines: &[LineAt], pick: Pick, current: usize) -> u32 {
-    let of_run = if pick.run as usize == current { lines } else { &runs[pick.run as usize].lines };
-    of_run[pick.line as usize].number
+/// Reads every line of the results file `path` as a whole result, giving
+/// `visit` each with where it is.
+fn read_lines_of(
+    path: &Path,
+    mut visit: impl FnMut(LineAt, CaseResult) -> Result<(), MergeError>,
+) -> Result<(), MergeError> {
+    match each_line_at(path, |at, text| visit(at, typed(path, at, text)?)) {
+        Ok(()) => Ok(()),
+        Err(StreamError::Read(error)) => Err(error.into()),
+        Err(StreamError::Visit(error)) => Err(error),
+    }
+}
+
+/// The id of the case on line `line` (an index into its lines) of `run`,
+/// read again from its file (for an error's message).
+fn id_at(run: &RunOfMerge, line: u32) -> Result<String, MergeError> {
+    let at = run.lines[line as usize];
+    let mut bytes = Vec::new();
+    let read_error = |cause| MergeError::Read(ReadResultsError::Read { path: run.lines_path.clone(), cause });
+    LineReader::open(&run.lines_path).map_err(read_error)?.read(at, &mut bytes).map_err(read_error)?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(typed(&run.lines_path, at, &text)?.id)
 }
 
 /// Hashes case ids to 128 bits (two independent keyed hashes): two ids a
@@ -315,8 +357,8 @@ fn runs_line(runs: &[RunOfMerge], lines: &[LineAt], pick: Pick, current: usize) 
 struct IdHasher(RandomState, RandomState);
 
 impl IdHasher {
-    fn key(&self, id: &str) -> u128 {
-        (u128::from(self.0.hash_one(id)) << 64) | u128::from(self.1.hash_one(id))
+    fn key(&self, id: &str) -> [u64; 2] {
+        [self.0.hash_one(id), self.1.hash_one(id)]
     }
 }
 

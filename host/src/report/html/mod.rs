@@ -28,8 +28,8 @@ mod model;
 use crate::errors::HtmlReportError;
 use crate::private_files;
 use crate::report::RunDiff;
-use base64::Engine;
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The pages' styles.
@@ -62,11 +62,12 @@ pub fn render_report(dir: &Path) -> Result<PathBuf, HtmlReportError> {
 
 /// Writes the report of the results directory `dir` to `path` (as `assay
 /// run --html FILE` does). Results hold the agent's answers, so the report
-/// is private (0600), as they are.
+/// is private (0600), as they are. The page is written as its data is
+/// read: what it holds at once is the compressor's window and the page's
+/// totals, whatever the run's size.
 pub fn render_report_to(dir: &Path, path: &Path) -> Result<(), HtmlReportError> {
-    let (title, deflated) = model::data(dir)?;
-    let html = page_of_deflated(&format!("assay report: {title}"), RUN_JS, &deflated);
-    private_files::write(path, html.as_bytes()).map_err(|cause| HtmlReportError::Write { path: path.to_owned(), cause })
+    let title = format!("assay report: {}", model::title(dir));
+    write_page_with(path, &title, RUN_JS, |json| model::data(dir, json))
 }
 
 /// Writes the page of two runs compared to `path` (`assay diff --html
@@ -97,27 +98,47 @@ struct DiffPage<'a> {
     regressions: Vec<String>,
 }
 
-/// Writes one page, private (0600).
+/// Writes one page of `data`, private (0600).
 fn write_page<T: Serialize>(path: &Path, title: &str, view: &str, data: &T) -> Result<(), HtmlReportError> {
-    let html = page(title, view, data);
-    private_files::write(path, html.as_bytes()).map_err(|cause| HtmlReportError::Write { path: path.to_owned(), cause })
+    write_page_with(path, title, view, |json| {
+        serde_json::to_writer(json, data).map_err(|e| HtmlReportError::Write { path: path.to_owned(), cause: e.into() })
+    })
 }
 
-/// The whole page: `view` draws `data`.
-fn page<T: Serialize>(title: &str, view: &str, data: &T) -> String {
-    let json = serde_json::to_vec(data).expect("the data is plain data");
-    page_of_json(title, view, &json)
+/// Writes one page to `path`, private (0600): `view` draws the data
+/// `write_data` writes as JSON, which goes into the page deflated and
+/// base64'd as it is written.
+fn write_page_with(
+    path: &Path,
+    title: &str,
+    view: &str,
+    write_data: impl FnOnce(&mut dyn Write) -> Result<(), HtmlReportError>,
+) -> Result<(), HtmlReportError> {
+    let failed = |cause: std::io::Error| HtmlReportError::Write { path: path.to_owned(), cause };
+    // Written beside it and renamed when whole: a page whose data failed
+    // half way is never left where the report goes.
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(private_files::create(&partial).map_err(failed)?);
+        out.write_all(page_head(title).as_bytes()).map_err(failed)?;
+        let base64 = base64::write::EncoderWriter::new(&mut out, &base64::engine::general_purpose::STANDARD);
+        let mut deflater = deflate::Deflater::new(base64, DEFLATE_LEVEL);
+        write_data(&mut deflater)?;
+        deflater.finish().map_err(failed)?.finish().map_err(failed)?;
+        out.write_all(page_tail(view).as_bytes()).map_err(failed)?;
+        out.into_inner().map_err(|e| failed(e.into_error()))?;
+        std::fs::rename(&partial, path).map_err(failed)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
-/// The whole page: `view` draws the data `json`.
-fn page_of_json(title: &str, view: &str, json: &[u8]) -> String {
-    let mut deflater = deflate::Deflater::new(DEFLATE_LEVEL);
-    std::io::Write::write_all(&mut deflater, json).expect("compressing into memory");
-    page_of_deflated(title, view, &deflater.finish().expect("compressing into memory"))
-}
-
-/// The whole page: `view` draws the data whose raw deflate is `deflated`.
-fn page_of_deflated(title: &str, view: &str, deflated: &[u8]) -> String {
+/// A page up to its data.
+fn page_head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_SECURITY_POLICY}\">\n\
@@ -125,10 +146,15 @@ fn page_of_deflated(title: &str, view: &str, deflated: &[u8]) -> String {
          <title>{title}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
          <noscript>This report draws itself with JavaScript: allow scripts for this file.</noscript>\n\
          <main id=\"app\"></main>\n\
-         <script type=\"application/octet-stream\" id=\"data\">{data}</script>\n\
-         <script>\n(function () {{\n{COMMON_JS}\n{view}\nload(draw);\n}})();\n</script>\n</body>\n</html>\n",
+         <script type=\"application/octet-stream\" id=\"data\">",
         title = escape_text(title),
-        data = base64::engine::general_purpose::STANDARD.encode(deflated),
+    )
+}
+
+/// A page after its data: `view` draws it.
+fn page_tail(view: &str) -> String {
+    format!(
+        "</script>\n<script>\n(function () {{\n{COMMON_JS}\n{view}\nload(draw);\n}})();\n</script>\n</body>\n</html>\n"
     )
 }
 
@@ -200,6 +226,7 @@ mod tests {
 
     /// The data as the page's script reads it: base64, inflated, JSON.
     fn decode(data: &str) -> serde_json::Value {
+        use base64::Engine;
         let deflated = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
         serde_json::from_slice(&miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap()).unwrap()
     }
@@ -228,8 +255,8 @@ mod tests {
     #[test]
     fn the_failure_modes_are_the_assessors() {
         let dir = results_dir();
-        let (_, deflated) = model::data(dir.path()).unwrap();
-        let json = miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap();
+        let mut json = Vec::new();
+        model::data(dir.path(), &mut json).unwrap();
         let data: serde_json::Value = serde_json::from_slice(&json).unwrap();
         let cases = data["cases"].as_array().unwrap();
         for (entry, case) in cases.iter().zip(fixtures::cases()) {

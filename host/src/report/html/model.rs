@@ -10,8 +10,6 @@
 //! confusion matrix the terminal printed, computed once). The page's script
 //! only draws it.
 
-use super::DEFLATE_LEVEL;
-use super::deflate::Deflater;
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
 use crate::job::CaseResult;
@@ -150,13 +148,22 @@ impl Tally {
     }
 }
 
-/// The page's data for the results directory `dir` and its title, as
-/// JSON deflated: every line of `results.jsonl` is read, assessed and
-/// copied into it as written one at a time (through the one reader of
-/// results directories) and compressed as it comes, so that the report of
-/// a large run holds its lines compressed, and never parsed all at once.
-pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
-    let mut json = Deflater::new(DEFLATE_LEVEL);
+/// The title of the report of the results directory `dir` (itself, or
+/// the folder of the `results.jsonl` it names): its name.
+pub(super) fn title(dir: &Path) -> String {
+    let dir = match dir.file_name() {
+        Some(name) if name == crate::job::RESULTS_FILE && dir.is_file() => dir.parent().unwrap_or(dir),
+        _ => dir,
+    };
+    dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned()
+}
+
+/// Writes the page's data for the results directory `dir` to `json`:
+/// every line of `results.jsonl` is read, assessed and copied into it as
+/// written one at a time (through the one reader of results directories),
+/// then the run's totals. The page holds what `json` keeps (compressed, on
+/// its way to the file), never the lines parsed all at once.
+pub(super) fn data(dir: &Path, json: &mut dyn Write) -> Result<(), HtmlReportError> {
     let written =
         |cause: std::io::Error| HtmlReportError::Parse { path: dir.to_owned(), line: None, cause: cause.to_string() };
     json.write_all(b"{\"cases\":[").map_err(written)?;
@@ -172,7 +179,7 @@ pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
             json.write_all(b",").map_err(|e| parse(e.to_string()))?;
         }
         first = false;
-        serde_json::to_writer(&mut json, &CaseEntry { result: raw, modes: assess(&result).modes })
+        serde_json::to_writer(&mut *json, &CaseEntry { result: raw, modes: assess(&result).modes })
             .map_err(|e| parse(e.to_string()))?;
         Ok(())
     })
@@ -180,9 +187,8 @@ pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
         StreamError::Read(error) => HtmlReportError::from(error),
         StreamError::Visit(error) => error,
     })?;
-    let title = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy().into_owned();
     let rest = Rest {
-        title: title.clone(),
+        title: title(&dir),
         summary: summary.map(|summary| summary.json),
         metrics: tally.metrics(),
         latency: tally.latency(),
@@ -193,8 +199,7 @@ pub(super) fn data(dir: &Path) -> Result<(String, Vec<u8>), HtmlReportError> {
     };
     let rest = serde_json::to_vec(&rest).expect("plain data");
     json.write_all(b"],").map_err(written)?;
-    json.write_all(&rest[1..]).map_err(written)?;
-    Ok((title, json.finish().map_err(written)?))
+    json.write_all(&rest[1..]).map_err(written)
 }
 
 /// The report `name` an evaluation command wrote in `dir`, if there is one.

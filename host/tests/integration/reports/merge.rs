@@ -224,3 +224,33 @@ fn a_rerun_of_one_shard_merges_with_all_the_shards() {
     assert_eq!(merged.len(), 40);
     assert!(merged.values().all(|status| status == "passed"), "{merged:?}");
 }
+
+// See: issue 34, "`assay merge` … streams in bounded memory": the merge
+// keeps a hash of each id, not the id; a case twice, in one file or in a
+// rerun, is still found and named with both its lines.
+#[test]
+fn a_case_twice_in_one_results_file_or_one_rerun_is_refused_naming_both_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = cases_dir(dir.path());
+    write_case(&cases, "c", true);
+    let old = dir.path().join("old");
+    assert_eq!(run(&cases, &old, &[]), Some(1));
+    let rerun = dir.path().join("rerun");
+    assert_eq!(run(&cases, &rerun, &["--rerun-failed", s(&old)]), Some(1));
+    let out = dir.path().join("out");
+
+    // The rerun's one case, twice.
+    let rerun_lines = std::fs::read_to_string(rerun.join("results.jsonl")).unwrap();
+    std::fs::write(rerun.join("results.jsonl"), format!("{rerun_lines}{rerun_lines}")).unwrap();
+    let output = merge(&[&old, &rerun], &out, &[]);
+    refused(&output, &out, &["rerun/results.jsonl`: line 2 holds case `c` again (first on line 1)"]);
+
+    // The old run's third case again at its end.
+    let lines = std::fs::read_to_string(old.join("results.jsonl")).unwrap();
+    let third = lines.lines().nth(2).unwrap();
+    let id = serde_json::from_str::<serde_json::Value>(third).unwrap()["id"].as_str().unwrap().to_owned();
+    std::fs::write(old.join("results.jsonl"), format!("{lines}{third}\n")).unwrap();
+    let output = merge(&[&old], &out, &[]);
+    let again = lines.lines().count() + 1;
+    refused(&output, &out, &[&format!("old/results.jsonl`: line {again} holds case `{id}` again (first on line 3)")]);
+}
