@@ -56,15 +56,35 @@ struct Spool {
     written: u64,
 }
 
-/// One case's `<testcase>` element in the spool: 32 bytes.
+/// One case's `<testcase>` element in the spool: 24 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Spooled {
     /// Its file's hash.
     file: u64,
     offset: u64,
-    len: u32,
+    /// Its length, below 2^30, and in the two bits above, its outcome
+    /// (0 passed, [`FAILURE`] or [`ERROR`]).
+    len_and_kind: u32,
     seconds: f32,
-    kind: Option<NonSuccessKind>,
+}
+
+/// [`Spooled::len_and_kind`]'s outcome bits of a failure.
+const FAILURE: u32 = 1 << 30;
+/// [`Spooled::len_and_kind`]'s outcome bits of an error.
+const ERROR: u32 = 2 << 30;
+
+impl Spooled {
+    fn len(&self) -> usize {
+        (self.len_and_kind & (FAILURE - 1)) as usize
+    }
+
+    fn kind(&self) -> Option<NonSuccessKind> {
+        match self.len_and_kind & !(FAILURE - 1) {
+            FAILURE => Some(NonSuccessKind::Failure),
+            ERROR => Some(NonSuccessKind::Error),
+            _ => None,
+        }
+    }
 }
 
 impl JunitReport {
@@ -99,15 +119,19 @@ impl JunitReport {
         }
         let test_case = test_case(case, &self.redactor);
         let kind = match &test_case.status {
-            TestCaseStatus::NonSuccess { kind, .. } => Some(*kind),
-            _ => None,
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, .. } => FAILURE,
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. } => ERROR,
+            _ => 0,
         };
         let xml = element_of(test_case)?;
+        if xml.len() >= FAILURE as usize {
+            return Err(io::Error::other(format!("case `{}`'s element is over 1 GiB", case.id)));
+        }
         let spool = self.spool.as_mut().expect("created above");
         spool.writer.write_all(xml.as_bytes())?;
         let file = self.hasher.hash_one(&case.file);
         let seconds = (case.duration_ms / 1e3) as f32;
-        self.cases.push(Spooled { file, offset: spool.written, len: xml.len() as u32, seconds, kind });
+        self.cases.push(Spooled { file, offset: spool.written, len_and_kind: xml.len() as u32 | kind, seconds });
         spool.written += xml.len() as u64;
         Ok(())
     }
@@ -143,7 +167,7 @@ impl JunitReport {
             let mut seconds = 0.0;
             for case in self.cases.iter().filter(|case| group(case) == index) {
                 suite.tests += 1;
-                match case.kind {
+                match case.kind() {
                     Some(NonSuccessKind::Failure) => suite.failures += 1,
                     Some(NonSuccessKind::Error) => suite.errors += 1,
                     None => {}
@@ -178,7 +202,7 @@ impl JunitReport {
             };
             let Some(spool) = spooled.as_mut() else { continue };
             for case in self.cases.iter().filter(|case| group(case) == index) {
-                element.resize(case.len as usize, 0);
+                element.resize(case.len(), 0);
                 spool.seek(SeekFrom::Start(case.offset))?;
                 spool.read_exact(&mut element)?;
                 out.write_all(&element)?;

@@ -183,6 +183,9 @@ pub fn merge(
     }
     let provenance = Provenance { merged_from, missing_shards: missing, ..Provenance::default() };
     write(out, options, &runs, &picks, &mut summary, &provenance, reporter)?;
+    // The report reads what was written, holding none of the above.
+    drop((runs, picks));
+    render_report_to(out, &out.join("report.html"))?;
     Ok(Merged { summary, provenance })
 }
 
@@ -403,8 +406,8 @@ impl LineReader {
     }
 }
 
-/// Writes OUT: the picked cases' lines, JUnit, `summary.json`, the HTML
-/// report; `reporter` is told each case and the end. What a reporter
+/// Writes OUT: the picked cases' lines, JUnit and `summary.json`;
+/// `reporter` is told each case and the end. What a reporter
 /// fails to do is in the summary, as in a run; what the files fail to do
 /// ends the merge.
 fn write(
@@ -470,6 +473,5 @@ fn write(
     if let Err(error) = reporter.report(&at(elapsed, EventKind::RunFinished(summary))) {
         summary.reporter_errors.push(error.to_string());
     }
-    render_report_to(out, &out.join("report.html"))?;
     Ok(())
 }
