@@ -15,7 +15,8 @@ use crate::report::tally::mean_per_key;
 use crate::run::{Rerun, Shard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasher, RandomState};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -303,7 +304,11 @@ fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>
     }
     let read_error = |cause| StreamError::Read(ReadResultsError::Read { path: path.to_owned(), cause });
     let reader = std::io::BufReader::new(std::fs::File::open(path).map_err(read_error)?);
-    let mut lines_of: HashMap<String, usize> = HashMap::new();
+    // Each id seen, as a 128-bit hash (16 bytes a case, whatever its id):
+    // the line of the first of two is looked for again only when there are
+    // two.
+    let hasher = (RandomState::new(), RandomState::new());
+    let mut seen: HashSet<[u64; 2]> = HashSet::new();
     for (index, text) in reader.lines().enumerate() {
         let line = index + 1;
         let text = text.map_err(read_error)?;
@@ -320,14 +325,31 @@ fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>
             }
             _ => bad_line(json_error(&e)),
         })?;
-        if let Some(&first) = lines_of.get(&identified.id) {
+        let key = [hasher.0.hash_one(&identified.id), hasher.1.hash_one(&identified.id)];
+        if !seen.insert(key) {
+            let first = first_line_of(path, &identified.id).map_err(read_error)?.unwrap_or(line);
             let id = identified.id;
             return Err(StreamError::Read(ReadResultsError::Duplicate { path: path.to_owned(), id, first, line }));
         }
-        lines_of.insert(identified.id, line);
         visit(line, &text).map_err(StreamError::Visit)?;
     }
     Ok(())
+}
+
+/// The number of the first line of the results file `path` holding the
+/// case `id`, if one does.
+fn first_line_of(path: &Path, id: &str) -> std::io::Result<Option<usize>> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    for (index, text) in reader.lines().enumerate() {
+        if serde_json::from_str::<Id>(&text?).is_ok_and(|line| line.id == id) {
+            return Ok(Some(index + 1));
+        }
+    }
+    Ok(None)
 }
 
 /// Every line of `results.jsonl` at `path`; blank lines are skipped.
