@@ -5,6 +5,7 @@
 
 use crate::case::{KeyLines, key_path};
 use hocon::parser::AstNode;
+use std::fmt::Write;
 
 /// Whether the path is one the planner may make a check of: a key or list
 /// element inside some interaction's `response` (the rest of a file is
@@ -13,71 +14,81 @@ fn wanted(path: &str) -> bool {
     path.contains(".response")
 }
 
-/// One open container of the text being scanned: an object (with the key
-/// whose value comes next) or a list (with the index of its next element).
+/// One open container of the text being scanned: an object, or a list
+/// (with the index of its next element); `base` is the length of the
+/// scanner's path at the container itself.
+#[derive(Clone, Copy)]
 enum Open {
-    Object { path: String, key: Option<String> },
-    List { path: String, next: usize },
+    Object { base: usize },
+    List { base: usize, next: usize },
 }
 
-impl Open {
-    /// The path of the value that starts now in this container.
-    fn value_path(&self) -> String {
-        match self {
-            Open::Object { path, key } => key_path(path, key.as_deref().unwrap_or_default()),
-            Open::List { path, next } => format!("{path}[{next}]"),
+/// The scanner's place: the path of what it is at, in one buffer that
+/// each key and element truncates back to its container's and extends.
+struct Place {
+    open: Vec<Open>,
+    path: String,
+    lines: KeyLines,
+}
+
+impl Place {
+    /// A value starts on `line`: in a list, it is the next element (its
+    /// path is set, and recorded when wanted); in an object, the path is
+    /// already its key's.
+    fn value(&mut self, line: u32) {
+        if let Some(Open::List { base, next }) = self.open.last_mut() {
+            self.path.truncate(*base);
+            let _ = write!(self.path, "[{next}]");
+            *next += 1;
+            if wanted(&self.path) {
+                self.lines.insert(self.path.clone(), line);
+            }
+        }
+    }
+
+    /// The key `name` of the innermost object, on `line`.
+    fn key(&mut self, base: usize, name: &str, line: u32) {
+        self.path.truncate(base);
+        if base > 0 {
+            self.path.push('.');
+        }
+        self.path.push_str(name);
+        if wanted(&self.path) {
+            self.lines.insert(self.path.clone(), line);
         }
     }
 }
 
 /// The lines of the `response` keys of `text`, a file the fast path read
 /// (so its syntax is JSON's, with `#` and `//` comments and `"""`
-/// strings).
+/// strings). Only the paths recorded are allocated.
 pub(super) fn of_json_subset(text: &str) -> KeyLines {
     let bytes = text.as_bytes();
-    let mut lines = KeyLines::default();
-    let mut open: Vec<Open> = Vec::new();
+    let mut place = Place { open: Vec::new(), path: String::new(), lines: KeyLines::default() };
     let mut line: u32 = 1;
     // Whether the next string in the innermost object is a key.
     let mut expect_key = false;
     let mut i = 0;
-    // Records a value (a scalar or a container) starting on `line`: a list
-    // element is recorded where it starts.
-    let element = |open: &[Open], lines: &mut KeyLines, line: u32| {
-        if let Some(list @ Open::List { .. }) = open.last() {
-            let path = list.value_path();
-            if wanted(&path) {
-                lines.insert(path, line);
-            }
-        }
-    };
     while i < bytes.len() {
         match bytes[i] {
             b'\n' => line += 1,
             b'{' => {
-                element(&open, &mut lines, line);
-                let path = open.last().map(Open::value_path).unwrap_or_default();
-                open.push(Open::Object { path, key: None });
+                place.value(line);
+                place.open.push(Open::Object { base: place.path.len() });
                 expect_key = true;
             }
             b'[' => {
-                element(&open, &mut lines, line);
-                let path = open.last().map(Open::value_path).unwrap_or_default();
-                open.push(Open::List { path, next: 0 });
+                place.value(line);
+                place.open.push(Open::List { base: place.path.len(), next: 0 });
             }
             b'}' | b']' => {
-                open.pop();
+                place.open.pop();
                 expect_key = false;
             }
-            b',' => match open.last_mut() {
-                Some(Open::List { next, .. }) => *next += 1,
-                Some(Open::Object { .. }) => expect_key = true,
-                None => {}
-            },
+            b',' => expect_key = matches!(place.open.last(), Some(Open::Object { .. })),
             b'"' if bytes[i..].starts_with(b"\"\"\"") => {
-                element(&open, &mut lines, line);
-                let end = text[i + 3..].find("\"\"\"").map_or(bytes.len(), |n| i + 3 + n + 3);
-                let mut end = end;
+                place.value(line);
+                let mut end = text[i + 3..].find("\"\"\"").map_or(bytes.len(), |n| i + 3 + n + 3);
                 while bytes.get(end) == Some(&b'"') {
                     end += 1;
                 }
@@ -92,20 +103,19 @@ pub(super) fn of_json_subset(text: &str) -> KeyLines {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
                 let raw = &text[start..i.min(bytes.len())];
-                match open.last_mut() {
-                    Some(Open::Object { path, key }) if expect_key => {
-                        let name = match raw.contains('\\') {
-                            true => serde_json::from_str(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_owned()),
-                            false => raw.to_owned(),
-                        };
-                        let full = key_path(path, &name);
-                        if wanted(&full) {
-                            lines.insert(full, line);
+                match place.open.last() {
+                    Some(&Open::Object { base }) if expect_key => {
+                        match raw.contains('\\') {
+                            true => {
+                                let name = serde_json::from_str::<String>(&format!("\"{raw}\""))
+                                    .unwrap_or_else(|_| raw.to_owned());
+                                place.key(base, &name, line);
+                            }
+                            false => place.key(base, raw, line),
                         }
-                        *key = Some(name);
                         expect_key = false;
                     }
-                    _ => element(&open, &mut lines, line),
+                    _ => place.value(line),
                 }
             }
             b'#' => i = skip_line(bytes, i) - 1,
@@ -113,7 +123,7 @@ pub(super) fn of_json_subset(text: &str) -> KeyLines {
             b' ' | b'\t' | b'\r' | b':' => {}
             // A number, `true`, `false` or `null`: recorded where it starts.
             _ => {
-                element(&open, &mut lines, line);
+                place.value(line);
                 while i + 1 < bytes.len() && !b",]}\n \t\r#/".contains(&bytes[i + 1]) {
                     i += 1;
                 }
@@ -121,7 +131,7 @@ pub(super) fn of_json_subset(text: &str) -> KeyLines {
         }
         i += 1;
     }
-    lines
+    place.lines
 }
 
 /// The index of the newline ending the line at `i`, or the text's end.
