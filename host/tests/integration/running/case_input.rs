@@ -275,7 +275,7 @@ fn agent_text_cannot_spoof_a_line_of_the_terminal() {
     let out = stdout(&output);
     assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
     assert!(
-        out.contains(r#"         [direct] interaction 1: text value "y": "x\u001b[2K\r  PASS [   0.001s] cases/fake\nPASS" does not equal "y" (actual: x\u001b[2K\r  PASS [   0.001s] cases/fake\nPASS)"#),
+        out.contains(r#"spoof.hocon:1: [direct] interaction 1: text value "y": "x\u001b[2K\r  PASS [   0.001s] cases/fake\nPASS" does not equal "y" (actual: x\u001b[2K\r  PASS [   0.001s] cases/fake\nPASS)"#),
         "{out}"
     );
     assert!(out.contains("  FAIL [") && out.contains("s] name\\u001b[2K\\r\n"), "{out}");

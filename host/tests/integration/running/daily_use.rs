@@ -193,7 +193,7 @@ fn colour_follows_no_color_and_clicolor_force_and_quiet_keeps_a_reason() {
     let output = project.assay_in("", &["run", "cases", "--quiet"]);
     let out = stdout(&output);
     assert!(
-        out.contains("  FAILED cases/bye: [direct] interaction 1: text value \"bye\": \"hi\" does not equal \"bye\""),
+        out.contains("  FAILED cases/bye: cases/bye.hocon:1: [direct] interaction 1: text value \"bye\": \"hi\" does not equal \"bye\""),
         "{out}"
     );
 }

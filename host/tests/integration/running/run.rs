@@ -125,7 +125,12 @@ fn a_failing_case_exits_1_and_is_reported_everywhere() {
 
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(r#"<testcase name="wrong" classname="math_guy""#), "{xml}");
-    assert!(xml.contains(r#"<failure message="[direct] interaction 1: sly_data.equals value 7: "#), "{xml}");
+    // The failure names the line of the case file that asks for the check.
+    let place = format!("{}:2: ", dir.path().join("wrong.hocon").display());
+    assert!(
+        xml.contains(&format!(r#"<failure message="{place}[direct] interaction 1: sly_data.equals value 7: "#)),
+        "{xml}"
+    );
 }
 
 #[test]

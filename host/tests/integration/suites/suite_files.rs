@@ -398,7 +398,8 @@ gate = false
         out.to_str().unwrap(),
     ]);
     let shown = stdout(&verbose);
-    assert!(shown.contains(r#"note [direct] sample 0 interaction 1: text value "pears""#), "{shown}");
+    let place = format!("{}:1: ", dir.path().join("specs/a.jsonl").display());
+    assert!(shown.contains(&format!(r#"note {place}[direct] sample 0 interaction 1: text value "pears""#)), "{shown}");
     assert!(!shown.contains("FAIL [direct]"), "{shown}");
 }
 
