@@ -26,12 +26,11 @@
 
 use crate::errors::{MergeError, ReadResultsError};
 use crate::job::CaseResult;
-use crate::report::read::{LineAt, StreamError, each_line_at, open_results_dir};
+use crate::report::read::{IdHasher, LineAt, StreamError, each_line_at, line_error, open_results_dir};
 use crate::report::{JunitReport, Provenance, Redactor, ResultsDir, SummaryOfRun, render_report_to};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -354,30 +353,14 @@ fn id_at(run: &RunOfMerge, line: u32) -> Result<String, MergeError> {
     Ok(typed(&run.lines_path, at, &text)?.id)
 }
 
-/// Hashes case ids to 128 bits (two independent keyed hashes): two ids a
-/// merge holds collide with odds of about one in 2^88 for a million cases.
-#[derive(Default)]
-struct IdHasher(RandomState, RandomState);
-
-impl IdHasher {
-    fn key(&self, id: &str) -> [u64; 2] {
-        [self.0.hash_one(id), self.1.hash_one(id)]
-    }
-}
-
 /// The line `text` (at `at` of `path`) read as a whole result; what is
 /// wrong with one that is not is said without where in the line (it is one
 /// line).
 fn typed(path: &Path, at: LineAt, text: &str) -> Result<CaseResult, MergeError> {
-    serde_json::from_str(text).map_err(|e| {
-        let message = e.to_string();
-        let cause = match e.classify() {
-            serde_json::error::Category::Data => {
-                message.rfind(" at line ").map_or(message.clone(), |cut| message[..cut].to_owned())
-            }
-            _ => message,
-        };
-        MergeError::Line { path: path.to_owned(), line: at.number as usize, cause }
+    serde_json::from_str(text).map_err(|e| MergeError::Line {
+        path: path.to_owned(),
+        line: at.number as usize,
+        cause: line_error(&e),
     })
 }
 

@@ -307,7 +307,7 @@ fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>
     // Each id seen, as a 128-bit hash (16 bytes a case, whatever its id):
     // the line of the first of two is looked for again only when there are
     // two.
-    let hasher = (RandomState::new(), RandomState::new());
+    let ids = IdHasher::default();
     let mut seen: HashSet<[u64; 2]> = HashSet::new();
     for (index, text) in reader.lines().enumerate() {
         let line = index + 1;
@@ -316,17 +316,8 @@ fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>
             continue;
         }
         let bad_line = |cause: String| StreamError::Read(ReadResultsError::Line { path: path.to_owned(), line, cause });
-        let identified: Identified = serde_json::from_str(&text).map_err(|e| match e.classify() {
-            // What is wrong with the value, without where (it is one line).
-            serde_json::error::Category::Data => {
-                let message = e.to_string();
-                let at = message.rfind(" at line ").unwrap_or(message.len());
-                bad_line(message[..at].to_owned())
-            }
-            _ => bad_line(json_error(&e)),
-        })?;
-        let key = [hasher.0.hash_one(&identified.id), hasher.1.hash_one(&identified.id)];
-        if !seen.insert(key) {
+        let identified: Identified = serde_json::from_str(&text).map_err(|e| bad_line(line_error(&e)))?;
+        if !seen.insert(ids.key(&identified.id)) {
             let first = first_line_of(path, &identified.id).map_err(read_error)?.unwrap_or(line);
             let id = identified.id;
             return Err(StreamError::Read(ReadResultsError::Duplicate { path: path.to_owned(), id, first, line }));
@@ -334,6 +325,31 @@ fn each_line<E>(path: &Path, mut visit: impl FnMut(usize, &str) -> Result<(), E>
         visit(line, &text).map_err(StreamError::Visit)?;
     }
     Ok(())
+}
+
+/// What is wrong with a line of a results file that is not a case's
+/// result: for a value of the wrong shape, without where (it is one line).
+pub(crate) fn line_error(error: &serde_json::Error) -> String {
+    match error.classify() {
+        serde_json::error::Category::Data => {
+            let message = error.to_string();
+            let at = message.rfind(" at line ").unwrap_or(message.len());
+            message[..at].to_owned()
+        }
+        _ => json_error(error),
+    }
+}
+
+/// Hashes case ids to 128 bits (two independent keyed hashes), so that a
+/// reader checking ids unique, or a merge, keeps 16 bytes a case whatever
+/// its id: two ids among a million collide with odds of about one in 2^88.
+#[derive(Default)]
+pub(crate) struct IdHasher(RandomState, RandomState);
+
+impl IdHasher {
+    pub(crate) fn key(&self, id: &str) -> [u64; 2] {
+        [self.0.hash_one(id), self.1.hash_one(id)]
+    }
 }
 
 /// The number of the first line of the results file `path` holding the
