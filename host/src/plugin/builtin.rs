@@ -130,6 +130,22 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
             "pf_conversation_relevance",
             "promptfoo conversation-relevance: the judge decides whether each window's last answer is relevant",
         ),
+        (
+            "pf_answer_relevance",
+            "promptfoo answer-relevance: questions the judge derives from the output are close to the query (embeddings)",
+        ),
+        (
+            "pf_context_recall",
+            "promptfoo context-recall: the judge attributes the expected answer's sentences to the context",
+        ),
+        (
+            "pf_context_relevance",
+            "promptfoo context-relevance: the share of the context the judge finds the query needs",
+        ),
+        (
+            "pf_context_faithfulness",
+            "promptfoo context-faithfulness: the context supports the statements the judge finds in the output",
+        ),
         ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
         ("pf_cost", "promptfoo cost: the response cost at most threshold"),
     ],

@@ -249,6 +249,49 @@ add('conversation-relevance', 'Paris', {
   window_size: 1,
 });
 
+// The retrieval types: the judge's answers sit in the output (answer-
+// relevance's questions, context-faithfulness's statements), the expected
+// answer (context-recall's classifications), the query (context-
+// relevance's quotes) or the context (context-faithfulness's verdicts).
+const QUERY = 'What is the capital of France?';
+for (const [output, extra] of [
+  ['Paris ' + reply(QUERY), { query: QUERY, threshold: 0.9 }],
+  ['Paris ' + reply('Which city is the capital of France?'), { query: QUERY }],
+  ['Paris ' + reply('Where is Lyon?'), {}],
+  ['Paris', { query: QUERY }],
+  [reply(''), { query: QUERY }],
+]) add('answer-relevance', output, { prompt: PROMPT, ...extra });
+const classified = reply('1. Paris is the capital. So [Attributed]\n2. It is big. So [Not Attributed]\n3. It has a tower. [attributed]');
+for (const [value, extra] of [
+  [classified, { context: 'Paris is the capital of France.' }],
+  [classified, { context: ['Paris is the capital.', 'It has a tower.'], threshold: 0.7 }],
+  [classified, {}],
+  [reply('1. Paris. So [Attributed]\n\n2. Lyon. So [Attributed] [Not Attributed]'), { context: 'c', threshold: 0.5 }],
+  [reply('nothing classified here'), { context: 'Paris is the capital of France.' }],
+  [classified, { context: '' }],
+]) add('context-recall', 'Paris', { value, prompt: PROMPT, ...extra });
+for (const [query, context, threshold] of [
+  [QUERY + ' ' + reply('Paris is the capital.'), 'Paris is the capital. Lyon is big! Nice is sunny?', undefined],
+  [QUERY + ' ' + reply('Paris is the capital.'), 'Paris is the capital. Lyon is big.', 0.6],
+  [QUERY + ' ' + reply('1. Paris is the capital.\n2. Lyon is big.\n2. Lyon is big.'), 'Paris is the capital.\nLyon is big.\nNice is sunny.', undefined],
+  [QUERY + ' ' + reply('Paris is the capital.'), ['Paris is the capital.', 'Lyon is big.', ' '], undefined],
+  [QUERY + ' ' + reply('Insufficient Information'), 'Paris is the capital.', undefined],
+  [QUERY + ' ' + reply('Berlin is the capital.'), 'Paris is the capital.', undefined],
+  [QUERY + ' ' + reply('Paris is the capital.'), undefined, undefined],
+  [undefined, 'Paris is the capital.', undefined],
+]) add('context-relevance', 'Paris', { prompt: PROMPT, ...(query === undefined ? {} : { query }), ...(context === undefined ? {} : { context }), ...(threshold === undefined ? {} : { threshold }) });
+const statements = 'Paris ' + reply('Paris is the capital.\nParis is big.\n\nParis has a tower.');
+for (const [output, context, threshold] of [
+  [statements, 'Paris is the capital. ' + reply('Final verdict for each statement in order: Yes. No. Yes.'), undefined],
+  [statements, 'Paris is the capital. ' + reply('Final verdict for each statement in order: Yes.'), 0.3],
+  [statements, reply('Explanation: it says so. Verdict: Yes.\nVerdict: NO.\nVerdict: yes'), 0.6],
+  [statements, reply('I cannot tell'), undefined],
+  [statements, reply('Final verdict for each statement in order: maybe. Yes.'), undefined],
+  [reply(''), 'Paris is the capital.', undefined],
+  [statements, undefined, undefined],
+]) add('context-faithfulness', output, { prompt: PROMPT, query: QUERY, ...(context === undefined ? {} : { context }), ...(threshold === undefined ? {} : { threshold }) });
+add('context-faithfulness', statements, { prompt: PROMPT, context: 'Paris. ' + reply('Verdict: yes') });
+
 // is-valid-openai-function-call: the output as the openai provider gives
 // it (an object for a call, text otherwise; assay's answers say which) and
 // the provider's functions.
@@ -288,7 +331,14 @@ async function run(type, output, expected) {
   if (expected.window_size !== undefined) assertion.config = { windowSize: expected.window_size };
   const params = {
     assertion,
-    test: { vars: expected.conversation ? { _conversation: expected.conversation } : {}, options },
+    test: {
+      vars: {
+        ...(expected.conversation ? { _conversation: expected.conversation } : {}),
+        ...('query' in expected ? { query: expected.query } : {}),
+        ...('context' in expected ? { context: expected.context } : {}),
+      },
+      options,
+    },
     prompt: expected.prompt,
     provider,
     providerResponse: baseType === 'latency' || baseType === 'cost' ? { output: 'x', cost: baseType === 'cost' ? output : undefined } : { output: providerOutput },

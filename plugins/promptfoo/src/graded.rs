@@ -26,7 +26,7 @@ fn default_prompt(kind: &str) -> &'static Json {
 /// promptfoo's `tryParse` as the template then prints it: a JSON output is
 /// printed compactly (a JSON string as its text, `null` as nothing), any
 /// other output as it is.
-fn template_value(output: &str) -> String {
+pub(crate) fn template_value(output: &str) -> String {
     match serde_json::from_str::<Json>(output) {
         Ok(Json::Null) => String::new(),
         Ok(Json::String(text)) => text,
@@ -37,7 +37,7 @@ fn template_value(output: &str) -> String {
 }
 
 /// Fills `{{ name }}` (any spacing) with `vars` in one template string.
-fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+pub(crate) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -79,7 +79,7 @@ fn render(kind: &str, rubric_prompt: Option<&str>, vars: &[(&str, &str)]) -> Str
 }
 
 /// Asks the judge, saying how to configure one when there is none.
-fn ask(key: &str, prompt: &str) -> Result<String, String> {
+pub(crate) fn ask(key: &str, prompt: &str) -> Result<String, String> {
     judge::complete(prompt).map_err(|error| match error {
         CapabilityError::NotConfigured(_) => {
             format!("{key} needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL")
@@ -90,7 +90,7 @@ fn ask(key: &str, prompt: &str) -> Result<String, String> {
 
 /// A grader failure: fail with score 0 whichever the form (promptfoo does
 /// not invert a judge's unreadable answer).
-fn grader_failure(reason: String) -> Graded {
+pub(crate) fn grader_failure(reason: String) -> Graded {
     Graded { pass: false, score: 0.0, reason, negated: (false, 0.0) }
 }
 
@@ -502,12 +502,7 @@ fn legacy_category(answer: &str) -> Option<String> {
 pub fn similar(key: &str, output: &str, values: &[String], threshold: f64) -> Result<Graded, String> {
     let mut texts = values.to_vec();
     texts.push(output.to_owned());
-    let vectors = embeddings::embed(&texts).map_err(|error| match error {
-        CapabilityError::NotConfigured(_) => {
-            format!("{key} needs embeddings: set [embeddings] in assay.toml or ASSAY_EMBEDDINGS_URL")
-        }
-        other => format!("{key} could not get embeddings: {other}"),
-    })?;
+    let vectors = embed(key, &texts)?;
     let (output_vector, value_vectors) = vectors.split_last().ok_or_else(|| format!("{key} got no embeddings"))?;
     let mut similarities = Vec::with_capacity(values.len());
     for vector in value_vectors {
@@ -538,9 +533,20 @@ pub fn similar(key: &str, output: &str, values: &[String], threshold: f64) -> Re
     Ok(Graded { pass, score, reason, negated })
 }
 
+/// Asks the host's embeddings backend for `texts`' vectors, saying how to
+/// configure one when there is none.
+pub(crate) fn embed(key: &str, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    embeddings::embed(texts).map_err(|error| match error {
+        CapabilityError::NotConfigured(_) => {
+            format!("{key} needs embeddings: set [embeddings] in assay.toml or ASSAY_EMBEDDINGS_URL")
+        }
+        other => format!("{key} could not get embeddings: {other}"),
+    })
+}
+
 /// promptfoo's `cosineSimilarity`, summing in the same order; 0 when either
 /// vector is zero.
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot = a.iter().zip(b).fold(0.0, |acc, (&x, &y)| acc + f64::from(x) * f64::from(y));
     let norm = |v: &[f32]| v.iter().fold(0.0, |acc, &x| acc + f64::from(x) * f64::from(x)).sqrt();
     let (norm_a, norm_b) = (norm(a), norm(b));

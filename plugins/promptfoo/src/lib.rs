@@ -17,6 +17,7 @@
 mod graded;
 mod js;
 mod metrics;
+mod rag;
 mod schema;
 mod text;
 mod treebank;
@@ -62,6 +63,19 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "pf_conversation_relevance",
         "promptfoo conversation-relevance: the judge decides whether each window's last answer is relevant",
+    ),
+    (
+        "pf_answer_relevance",
+        "promptfoo answer-relevance: questions the judge derives from the output are close to the query (embeddings)",
+    ),
+    (
+        "pf_context_recall",
+        "promptfoo context-recall: the judge attributes the expected answer's sentences to the context",
+    ),
+    ("pf_context_relevance", "promptfoo context-relevance: the share of the context the judge finds the query needs"),
+    (
+        "pf_context_faithfulness",
+        "promptfoo context-faithfulness: the context supports the statements the judge finds in the output",
     ),
     ("pf_latency", "promptfoo latency: the response took at most threshold milliseconds"),
     ("pf_cost", "promptfoo cost: the response cost at most threshold"),
@@ -137,6 +151,10 @@ pub struct Expected<'a> {
     /// `is-valid-openai-function-call`'s provider functions (`false`: a
     /// provider that cannot check calls).
     functions: Option<&'a Json>,
+    /// The RAG types' query (the test's `query` var).
+    query: Option<&'a str>,
+    /// The RAG types' context (the test's `context` var: a text or texts).
+    context: Option<&'a Json>,
 }
 
 impl<'a> Expected<'a> {
@@ -149,8 +167,17 @@ impl<'a> Expected<'a> {
                 assay_plugin_sdk::params::describe(expected)
             ));
         };
-        const KEYS: &[&str] =
-            &["value", "threshold", "prompt", "rubric_prompt", "conversation", "window_size", "functions"];
+        const KEYS: &[&str] = &[
+            "value",
+            "threshold",
+            "prompt",
+            "rubric_prompt",
+            "conversation",
+            "window_size",
+            "functions",
+            "query",
+            "context",
+        ];
         if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(format!(
                 "{key} does not take `{unknown}`: its object has value, threshold, prompt and rubric_prompt"
@@ -184,6 +211,8 @@ impl<'a> Expected<'a> {
             conversation: map.get("conversation").filter(|v| !v.is_null()),
             window_size: map.get("window_size").filter(|v| !v.is_null()),
             functions: map.get("functions").filter(|v| !v.is_null()),
+            query: text("query")?,
+            context: map.get("context").filter(|v| !v.is_null()),
         })
     }
 
@@ -224,6 +253,19 @@ impl<'a> Expected<'a> {
             Some(t) => Err(format!("{}'s threshold {t} is negative: write the most {unit} allowed", self.key)),
             None => Err(format!("{} needs `threshold`: the most {unit} allowed", self.key)),
         }
+    }
+
+    /// The RAG types' context, or an error saying where it comes from.
+    fn context(&self) -> Result<rag::Context, String> {
+        let context = self.context.ok_or_else(|| {
+            format!("{} needs `context`: the test's `context` var, a text or a list of texts", self.key)
+        })?;
+        rag::Context::read(self.key, context)
+    }
+
+    /// The RAG types' query, or an error saying where it comes from.
+    fn query(&self) -> Result<&'a str, String> {
+        self.query.ok_or_else(|| format!("{} needs `query`: the test's `query` var, the user's question", self.key))
     }
 
     /// The rendered prompt the model-graded types quote.
@@ -371,6 +413,35 @@ pub fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Graded, S
             let criteria = strings(key, e.value("the criteria, or a list of them")?, "a text or a list of texts")?;
             let threshold = e.threshold_in(0.0..=1.0, 0.7)?;
             graded::g_eval(key, e.prompt.unwrap_or_default(), &criteria, output, threshold, e.rubric_prompt)
+        }
+        "pf_answer_relevance" => {
+            let threshold = e.threshold_in(-1.0..=1.0, 0.5)?;
+            let query = match e.query {
+                Some(query) => query,
+                None => e.prompt()?,
+            };
+            rag::answer_relevance(key, query, output, threshold, e.rubric_prompt)
+        }
+        "pf_context_recall" => {
+            let ground_truth = e.string("the expected answer or fact, as a string")?;
+            let threshold = e.threshold_in(0.0..=1.0, 0.5)?;
+            // promptfoo falls back to the prompt where a test has no context.
+            let context = match e.context {
+                Some(Json::String(text)) if text.is_empty() => {
+                    rag::Context::read(key, &Json::String(e.prompt()?.to_owned()))?
+                }
+                Some(_) => e.context()?,
+                None => rag::Context::read(key, &Json::String(e.prompt()?.to_owned()))?,
+            };
+            rag::context_recall(key, &context, ground_truth, threshold, e.rubric_prompt)
+        }
+        "pf_context_relevance" => {
+            let threshold = e.threshold_in(0.0..=1.0, 0.5)?;
+            rag::context_relevance(key, e.query()?, &e.context()?, threshold, e.rubric_prompt)
+        }
+        "pf_context_faithfulness" => {
+            let threshold = e.threshold_in(0.0..=1.0, 0.5)?;
+            rag::context_faithfulness(key, e.query()?, output, &e.context()?, threshold, e.rubric_prompt)
         }
         other => Err(format!("the promptfoo plugin has no matcher `{other}`")),
     }

@@ -87,6 +87,10 @@ pub const TYPES: &[&str] = &[
     "factuality",
     "g-eval",
     "conversation-relevance",
+    "answer-relevance",
+    "context-recall",
+    "context-relevance",
+    "context-faithfulness",
     "latency",
     "cost",
 ];
@@ -96,8 +100,17 @@ pub const TYPES: &[&str] = &[
 pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
 /// The types whose plugin asks the judge the rendered prompt.
-const MODEL_GRADED: &[&str] =
-    &["llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "conversation-relevance"];
+const MODEL_GRADED: &[&str] = &[
+    "llm-rubric",
+    "model-graded-closedqa",
+    "factuality",
+    "g-eval",
+    "conversation-relevance",
+    "answer-relevance",
+    "context-recall",
+    "context-relevance",
+    "context-faithfulness",
+];
 
 /// One assertion, planned.
 #[derive(Clone, Debug)]
@@ -137,8 +150,8 @@ pub fn plan(
     };
     if assertion.contains_key("contextTransform") {
         return Err(format!(
-            "{at} has a `contextTransform`, which gives context-* assertions their context; assay does not \
-             support context-* assertions"
+            "{at} has a `contextTransform`, JavaScript that finds context-* assertions' context in the \
+             answer, which assay does not run; give the test a `context` var instead"
         ));
     }
     if let Some(key) = kind.strip_prefix("assay:") {
@@ -242,11 +255,14 @@ pub fn plan(
             ));
         }
     }
+    if base == "answer-relevance" || base.starts_with("context-") {
+        rag_inputs(&mut expected, base, &at, vars.values)?;
+    }
     if MODEL_GRADED.contains(&base) {
         expected.insert("prompt".into(), Value::String(prompt.to_owned()));
         let own = assertion.get("rubricPrompt").map(super::rubric_text);
         if let Some(rubric) = own.as_deref().or(rubric_prompt) {
-            let rubric = vars.fill_rubric(rubric).map_err(|e| format!("{at}: its rubricPrompt: {e}"))?;
+            let rubric = vars.fill_rubric(rubric, base).map_err(|e| format!("{at}: its rubricPrompt: {e}"))?;
             expected.insert("rubric_prompt".into(), Value::String(rubric));
         }
     }
@@ -274,6 +290,48 @@ pub fn plan(
     let mut checks = plan_entry(&key, &Value::Object(expected), target, &at, keys).map_err(|e| e.to_string())?;
     let check = checks.pop().ok_or_else(|| format!("{at} plans no check"))?;
     Ok(Planned { check, weight })
+}
+
+/// The retrieval types' inputs from the test's vars, as promptfoo reads
+/// them: `query` (a text; `context-relevance` and `context-faithfulness`
+/// need it, `answer-relevance` falls back to the prompt) and `context` (a
+/// text or texts; `context-recall` falls back to the prompt).
+fn rag_inputs(
+    expected: &mut Map<String, Value>,
+    base: &str,
+    at: &str,
+    vars: &Map<String, Value>,
+) -> Result<(), String> {
+    match vars.get("query") {
+        Some(Value::String(query)) => drop(expected.insert("query".into(), Value::String(query.clone()))),
+        _ if matches!(base, "context-relevance" | "context-faithfulness") => {
+            return Err(format!("{at} (`{base}`) needs the test's `query` var: the user's question, as text"));
+        }
+        _ => {}
+    }
+    if base == "answer-relevance" {
+        return Ok(());
+    }
+    // promptfoo reads a context that is empty or missing as none.
+    let valid = match vars.get("context") {
+        None | Some(Value::Null) => base == "context-recall",
+        Some(Value::String(text)) if text.is_empty() => base == "context-recall",
+        Some(Value::String(_)) => true,
+        Some(Value::Array(items)) => {
+            !items.is_empty() && items.iter().all(|item| item.as_str().is_some_and(|text| !text.is_empty()))
+        }
+        Some(_) => false,
+    };
+    if !valid {
+        return Err(format!(
+            "{at} (`{base}`) needs the test's `context` var: a non-empty text or list of texts (the retrieved \
+             context); assay does not run `contextTransform`"
+        ));
+    }
+    if let Some(context) = vars.get("context").filter(|c| !c.is_null() && c.as_str() != Some("")) {
+        expected.insert("context".into(), context.clone());
+    }
+    Ok(())
 }
 
 /// `type: assay:KEY`: any assay matcher key (`not_` forms too, a plugin's
@@ -329,15 +387,24 @@ impl Vars<'_> {
 
     /// A `rubricPrompt` with the test's vars filled in, as promptfoo fills
     /// them; what the grader fills itself (`{{output}}`, `{{rubric}}`,
-    /// `{{input}}`, `{{criteria}}`, `{{ideal}}`, `{{completion}}`) is left
-    /// for it.
-    fn fill_rubric(&self, text: &str) -> Result<String, String> {
+    /// `{{input}}`, `{{criteria}}`, `{{ideal}}`, `{{completion}}`, and the
+    /// retrieval type `base`'s own: `{{answer}}`, `{{context}}`,
+    /// `{{groundTruth}}`, `{{query}}`, `{{question}}`, `{{statements}}`) is
+    /// left for it.
+    fn fill_rubric(&self, text: &str, base: &str) -> Result<String, String> {
         if !is_template(text) {
             return Ok(text.to_owned());
         }
         let mut vars = self.values.clone();
-        for own in ["output", "rubric", "input", "criteria", "ideal", "completion"] {
-            vars.insert(own.to_owned(), Value::String(format!("{{{{{own}}}}}")));
+        let retrieval: &[&str] = match base {
+            "answer-relevance" => &["answer"],
+            "context-recall" => &["context", "groundTruth"],
+            "context-relevance" => &["context", "query"],
+            "context-faithfulness" => &["question", "answer", "context", "statements"],
+            _ => &[],
+        };
+        for own in ["output", "rubric", "input", "criteria", "ideal", "completion"].iter().chain(retrieval) {
+            vars.insert((*own).to_owned(), Value::String(format!("{{{{{own}}}}}")));
         }
         NunjucksTemplate::parse(text)?.render(&vars)
     }
@@ -365,7 +432,27 @@ mod tests {
         let templates = AssertTemplates::default();
         let vars = Vars { values: values.as_object().unwrap(), templates: &templates };
         let rubric = "Judge {{ output }} on {{ topic | upper }} by {{rubric}}";
-        assert_eq!(vars.fill_rubric(rubric).unwrap(), "Judge {{output}} on OWLS by {{rubric}}");
-        assert_eq!(vars.fill_rubric("plain").unwrap(), "plain");
+        assert_eq!(vars.fill_rubric(rubric, "llm-rubric").unwrap(), "Judge {{output}} on OWLS by {{rubric}}");
+        assert_eq!(vars.fill_rubric("plain", "llm-rubric").unwrap(), "plain");
+    }
+
+    #[test]
+    fn the_retrieval_types_take_query_and_context_from_the_vars_as_promptfoo_does() {
+        let inputs = |base: &str, vars: Value| {
+            let mut expected = Map::new();
+            rag_inputs(&mut expected, base, "assert[0]", vars.as_object().unwrap()).map(|()| Value::Object(expected))
+        };
+        let both = json!({"query": "q?", "context": ["a", "b"]});
+        assert_eq!(inputs("context-relevance", both.clone()).unwrap(), both);
+        assert_eq!(inputs("answer-relevance", both).unwrap(), json!({"query": "q?"}));
+        // context-recall falls back to the prompt (the plugin's) where the
+        // context is missing or empty; the others need it.
+        assert_eq!(inputs("context-recall", json!({"context": ""})).unwrap(), json!({}));
+        let missing = inputs("context-faithfulness", json!({"query": "q?", "context": ""})).unwrap_err();
+        assert!(missing.contains("assert[0] (`context-faithfulness`) needs the test's `context` var"), "{missing}");
+        let odd = inputs("context-recall", json!({"context": ["a", 3]})).unwrap_err();
+        assert!(odd.contains("a non-empty text or list of texts"), "{odd}");
+        let no_query = inputs("context-relevance", json!({"context": "c"})).unwrap_err();
+        assert!(no_query.contains("needs the test's `query` var"), "{no_query}");
     }
 }

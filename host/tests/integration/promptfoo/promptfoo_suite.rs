@@ -175,7 +175,7 @@ tests:
     let transform = error("/transform");
     assert!(transform.contains("has `transform`; an `assay:KEY` assertion has `value`, `weight`"), "{transform}");
     let context = error("/context transform");
-    assert!(context.contains("`contextTransform`") && context.contains("does not support context-*"), "{context}");
+    assert!(context.contains("`contextTransform`") && context.contains("give the test a `context` var"), "{context}");
     let unknown = error("/unknown type");
     assert!(unknown.contains("`perplexity` is not an assertion type") && unknown.contains("levenshtein"), "{unknown}");
     // A var holding template syntax is rendered too (promptfoo renders a
