@@ -50,10 +50,17 @@ pub struct CheckResult {
     pub key: String,
     /// The expected value.
     pub expected: Value,
-    /// The actual value, cut to a preview; absent when the target was
-    /// missing.
+    /// The actual value, cut to a preview ([`actual_preview`]); absent when
+    /// the target was missing, or when it is the interaction's answer text
+    /// (`actual_is_answer`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// Whether the actual value is the preview of the interaction's answer
+    /// text (its `response.text`), which results keep once rather than in
+    /// each check that looked at it: `actual` is then absent, and
+    /// `InteractionResult::actual_of` gives it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub actual_is_answer: bool,
     /// The verdict.
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -65,6 +72,18 @@ pub struct CheckResult {
     /// not pass and its reader knows the line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+}
+
+/// The most characters of an actual value a check's result keeps.
+pub const ACTUAL_PREVIEW_CHARS: usize = 300;
+
+/// A check's actual value as its result keeps it: the first
+/// [`ACTUAL_PREVIEW_CHARS`] characters, and `…` when there were more.
+pub fn actual_preview(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ACTUAL_PREVIEW_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..cut])),
+    }
 }
 
 fn is_true(value: &bool) -> bool {

@@ -172,7 +172,7 @@ pub fn assess(case: &CaseResult) -> Assessment {
                         expected: check.expected.clone(),
                         outcome: check.verdict.outcome,
                         message: check.verdict.message.clone(),
-                        actual: check.actual.clone(),
+                        actual: interaction.actual_of(check).map(|actual| actual.into_owned()),
                         mode: 0,
                         llm_mode: None,
                         llm_error: None,

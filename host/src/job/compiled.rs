@@ -227,6 +227,7 @@ mod tests {
             key: key.into(),
             expected: json!(null),
             actual: None,
+            actual_is_answer: false,
             verdict,
             gate: true,
             line: None,

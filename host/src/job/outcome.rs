@@ -4,10 +4,11 @@
 
 use crate::agent::{AgentResponse, ChatMessage, Usage};
 use crate::case::{ChatFilter, Connection, SuccessRatio};
-use crate::check::{CheckResult, Outcome};
+use crate::check::{CheckResult, Outcome, actual_preview};
 use crate::plugin::PluginLog;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// The file of a run's results, one [`CaseResult`] a line, in its results
@@ -144,6 +145,7 @@ impl SampleResult {
             interaction.response = None;
             for check in &mut interaction.checks {
                 check.actual = None;
+                check.actual_is_answer = false;
             }
         }
         self.answers_left_out = true;
@@ -205,6 +207,33 @@ pub struct InteractionResult {
     pub agent_ms: f64,
     /// Wall-clock time of the request and its checks, in milliseconds.
     pub duration_ms: f64,
+}
+
+impl InteractionResult {
+    /// The actual value `check` (one of its checks) looked at, as results
+    /// keep it: its own, or the preview of the answer text it shares.
+    pub fn actual_of<'a>(&'a self, check: &'a CheckResult) -> Option<Cow<'a, str>> {
+        match (&check.actual, check.actual_is_answer) {
+            (Some(actual), _) => Some(Cow::Borrowed(actual)),
+            (None, true) => self.response.as_ref()?.text.as_deref().map(actual_preview),
+            (None, false) => None,
+        }
+    }
+
+    /// Keeps the answer text once: a check on `text` whose actual value is
+    /// the answer's preview leaves it to the response
+    /// (`actual_is_answer`), which saves a results line a copy of the
+    /// answer per check.
+    pub fn share_answer(&mut self) {
+        let Some(text) = self.response.as_ref().and_then(|r| r.text.as_deref()) else { return };
+        let shown = actual_preview(text);
+        for check in &mut self.checks {
+            if check.target == "text" && check.actual.as_deref() == Some(&*shown) {
+                check.actual = None;
+                check.actual_is_answer = true;
+            }
+        }
+    }
 }
 
 /// What an interaction sent the agent: its text and the sly_data it
@@ -274,5 +303,92 @@ impl ResponseRecord {
             cost: None,
             text_is_json: self.text_is_json,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{ACTUAL_PREVIEW_CHARS, Verdict};
+    use serde_json::json;
+
+    fn check(target: &str, actual: Option<&str>) -> CheckResult {
+        CheckResult {
+            target: target.to_owned(),
+            key: "keywords".to_owned(),
+            expected: json!("x"),
+            actual: actual.map(str::to_owned),
+            actual_is_answer: false,
+            verdict: Verdict::fail("missing"),
+            gate: true,
+            line: None,
+        }
+    }
+
+    fn answered(text: &str, checks: Vec<CheckResult>) -> InteractionResult {
+        InteractionResult {
+            index: 0,
+            request: None,
+            passed: false,
+            checks,
+            error: None,
+            logs: Vec::new(),
+            response: Some(ResponseRecord { text: Some(text.to_owned()), ..ResponseRecord::default() }),
+            usage: None,
+            cost: None,
+            agent_ms: 1.0,
+            duration_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_answer_is_kept_once_and_each_check_of_it_still_reads_its_actual_value() {
+        let long: String = "é".repeat(ACTUAL_PREVIEW_CHARS + 5);
+        for text in ["hello", long.as_str()] {
+            let shown = actual_preview(text).into_owned();
+            let mut interaction = answered(
+                text,
+                vec![
+                    check("text", Some(&shown)),
+                    check("text", Some("something else")),
+                    check("structure.a", Some(&shown)),
+                    check("text", None),
+                ],
+            );
+            let before: Vec<Option<String>> =
+                interaction.checks.iter().map(|c| interaction.actual_of(c).map(Cow::into_owned)).collect();
+            interaction.share_answer();
+            let shared: Vec<bool> = interaction.checks.iter().map(|c| c.actual_is_answer).collect();
+            assert_eq!(shared, [true, false, false, false]);
+            assert_eq!(interaction.checks[0].actual, None);
+            // Written and read back, every check gives the value it gave.
+            let line = serde_json::to_string(&interaction).unwrap();
+            assert_eq!(line.matches("\"actual\":").count(), 2, "only the checks of other values keep theirs: {line}");
+            let read: InteractionResult = serde_json::from_str(&line).unwrap();
+            let after: Vec<Option<String>> =
+                read.checks.iter().map(|c| read.actual_of(c).map(Cow::into_owned)).collect();
+            assert_eq!(after, before);
+        }
+    }
+
+    #[test]
+    fn leaving_answers_out_leaves_no_check_pointing_at_an_answer() {
+        let mut interaction = answered("hello", vec![check("text", Some("hello"))]);
+        interaction.share_answer();
+        let mut sample = SampleResult {
+            index: 0,
+            passed: false,
+            runs: vec![ConnectionRun {
+                connection: Connection::Direct,
+                passed: false,
+                interactions: vec![interaction],
+            }],
+            duration_ms: 1.0,
+            answers_left_out: false,
+        };
+        sample.leave_answers_out();
+        let check = &sample.runs[0].interactions[0].checks[0];
+        assert!(!check.actual_is_answer && check.actual.is_none());
+        assert_eq!(sample.runs[0].interactions[0].actual_of(check), None);
     }
 }

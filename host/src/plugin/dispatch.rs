@@ -4,7 +4,7 @@
 //! plugin), each distinct actual value is handed over once however many
 //! checks read it, and negation is applied to the answers ([`verdict_of`]).
 
-use crate::check::{Check, CheckResult, Outcome, Target, Verdict};
+use crate::check::{Check, CheckResult, Outcome, Target, Verdict, actual_preview};
 use crate::errors::ErrorKind;
 use crate::plugin::matcher::{ActualValue, BatchOutput, CheckInput, Evaluation, EvaluationError};
 use crate::plugin::registry::Registry;
@@ -14,7 +14,6 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// The most characters of an actual value a result keeps.
-const ACTUAL_PREVIEW_CHARS: usize = 300;
 
 /// The parts of an agent's response that checks look at.
 #[derive(Clone, Copy, Debug, Default)]
@@ -100,6 +99,7 @@ pub fn evaluate(
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: None,
+                actual_is_answer: false,
                 line: check.line,
                 verdict,
                 gate: check.gate,
@@ -112,6 +112,7 @@ pub fn evaluate(
                 key: check.display_key(),
                 expected: check.expected.clone(),
                 actual: None,
+                actual_is_answer: false,
                 verdict: Verdict::error(
                     crate::errors::ErrorKind::UnknownKey,
                     format!("no loaded plugin provides the key `{}`", check.key),
@@ -198,6 +199,7 @@ pub fn evaluate(
                     key: check.display_key(),
                     expected: check.expected.clone(),
                     actual: Some(preview(actuals[global])),
+                    actual_is_answer: false,
                     verdict: verdict_of(answer, check.negated),
                     gate: check.gate,
                     line: check.line,
@@ -446,17 +448,11 @@ fn missing_message(target: &Target, response: &ResponseView<'_>) -> String {
 /// A short rendering of an actual value: strings as they are, anything else
 /// as JSON, cut to a readable length.
 fn preview(found: Found<'_>) -> String {
-    let text = match found {
-        Found::Text(text) | Found::JsonText(text) => text.to_owned(),
-        Found::Value(Value::String(text)) => text.clone(),
-        Found::Value(other) => other.to_string(),
-    };
-    if text.chars().count() <= ACTUAL_PREVIEW_CHARS {
-        return text;
+    match found {
+        Found::Text(text) | Found::JsonText(text) => actual_preview(text).into_owned(),
+        Found::Value(Value::String(text)) => actual_preview(text).into_owned(),
+        Found::Value(other) => actual_preview(&other.to_string()).into_owned(),
     }
-    let mut cut: String = text.chars().take(ACTUAL_PREVIEW_CHARS).collect();
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]

@@ -46,7 +46,8 @@ pub fn sample_failure_lines(sample: &SampleResult, file: &Path) -> Vec<String> {
                 lines.push(format!("{at}: {}", escape::lines(&error.message, CONTINUATION)));
             }
             for check in interaction.checks.iter().filter(|c| !c.lets_pass()) {
-                lines.push(format!("{}{at}: {}", place(file, check), check_line(check)));
+                let actual = interaction.actual_of(check);
+                lines.push(format!("{}{at}: {}", place(file, check), check_line(check, actual.as_deref())));
             }
         }
     }
@@ -59,8 +60,10 @@ pub fn sample_failure_lines(sample: &SampleResult, file: &Path) -> Vec<String> {
 const EXPECTED_SHOWN: usize = 240;
 
 /// One check: `structure.answer keywords "Liverpool": <message> (actual: …)`.
-pub fn check_line(check: &CheckResult) -> String {
-    let actual = match &check.actual {
+/// `actual` is the value it looked at
+/// ([`crate::job::InteractionResult::actual_of`]).
+pub fn check_line(check: &CheckResult, actual: Option<&str>) -> String {
+    let actual = match actual {
         Some(actual) => format!(" (actual: {})", escape::one_line(actual)),
         None => String::new(),
     };

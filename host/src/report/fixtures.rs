@@ -21,6 +21,7 @@ fn check(target: &str, key: &str, expected: serde_json::Value, actual: Option<&s
         key: key.into(),
         expected,
         actual: actual.map(Into::into),
+        actual_is_answer: false,
         line: (!verdict.passed()).then_some(12),
         verdict,
         gate: true,

@@ -178,7 +178,10 @@ impl Terminal {
                                 (false, false, _) => "note",
                             };
                             let place = if check.verdict.passed() { String::new() } else { place(&case.file, check) };
-                            lines.push(format!("{INDENT}{mark} {place}{at}: {}", check_line(check)));
+                            lines.push(format!(
+                                "{INDENT}{mark} {place}{at}: {}",
+                                check_line(check, interaction.actual_of(check).as_deref())
+                            ));
                         }
                     }
                 }

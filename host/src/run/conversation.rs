@@ -187,7 +187,7 @@ pub async fn converse(
         };
         let passed = interaction.pass_rule.passes(&checks);
         let (usage, cost) = (response.usage, response.cost);
-        interactions.push(InteractionResult {
+        let mut result = InteractionResult {
             index,
             request: Some(sent),
             passed,
@@ -199,7 +199,9 @@ pub async fn converse(
             cost,
             agent_ms,
             duration_ms: millis(started.elapsed()),
-        });
+        };
+        result.share_answer();
+        interactions.push(result);
     }
     let passed = interactions.len() == job.turns.len() && interactions.iter().all(|i| i.passed);
     ConnectionRun { connection: connection.clone(), passed, interactions }

@@ -294,9 +294,19 @@ function draw(DATA) {
     return el("tr", null, el("th", { text: label }), el("td", null, el("pre", { text: json(value) })));
   }
 
+  // A check's actual value as results keep it: its own, or (`actual_is_answer`)
+  // the preview of the interaction's answer text (`actual_preview` in
+  // check/verdict.rs: the first 300 characters, then "…").
+  function actualOf(check, response) {
+    if (check.actual !== undefined) return check.actual;
+    if (!check.actual_is_answer || !response || typeof response.text !== "string") return undefined;
+    var chars = Array.from(response.text);
+    return chars.length > 300 ? chars.slice(0, 300).join("") + "\u2026" : response.text;
+  }
+
   // The checks of an interaction of the case read from `file`: a check that
   // did not pass names the line of the file that asks for it.
-  function checksTable(checks, file) {
+  function checksTable(checks, file, response) {
     var table = el("table", { className: "checks" }, el("thead", null, el("tr", null, el("th", { text: "check" }),
       el("th", { text: "outcome" }), el("th", { text: "expected" }), el("th", { text: "actual" }), el("th", { text: "message" }),
       el("th", { className: "num", text: "score" }), el("th", { text: "extras" }))));
@@ -307,7 +317,7 @@ function draw(DATA) {
         el("td", null, c.target + " " + c.key, c.line ? el("div", { className: "muted check-place", text: file + ":" + c.line }) : null),
         el("td", { className: c.outcome, text: outcome }),
         el("td", null, el("pre", { text: json(c.expected) })),
-        el("td", null, c.actual === undefined ? el("span", { className: "muted", text: "(missing)" }) : el("pre", { text: c.actual })),
+        el("td", null, actualOf(c, response) === undefined ? el("span", { className: "muted", text: "(missing)" }) : el("pre", { text: actualOf(c, response) })),
         el("td", { className: "check-message", text: c.message + (c.truncated ? " (cut by a host cap)" : "") }),
         el("td", { className: "num", text: c.score === undefined ? "" : fmt(c.score, 3) }),
         el("td", null, c.extras === undefined ? null : el("pre", { text: json(c.extras) }))));
@@ -329,7 +339,7 @@ function draw(DATA) {
       box.appendChild(request);
     }
     if (it.error) box.appendChild(el("p", { className: "error request-error", text: "request failed (" + it.error.kind + "): " + it.error.message }));
-    if (it.checks.length) box.appendChild(checksTable(it.checks, file));
+    if (it.checks.length) box.appendChild(checksTable(it.checks, file, it.response));
     if (it.response) {
       var response = el("table", { className: "response" });
       ["text", "structure", "sly_data", "chat_context", "messages"].forEach(function (part) {

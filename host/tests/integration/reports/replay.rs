@@ -259,11 +259,14 @@ fn an_edited_check_is_evaluated_on_the_recorded_answer() {
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     let greet = case(&lines, "greet");
     assert_eq!(greet["status"], "failed");
-    let check = &interactions(greet, 0, 0)[0]["checks"][0];
+    let interaction = &interactions(greet, 0, 0)[0];
+    let check = &interaction["checks"][0];
+    // The answer the check looked at is kept once, in the response.
     assert_eq!(
-        (&check["key"], &check["expected"], &check["actual"], &check["outcome"]),
-        (&"keywords".into(), &"goodbye".into(), &"hello".into(), &"fail".into())
+        (&check["key"], &check["expected"], &check["actual_is_answer"], &check["outcome"]),
+        (&"keywords".into(), &"goodbye".into(), &true.into(), &"fail".into())
     );
+    assert_eq!((&check.get("actual"), &interaction["response"]["text"]), (&None, &"hello".into()));
     assert!(check["message"].as_str().unwrap().contains("goodbye"), "{check}");
     assert_eq!(interactions(greet, 0, 0)[1]["checks"][0]["outcome"], "pass", "the unchanged check still passes");
 }

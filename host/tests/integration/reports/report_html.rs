@@ -132,6 +132,10 @@ fn every_case_its_counts_and_a_failed_checks_message_show_in_chromium_with_netwo
     let place =
         format!("{}:{}", failed["file"].as_str().unwrap(), check["line"].as_u64().expect("a failed check's line"));
     assert!(opened.contains(&format!("<div class=\"muted check-place\">{}</div>", escaped(&place))), "{opened}");
+    // The answer it looked at: kept once in the line, in the response, and
+    // shown as the check's actual value.
+    assert_eq!((check.get("actual"), &check["actual_is_answer"]), (None, &Value::Bool(true)), "{check}");
+    assert!(opened.contains("<td><pre>hello</pre></td>"), "{opened}");
     // Its failure mode, as the Assessor groups it.
     assert!(opened.contains("interactions[0].text value"), "{opened}");
     // The hostile text stayed text: no element came of it.
