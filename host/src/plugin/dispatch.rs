@@ -13,8 +13,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-/// The most characters of an actual value a result keeps.
-
 /// The parts of an agent's response that checks look at.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ResponseView<'a> {
