@@ -25,7 +25,9 @@ use crate::formats::{
     Format, RUN_EXTENSIONS, SCENARIO_EXTENSIONS, Scenario, ScenarioFile, Validation, read_scenario_file,
 };
 use crate::job::{CaseAdjustment, CaseFilter, CaseSource, PendingCases};
-use crate::plugin::{BUILTIN_MATCHERS, JAVASCRIPT_PLUGIN, MatcherPlugin, PROMPTFOO_BUILTINS, Registry};
+use crate::plugin::{
+    BUILTIN_MATCHERS, JAVASCRIPT_PLUGIN, MatcherPlugin, PROMPTFOO_BUILTINS, PROMPTFOO_PYTHON_PLUGIN, Registry,
+};
 use crate::report::Redactor;
 use crate::run::{RunOptions, Runner};
 use crate::sandbox::host::embeddings::Embeddings;
@@ -676,8 +678,9 @@ impl Project {
             let folder = file.path.parent().unwrap_or(Path::new("")).to_path_buf();
             let trust = trust.of(&file.path);
             let graders = |spec: &promptfoo::GraderSpec| self.grader(spec);
-            let compute =
-                |actual: &serde_json::Value, expected: &serde_json::Value| self.compute_value(actual, expected);
+            let compute = |key: &str, actual: &serde_json::Value, expected: &serde_json::Value| {
+                self.compute_value(key, actual, expected)
+            };
             let context = promptfoo::ProviderContext {
                 folder: &folder,
                 var: &var,
@@ -705,24 +708,28 @@ impl Project {
         Ok(discovered)
     }
 
-    /// A value a promptfoo config's JavaScript computes while the config is
-    /// read (its module, a test generator, `transformVars`): the built-in
-    /// `javascript` plugin's `pf_js_value`, sandboxed as every check is.
+    /// A value a promptfoo config's JavaScript or Python computes while
+    /// the config is read (its module, a test generator, `transformVars`):
+    /// `key` of the built-in `javascript` plugin (`pf_js_value`) or Python
+    /// runner (`pf_py_value`), sandboxed as every check is; each built-in is
+    /// compiled the first time one of its keys is asked.
     fn compute_value(
         &self,
+        key: &str,
         actual: &serde_json::Value,
         expected: &serde_json::Value,
     ) -> Result<Option<serde_json::Value>, String> {
         let scripts = self.scripts.get_or_init(|| {
             let mut registry = Registry::new();
-            let added = registry.add_builtin(&self.runtime, &JAVASCRIPT_PLUGIN, &Capabilities::default());
-            added.map(|_| registry).map_err(|e| e.to_string())
+            for builtin in [&JAVASCRIPT_PLUGIN, &PROMPTFOO_PYTHON_PLUGIN] {
+                registry.add_builtin(&self.runtime, builtin, &Capabilities::default()).map_err(|e| e.to_string())?;
+            }
+            Ok(registry)
         });
         // A scope per call: what one config makes the plugin do (fault
         // after fault) never disables it for the next (`assay serve`).
         let registry = scripts.as_ref().map_err(String::clone)?.for_new_scope();
-        let verdict = crate::plugin::evaluate_one(&registry, promptfoo::JS_VALUE_KEY, actual, expected)
-            .map_err(|e| e.to_string())?;
+        let verdict = crate::plugin::evaluate_one(&registry, key, actual, expected).map_err(|e| e.to_string())?;
         match crate::plugin::computed_value(verdict) {
             Ok(value) => Ok(Some(value)),
             // Passed without a value: `undefined`.

@@ -37,6 +37,11 @@ NAME = "promptfoo-python"
 VERSION = "0.1.0"
 KEY = "pf_python"
 SUMMARY = "promptfoo python: the assertion's Python code (inline, or a file's get_assert) passes the output"
+VALUE_KEY = "pf_py_value"
+VALUE_SUMMARY = (
+    "promptfoo Python that computes a value (a transform, transformVars, a var function, an "
+    "assertScoringFunction), run sandboxed; the value is in the extras"
+)
 
 
 class Matcher(exports.Matcher):
@@ -44,7 +49,10 @@ class Matcher(exports.Matcher):
         return types.PluginInfo(
             name=NAME,
             version=VERSION,
-            matchers=[types.MatcherInfo(key=KEY, summary=SUMMARY)],
+            matchers=[
+                types.MatcherInfo(key=KEY, summary=SUMMARY),
+                types.MatcherInfo(key=VALUE_KEY, summary=VALUE_SUMMARY),
+            ],
         )
 
     def evaluate(self, actuals, checks):
@@ -60,7 +68,7 @@ def _evaluate_one(actuals, check):
 
 
 def _evaluate(actuals, check):
-    if check.key != KEY:
+    if check.key not in (KEY, VALUE_KEY):
         return Err(f"the plugin `{NAME}` has no key `{check.key}`")
     if check.actual >= len(actuals):
         return Err(f"the host passed actual #{check.actual} of {len(actuals)}")
@@ -70,6 +78,8 @@ def _evaluate(actuals, check):
         expected = json.loads(check.expected)
     except ValueError as error:
         return Err(f"the host passed an expected value that is not valid JSON: {error}")
+    if check.key == VALUE_KEY:
+        return _compute(expected, output)
     if not isinstance(expected, dict) or not ("code" in expected or {"file", "function", "source"} <= set(expected)):
         return Err(
             "`pf_python` needs {\"code\": …} (inline Python) or {\"file\", \"function\", \"source\"} "
@@ -91,6 +101,33 @@ def _evaluate(actuals, check):
             score=_clamp(plain.score),
             message=shown.reason,
             extras=json.dumps(extras, allow_nan=False),
+        )
+    )
+
+
+def _compute(expected, output):
+    """`pf_py_value`: the function's value in the extras as `{"value": …}`
+    (a passing verdict), or a rejection with promptfoo's reason (a
+    transform, `"mode": "transform"`, must return something)."""
+    if not isinstance(expected, dict):
+        return Err(f"`{VALUE_KEY}` needs {{\"file\": …, \"args\": […]}}")
+    try:
+        value = pf_python.compute(expected, output)
+    except ValueError as error:
+        return Err(f"`{VALUE_KEY}`: {error}")
+    except pf_python.Failed as failed:
+        # As the JavaScript runner does: the host reads a rejection as the
+        # script's failure.
+        return Err(str(failed))
+    if value is None and expected.get("mode") == "transform":
+        return Err("Transform function did not return a value")
+    described = "None" if value is None else type(value).__name__
+    return Ok(
+        types.Verdict(
+            pass_=True,
+            score=None,
+            message=f"computed {described}",
+            extras=json.dumps({"value": value}, ensure_ascii=False),
         )
     )
 

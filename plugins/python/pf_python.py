@@ -118,6 +118,45 @@ def grade(expected, output):
     return plain, negated
 
 
+def compute(expected, actual):
+    """What a file's function gives for `actual`: promptfoo's `runPython`
+    of `FILE.py:FUNCTION` with `actual` and then `expected["args"]`, its
+    result through JSON as promptfoo's wrapper hands it over. The host
+    sends `{"file": {"name", "function", "source"}, "args": [...]}`. That
+    is a transform (`get_transform(output, context)`, and
+    `transformVars`'s `(vars, context)`), a var function (`get_var(name,
+    prompt, vars)`) or an `assertScoringFunction` (`func(named_scores,
+    context)`). A failure raises `Failed` with promptfoo's reason."""
+    file = expected.get("file")
+    args = expected.get("args", [])
+    if not isinstance(file, dict) or not {"name", "function", "source"} <= set(file) or not isinstance(args, list):
+        raise ValueError('a value needs {"file": {"name", "function", "source"}, "args": [...]}')
+    saved = dict(builtins.__dict__)
+    try:
+        try:
+            function = _function(file["name"], file["function"], file["source"])
+            result = function(actual, *args)
+            if inspect.iscoroutine(result):
+                result = _drive(result)
+        except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt end user code too
+            raise Failed(_error_reason(error)) from None
+    finally:
+        if builtins.__dict__ != saved:
+            builtins.__dict__.clear()
+            builtins.__dict__.update(saved)
+    try:
+        return json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
+    except ValueError as error:
+        if "JSON compliant" not in str(error):
+            raise Failed(_error_reason(error)) from None
+        raise Failed(
+            "Error running Python script: Invalid JSON returned by Python script: "
+            "it holds NaN or Infinity, which JSON cannot"
+        ) from None
+    except BaseException as error:  # noqa: BLE001 - what the wrapper's json.dump raises
+        raise Failed(_error_reason(error)) from None
+
+
 def _threshold(threshold):
     if threshold is None:
         return None

@@ -118,3 +118,42 @@ class Grading(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def value(source, *args, function="get_transform", actual="out"):
+    with redirect_stderr(io.StringIO()):
+        return pf_python.compute(
+            {"file": {"name": "t.py", "function": function, "source": source}, "args": list(args)}, actual
+        )
+
+
+class Compute(unittest.TestCase):
+    def test_a_files_function_is_called_with_the_actual_value_then_the_args(self):
+        source = "def get_transform(output, context):\n    return output.upper() + context['vars']['x']\n"
+        self.assertEqual(value(source, {"vars": {"x": "!"}}), "OUT!")
+        scoring = "def func(scores, context=None):\n    return {'pass': scores['a'] > 0.5, 'score': scores['a']}\n"
+        self.assertEqual(value(scoring, {}, function="func", actual={"a": 0.7}), {"pass": True, "score": 0.7})
+        get_var = "def get_var(name, prompt, others):\n    return {'output': name + ':' + others['q']}\n"
+        self.assertEqual(value(get_var, "p", {"q": "why"}, function="get_var", actual="ctx"), {"output": "ctx:why"})
+
+    def test_what_returns_goes_through_json_and_none_is_null(self):
+        self.assertEqual(value("def get_transform(o, c):\n    return (1, 2)\n", {}), [1, 2])
+        self.assertIsNone(value("def get_transform(o, c):\n    pass\n", {}))
+        self.assertEqual(value("async def get_transform(o, c):\n    return 3\n", {}), 3)
+
+    def test_a_failure_is_promptfoos_reason(self):
+        with self.assertRaises(pf_python.Failed) as raised:
+            value("def get_transform(o, c):\n    return 1 / 0\n", {})
+        self.assertEqual(str(raised.exception), "Error running Python script: ZeroDivisionError: division by zero")
+        with self.assertRaises(pf_python.Failed) as raised:
+            value("def get_transform(o, c):\n    return float('nan')\n", {})
+        self.assertIn("NaN or Infinity", str(raised.exception))
+        with self.assertRaises(pf_python.Failed) as raised:
+            value("x = 1\n", {}, function="missing")
+        self.assertIn("AttributeError", str(raised.exception))
+        with self.assertRaises(ValueError):
+            pf_python.compute({"file": "t.py", "args": []}, "out")
+
+    def test_replacing_a_builtin_does_not_outlive_the_call(self):
+        value("import builtins\ndef get_transform(o, c):\n    builtins.len = lambda x: 0\n    return 1\n", {})
+        self.assertEqual(len("abc"), 3)

@@ -1,7 +1,7 @@
 //! [`ScoredBy`]: a turn decided by a function of its checks' results
 //! rather than by each check (promptfoo's `assertScoringFunction`). The
 //! function is a plugin's check that computes a value (the `javascript`
-//! plugin's `pf_js_value`): it is given the checks' named scores (each
+//! plugin's `pf_js_value`, or the Python runner's `pf_py_value`): it is given the checks' named scores (each
 //! metric's weighted mean) and a context (`threshold`, `componentResults`,
 //! `tokensUsed`), and its value is a GradingResult (`pass`, `score`,
 //! `reason`), which becomes the turn's last check result and decides it.

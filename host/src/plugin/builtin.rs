@@ -205,17 +205,25 @@ pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     bytes: include_bytes!("../../../plugins/python/python.wasm"),
     grants: Grants { log: true, judge: false, embeddings: false },
     version: "0.1.0",
-    keys: &[(
-        "pf_python",
-        "promptfoo python: the assertion's Python code (inline, or a file's get_assert) passes the output",
-    )],
+    keys: &[
+        (
+            "pf_python",
+            "promptfoo python: the assertion's Python code (inline, or a file's get_assert) passes the output",
+        ),
+        (
+            "pf_py_value",
+            "promptfoo Python that computes a value (a transform, transformVars, a var function, an \
+             assertScoringFunction), run sandboxed; the value is in the extras",
+        ),
+    ],
     // An assertion may replace the interpreter's builtins (`len`), which
     // would change the verdicts of the cases after it: each call (one
     // case's assertions) runs in an interpreter of its own, as promptfoo
     // runs each in a process of its own.
     fresh_instances: true,
     capability_calls_per_check: ONE_ASK,
-    max_extras_bytes: None,
+    // `pf_py_value` returns a transformed answer or vars in its extras.
+    max_extras_bytes: Some(JS_VALUE_BYTES),
 };
 
 /// The built-ins a run of promptfoo configs registers, each unless a plugin

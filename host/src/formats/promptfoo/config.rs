@@ -17,10 +17,10 @@ use crate::errors::{CaseErrorKind, describe_json};
 use crate::formats::promptfoo::asserts::AssertTemplates;
 use crate::formats::promptfoo::derived::DerivedMetric;
 use crate::formats::promptfoo::javascript::{self, AssertScripts, ComputeValue, ScriptReference};
-use crate::formats::promptfoo::python::PythonFiles;
+use crate::formats::promptfoo::python::{self, PythonFiles};
 use crate::formats::yaml_lines;
 use crate::template::NunjucksTemplate;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -465,8 +465,9 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
         tests.push(merge(0, &default_test, Map::new()));
     }
     let mut loaded = HashMap::new();
+    let var_functions = VarFunctions { files: &files, prompts: &prompts, compute };
     for test in &mut tests {
-        if let Err(message) = load_file_vars(&mut test.vars, &files, &mut loaded) {
+        if let Err(message) = load_file_vars(&mut test.vars, &files, &mut loaded, &var_functions) {
             test.error.get_or_insert(message);
         }
     }
@@ -708,23 +709,131 @@ impl Files<'_> {
 
 /// promptfoo's `file://` vars (`renderPrompt`), read now: a var whose
 /// value is `file://PATH` becomes the file's text, trimmed; a YAML file's
-/// value as JSON text; an image's bytes in base64. A JavaScript or Python
-/// file (a var function), a PDF and a glob are refused, naming the var.
-/// `loaded` keeps what each reference gave, for the tests that share it.
+/// value as JSON text; an image's bytes in base64; a JavaScript or Python
+/// file is a var function, run sandboxed ([`VarFunctions`]). A PDF and a
+/// glob are refused, naming the var. `loaded` keeps what each file gave,
+/// for the tests that share it.
 fn load_file_vars(
     vars: &mut Map<String, Value>,
     files: &Files<'_>,
     loaded: &mut HashMap<String, Result<String, String>>,
+    functions: &VarFunctions<'_>,
 ) -> Result<(), String> {
-    for (name, value) in vars.iter_mut() {
-        let Value::String(reference) = value else { continue };
+    let names: Vec<String> = vars.keys().cloned().collect();
+    for name in names {
+        let Some(Value::String(reference)) = vars.get(&name) else { continue };
         if !reference.starts_with("file://") {
             continue;
         }
-        let text = loaded.entry(reference.clone()).or_insert_with(|| load_file_var(reference, files)).clone();
-        *value = Value::String(text.map_err(|e| format!("its var `{name}` (`{reference}`): {e}"))?);
+        let reference = reference.clone();
+        let located = |e: String| format!("its var `{name}` (`{reference}`): {e}");
+        let value = match VarFunctions::language(&reference) {
+            // promptfoo resolves the vars in order: a function sees the
+            // ones before it resolved.
+            Some(language) => functions.value(&name, &reference, language, vars).map_err(located)?,
+            None => {
+                let text = loaded.entry(reference.clone()).or_insert_with(|| load_file_var(&reference, files));
+                Value::String(text.clone().map_err(located)?)
+            }
+        };
+        vars.insert(name, value);
     }
     Ok(())
+}
+
+/// promptfoo's var functions: a var whose value is `file://FILE.js` (the
+/// module's function) or `file://FILE.py` (its `get_var`) is what the
+/// function gives for `(name, prompt, vars)` — its `output`; an `error` it
+/// gives is the test's error — run sandboxed. promptfoo calls it for each
+/// prompt with that prompt's text; assay reads a test's vars once for
+/// every prompt, so a function that gives different values for the
+/// config's prompts is an error naming the var.
+struct VarFunctions<'a> {
+    files: &'a Files<'a>,
+    prompts: &'a [Prompt],
+    compute: ComputeValue<'a>,
+}
+
+/// The language of a var function.
+#[derive(Clone, Copy)]
+enum Language {
+    JavaScript,
+    Python,
+}
+
+impl VarFunctions<'_> {
+    /// The language of the var function `reference` names, if it names one.
+    fn language(reference: &str) -> Option<Language> {
+        let path = Path::new(reference.strip_prefix("file://")?);
+        match () {
+            _ if javascript::is_module(path) => Some(Language::JavaScript),
+            _ if python::is_python(path) => Some(Language::Python),
+            _ => None,
+        }
+    }
+
+    /// The value of var `name`, whose function `reference` names, given the
+    /// test's `vars`.
+    fn value(
+        &self,
+        name: &str,
+        reference: &str,
+        language: Language,
+        vars: &Map<String, Value>,
+    ) -> Result<Value, String> {
+        let path = reference.strip_prefix("file://").unwrap_or(reference);
+        let (_, source) = self.files.text(reference).map_err(|e| e.to_string())?;
+        let mut raws: Vec<&str> = self.prompts.iter().map(|prompt| prompt.raw.as_str()).collect();
+        raws.dedup();
+        let mut value: Option<Value> = None;
+        for raw in raws {
+            let vars = Value::Object(vars.clone());
+            let given = match language {
+                Language::JavaScript => {
+                    javascript::import(self.compute, path, &source, None, &[json!(name), json!(raw), vars])?
+                }
+                Language::Python => {
+                    let expected = python::value_expected(path, &source, "get_var", false, json!([raw, vars]));
+                    (self.compute)(python::VALUE_KEY, &json!(name), &expected)?
+                }
+            };
+            let output = Self::output(given, language)?;
+            match &value {
+                Some(earlier) if *earlier != output => {
+                    return Err(format!(
+                        "it gives different values for the config's prompts ({} and {}), and assay reads a test's vars \
+                         once for all of them; make it depend on the vars only",
+                        describe_json(earlier),
+                        describe_json(&output)
+                    ));
+                }
+                _ => value = Some(output),
+            }
+        }
+        value.ok_or_else(|| "the config has no prompt to call it with".to_owned())
+    }
+
+    /// The `output` of what a var function gave, as promptfoo reads it.
+    fn output(given: Option<Value>, language: Language) -> Result<Value, String> {
+        let given = given.unwrap_or(Value::Null);
+        if let Some(error) = given.get("error").filter(|e| !e.is_null()) {
+            let error = error.as_str().map_or_else(|| error.to_string(), str::to_owned);
+            return Err(format!("it gave the error: {error}"));
+        }
+        let truthy = |value: &Value| match value {
+            Value::Null => false,
+            Value::Bool(flag) => *flag,
+            Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
+            Value::String(text) => !text.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        };
+        match (given.get("output").filter(|o| truthy(o)), language) {
+            (Some(Value::String(text)), Language::Python) => Ok(Value::String(text.trim().to_owned())),
+            (Some(_), Language::Python) => Err("its `get_var` gave an `output` that is not a string".to_owned()),
+            (Some(output), Language::JavaScript) => Ok(output.clone()),
+            (None, _) => Err(format!("it gave {}, not {{output: …}}", describe_json(&given))),
+        }
+    }
 }
 
 /// What one `file://` var reference gives (see [`load_file_vars`]).
@@ -732,14 +841,8 @@ fn load_file_var(reference: &str, files: &Files<'_>) -> Result<String, String> {
     use base64::Engine;
     let extension = reference.rsplit('.').next().unwrap_or_default().to_ascii_lowercase();
     let extension = extension.split(':').next().unwrap_or_default();
-    match extension {
-        "js" | "cjs" | "mjs" | "ts" | "py" => {
-            return Err("it is a var function (JavaScript or Python), which assay does not run; write the value out, \
-                        or put it in a text, JSON or YAML file"
-                .into());
-        }
-        "pdf" => return Err("PDFs are not read as text by assay; put the text in a .txt file".into()),
-        _ => {}
+    if extension == "pdf" {
+        return Err("PDFs are not read as text by assay; put the text in a .txt file".into());
     }
     if reference.contains(['*', '?', '[']) {
         return Err("globs are not supported in vars; name one file".into());
@@ -1122,7 +1225,9 @@ fn test_file(
 /// promptfoo's `transformVars` (the test's `options`, else
 /// `defaultTest`'s): JavaScript given the test's vars (and `context`:
 /// `{prompt: {}, uuid}`) whose value is merged into them, before the vars'
-/// combinations are made; run sandboxed. Its failure is the test's error.
+/// combinations are made; or a `file://FILE.py[:FUNCTION]` function
+/// (default `get_transform`) called with the same; run sandboxed. Its
+/// failure is the test's error.
 fn transform_vars(test: &mut Test, files: &Files<'_>, compute: ComputeValue<'_>) {
     let Some(transform) = test.options.get("transformVars").cloned() else { return };
     let Some(code) = transform.as_str() else {
@@ -1132,33 +1237,15 @@ fn transform_vars(test: &mut Test, files: &Files<'_>, compute: ComputeValue<'_>)
         ));
         return;
     };
-    let module = match ScriptReference::parse(code) {
-        Some(script) if javascript::is_module(Path::new(script.path)) => {
-            match files.text(&format!("file://{}", script.path)) {
-                Ok((_, text)) => Some((script.path, text)),
-                Err(error) => {
-                    test.error.get_or_insert(format!("its `options.transformVars`: {error}"));
-                    return;
-                }
-            }
-        }
-        Some(_) => {
-            test.error.get_or_insert(format!(
-                "its `options.transformVars` `{code}` is not a JavaScript module; assay runs JavaScript \
-                 transforms (sandboxed), not Python ones"
-            ));
+    let context = serde_json::json!({ "prompt": {}, "uuid": uuid_v4() });
+    let (key, expected) = match transform_vars_call(code, files, context) {
+        Ok(call) => call,
+        Err(error) => {
+            test.error.get_or_insert(format!("its `options.transformVars`: {error}"));
             return;
         }
-        None => None,
     };
-    let context = serde_json::json!({ "prompt": {}, "uuid": uuid_v4() });
-    let expected = javascript::transform_expected(
-        code,
-        module.as_ref().map(|(name, text)| (*name, text.as_str())),
-        "vars",
-        context,
-    );
-    match compute(&Value::Object(test.vars.clone()), &expected) {
+    match compute(key, &Value::Object(test.vars.clone()), &expected) {
         Ok(Some(Value::Object(vars))) => test.vars.extend(vars),
         Ok(Some(other)) => {
             test.error.get_or_insert(format!(
@@ -1173,6 +1260,29 @@ fn transform_vars(test: &mut Test, files: &Files<'_>, compute: ComputeValue<'_>)
             test.error.get_or_insert(format!("its `options.transformVars` failed (run sandboxed): {error}"));
         }
     }
+}
+
+/// The key and expected value that run the `transformVars` `code` with
+/// `context`: inline JavaScript, a JavaScript module's function, or a
+/// Python file's; or why it cannot run.
+fn transform_vars_call(code: &str, files: &Files<'_>, context: Value) -> Result<(&'static str, Value), String> {
+    let Some(script) = ScriptReference::parse(code) else {
+        return Ok((javascript::VALUE_KEY, javascript::transform_expected(code, None, "vars", context)));
+    };
+    let path = Path::new(script.path);
+    if !javascript::is_module(path) && !python::is_python(path) {
+        return Err(format!(
+            "`{code}` is neither a JavaScript module nor a `.py` file; assay runs JavaScript and Python transforms \
+             (sandboxed)"
+        ));
+    }
+    let (_, text) = files.text(&format!("file://{}", script.path)).map_err(|e| e.to_string())?;
+    if python::is_python(path) {
+        let function = script.function.filter(|f| !f.is_empty()).unwrap_or("get_transform");
+        let expected = python::value_expected(script.path, &text, function, true, serde_json::json!([context]));
+        return Ok((python::VALUE_KEY, expected));
+    }
+    Ok((javascript::VALUE_KEY, javascript::transform_expected(code, Some((script.path, &text)), "vars", context)))
 }
 
 /// A random version-4 UUID, as `crypto.randomUUID()` gives (the context of
@@ -1385,7 +1495,7 @@ mod tests {
     use serde_json::json;
 
     /// A config without JavaScript needs no engine.
-    fn no_javascript(_: &Value, _: &Value) -> Result<Option<Value>, String> {
+    fn no_javascript(_: &str, _: &Value, _: &Value) -> Result<Option<Value>, String> {
         panic!("these configs run no JavaScript")
     }
 

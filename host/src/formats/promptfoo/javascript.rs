@@ -24,11 +24,13 @@ pub const KEY: &str = "pf_javascript";
 /// verdict's extras as `value`.
 pub const VALUE_KEY: &str = "pf_js_value";
 
-/// Runs `pf_js_value` in the sandbox: its actual and expected values →
-/// the value (`None` for `undefined`), or why there is none. The project
-/// provides it (one `javascript` plugin of its own, compiled once), so
-/// that a config can be read before the run's plugins are loaded.
-pub type ComputeValue<'a> = &'a (dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Sync + 'a);
+/// Runs a key that computes a value (`pf_js_value`, or the Python
+/// runner's `pf_py_value`) in the sandbox: the key, its actual and expected
+/// values → the value (`None` for `undefined`), or why there is none. The
+/// project provides it (the `javascript` and Python built-ins of its own,
+/// each compiled once when first used), so that a config can be read
+/// before the run's plugins are loaded.
+pub type ComputeValue<'a> = &'a (dyn Fn(&str, &Value, &Value) -> Result<Option<Value>, String> + Sync + 'a);
 
 /// Whether `path` is a JavaScript or TypeScript module by its extension.
 pub fn is_module(path: &std::path::Path) -> bool {
@@ -58,7 +60,7 @@ pub fn import(
         "file": { "name": name, "source": source, "function": function },
         "args": args,
     });
-    compute(&Value::Null, &expected)
+    compute(VALUE_KEY, &Value::Null, &expected)
 }
 
 /// The expected value of a `pf_js_value` transform: promptfoo's
@@ -110,7 +112,8 @@ impl ScriptReference<'_> {
     }
 }
 
-/// The modules the config's `javascript` assertions name by `file://`,
+/// The modules the config's `javascript` assertions name by `file://`
+/// (and its transforms and scoring functions, in JavaScript or Python),
 /// read when the config is read (each once, whatever the number of tests
 /// that use it), or why one cannot be (an error of the tests that use it).
 #[derive(Debug, Default)]
@@ -143,6 +146,20 @@ impl AssertScripts {
 }
 
 impl AssertScripts {
+    /// The Python file a `file://FILE.py[:FUNCTION]` reference names, read
+    /// with the config; `None` when `code` is not such a reference.
+    pub fn python_file<'a>(&'a self, code: &'a str) -> Option<Result<PythonFile<'a>, String>> {
+        let reference = ScriptReference::parse(code)?;
+        if !super::python::is_python(std::path::Path::new(reference.path)) {
+            return None;
+        }
+        Some(match self.0.get(reference.path) {
+            Some(Ok(source)) => Ok(PythonFile { path: reference.path, function: reference.function, source }),
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(format!("`{code}` was not read with the config")),
+        })
+    }
+
     /// Reads also the modules `references` name (`file://` transforms),
     /// each once.
     pub fn read_more<'a>(
@@ -151,7 +168,8 @@ impl AssertScripts {
         read: impl Fn(&str) -> Result<String, String>,
     ) {
         for reference in references.filter_map(ScriptReference::parse) {
-            if is_module(std::path::Path::new(reference.path)) && !self.0.contains_key(reference.path) {
+            let path = std::path::Path::new(reference.path);
+            if (is_module(path) || super::python::is_python(path)) && !self.0.contains_key(reference.path) {
                 self.0.insert(reference.path.to_owned(), read(&format!("file://{}", reference.path)));
             }
         }
@@ -163,7 +181,8 @@ impl AssertScripts {
         let Some(reference) = ScriptReference::parse(code) else { return Ok(None) };
         if !is_module(std::path::Path::new(reference.path)) {
             return Err(format!(
-                "`{code}` is not a JavaScript module; assay runs JavaScript transforms (sandboxed), not Python ones"
+                "`{code}` is neither a JavaScript module nor a `.py` file; assay runs JavaScript and Python \
+                 transforms (sandboxed)"
             ));
         }
         match self.0.get(reference.path) {
@@ -172,6 +191,16 @@ impl AssertScripts {
             None => Err(format!("`{code}` was not read with the config")),
         }
     }
+}
+
+/// A `file://FILE.py[:FUNCTION]` function of the config, read.
+pub struct PythonFile<'a> {
+    /// The path, relative to the config's folder.
+    pub path: &'a str,
+    /// The function named after the colon, if any.
+    pub function: Option<&'a str>,
+    /// The file's text.
+    pub source: &'a str,
 }
 
 /// What a `javascript` assertion's context holds beyond its vars and

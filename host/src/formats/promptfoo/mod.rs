@@ -43,7 +43,7 @@ mod python;
 mod render;
 
 pub use config::is_config;
-pub use javascript::{ComputeValue, VALUE_KEY as JS_VALUE_KEY};
+pub use javascript::ComputeValue;
 
 /// Where promptfoo's OpenAI providers and default grader send requests
 /// unless `OPENAI_BASE_URL` (or `OPENAI_API_BASE_URL`) says otherwise.
@@ -379,12 +379,6 @@ impl PromptfooCase {
         let config = &self.suite.config;
         let test = &config.tests[self.test];
         let at = "assertScoringFunction";
-        if reference.ends_with(".py") || reference.contains(".py:") {
-            return Err(format!(
-                "its `{at}` `{reference}` is Python; assay runs scoring functions in JavaScript (sandboxed): write \
-                 it as a `.js` file"
-            ));
-        }
         let check = self.transform_check(&Value::String(reference.to_owned()), Target::Text, json!({}), at, keys)?;
         let metrics = config.metrics(test);
         Ok(ScoredBy {
@@ -398,8 +392,10 @@ impl PromptfooCase {
     }
 
     /// The derivation of a promptfoo `transform` (`code`, at `at` in the
-    /// test) of `input`: the `javascript` plugin's `pf_js_value`, given the
-    /// transform's `context`.
+    /// test) of `input`: the `javascript` plugin's `pf_js_value`, or for a
+    /// `file://FILE.py[:FUNCTION]` the Python runner's `pf_py_value`, given
+    /// the transform's `context` (an `assertScoringFunction` is one too:
+    /// its function defaults to `func`, a transform's to `get_transform`).
     fn transform_check(
         &self,
         code: &Value,
@@ -411,6 +407,25 @@ impl PromptfooCase {
         let Some(code) = code.as_str() else {
             return Err(format!("{at} is {}, not JavaScript code or a `file://` reference", describe_json(code)));
         };
+        if let Some(file) = self.suite.config.assert_scripts.python_file(code) {
+            let javascript::PythonFile { path, function, source } = file.map_err(|e| format!("{at}: {e}"))?;
+            if !keys.has_key(python::VALUE_KEY) {
+                return Err(format!("{at}: no loaded plugin provides `{}`, which runs Python", python::VALUE_KEY));
+            }
+            let scoring = at == "assertScoringFunction";
+            let function = function.filter(|f| !f.is_empty()).unwrap_or(if scoring { "func" } else { "get_transform" });
+            let expected = python::value_expected(path, source, function, !scoring, json!([context]));
+            return Ok(Check {
+                target: input,
+                key: python::VALUE_KEY.to_owned(),
+                negated: false,
+                expected_json: expected.to_string(),
+                expected,
+                gate: true,
+                grader: None,
+                line: None,
+            });
+        }
         if !keys.has_key(javascript::VALUE_KEY) {
             return Err(format!("{at}: no loaded plugin provides `{}`, which runs transforms", javascript::VALUE_KEY));
         }

@@ -13,6 +13,32 @@
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use std::path::Path;
+
+/// The Python runner's key that computes a value: a `file://FILE.py`
+/// function called with an input and `args` (a transform, `transformVars`,
+/// an `assertScoringFunction`), its result in the verdict's extras.
+pub const VALUE_KEY: &str = "pf_py_value";
+
+/// Whether `path` names a Python file.
+pub fn is_python(path: &Path) -> bool {
+    path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("py"))
+}
+
+/// The `pf_py_value` expected value calling the function `function` of
+/// the file `path` (its text `source`) with the check's actual value and
+/// then `args`; `transform` says that it must return something, as
+/// promptfoo's transforms must.
+pub fn value_expected(path: &str, source: &str, function: &str, transform: bool, args: Value) -> Value {
+    let mut expected = json!({
+        "file": { "name": path, "function": function, "source": source },
+        "args": args,
+    });
+    if transform {
+        expected["mode"] = json!("transform");
+    }
+    expected
+}
 
 /// The `.py` files the tests' `python` assertions name, read when the
 /// config is read: each file's text, or why it cannot be read (an error of

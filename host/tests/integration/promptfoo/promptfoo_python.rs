@@ -440,3 +440,170 @@ fn the_runner_agrees_with_promptfoo() {
         );
     }
 }
+
+#[test]
+fn python_files_transform_answers_and_vars_and_score_tests_in_the_sandbox() {
+    let config = r#"
+prompts: ["{{q}} {{extra}}"]
+providers: [echo]
+defaultTest:
+  vars: {extra: ""}
+tests:
+  - description: transformed
+    vars: {q: hello}
+    options: {transform: file://shape.py}
+    assert:
+      - {type: equals, value: HELLO}
+      - {type: equals, value: "5", transform: "file://shape.py:length"}
+  - description: vars
+    vars: {q: hi}
+    options: {transformVars: "file://shape.py:more_vars"}
+    assert: [{type: equals, value: hi HI}]
+  - description: scored
+    vars: {q: owls}
+    assert:
+      - {type: contains, value: owls, metric: found}
+      - {type: contains, value: bats, metric: missing}
+    assertScoringFunction: file://score.py
+  - description: scored by name
+    vars: {q: owls}
+    assert: [{type: contains, value: bats, metric: missing}]
+    assertScoringFunction: file://score.py:lenient
+  - description: raises
+    vars: {q: x}
+    options: {transform: "file://shape.py:broken"}
+    assert: [{type: equals, value: x}]
+  - description: nothing
+    vars: {q: x}
+    options: {transform: "file://shape.py:nothing"}
+    assert: [{type: equals, value: x}]
+"#;
+    let shape = "def get_transform(output, context):\n    return output.strip().upper()\n\n\
+                 def length(output, context):\n    return str(len(output))\n\n\
+                 def more_vars(vars, context):\n    return {'extra': vars['q'].upper()}\n\n\
+                 def broken(output, context):\n    return {}['missing']\n\n\
+                 def nothing(output, context):\n    pass\n";
+    let score = "def func(named_scores, context):\n    \
+                 passed = named_scores['found'] == 1 and named_scores['missing'] == 0\n    \
+                 return {'pass': passed, 'score': 0.5, 'reason': 'found but missing; threshold ' + str(context.get('threshold'))}\n\n\
+                 def lenient(named_scores, context):\n    return {'pass': True, 'score': 1, 'reason': 'lenient'}\n";
+    let ran = ran(config, &[("shape.py", shape), ("score.py", score)]);
+    assert_each_once(&ran, &["transformed", "vars", "scored", "scored by name", "raises", "nothing"]);
+    let status = |id: &str| ran.case(id)["status"].as_str().unwrap_or_default().to_owned();
+    for id in ["/transformed", "/vars", "/scored", "/scored by name"] {
+        assert_eq!(status(id), "passed", "{id}: {}", stdout(&ran.output));
+    }
+    // The test's transform, then an assertion's on what it gave.
+    let transformed = &ran.case("/transformed")["samples"][0]["runs"][0]["interactions"][0]["checks"];
+    let targets: Vec<&str> = transformed.as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["derived[0]", "derived[1]"]);
+    // The scoring function's GradingResult decides the test.
+    let scored = check(&ran, "/scored", 2);
+    assert_eq!(
+        (scored["target"].as_str(), scored["message"].as_str()),
+        (Some("scoring"), Some("found but missing; threshold None"))
+    );
+    // A failing or empty transform is the case's error, with promptfoo's reason.
+    assert_eq!(status("/raises"), "error");
+    assert!(
+        ran.case("/raises").to_string().contains("Error running Python script: KeyError: 'missing'"),
+        "{}",
+        ran.case("/raises")
+    );
+    assert_eq!(status("/nothing"), "error");
+    assert!(
+        ran.case("/nothing").to_string().contains("Transform function did not return a value"),
+        "{}",
+        ran.case("/nothing")
+    );
+}
+
+#[test]
+fn hostile_python_transforms_are_contained_like_assertions() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - description: environment
+    vars: {q: x}
+    options: {transformVars: "file://evil.py:environment"}
+    assert: [{type: equals, value: x}]
+  - description: file
+    vars: {q: x}
+    options: {transform: "file://evil.py:read"}
+    assert: [{type: equals, value: x}]
+  - description: after
+    vars: {q: fine}
+    assert: [{type: equals, value: fine}]
+"#;
+    let evil = "import os\n\ndef environment(vars, context):\n    return {'q': str(len(os.environ))}\n\n\
+                def read(output, context):\n    return open('/etc/passwd').read()\n";
+    let ran = ran(config, &[("evil.py", evil)]);
+    assert_each_once(&ran, &["environment", "file", "after"]);
+    // The environment is empty: the var is "0" and the echo answers it.
+    assert_eq!(ran.case("/environment")["samples"][0]["runs"][0]["interactions"][0]["response"]["text"], "0");
+    assert_eq!(ran.case("/file")["status"], "error");
+    assert!(ran.case("/file").to_string().contains("FileNotFoundError"), "{}", ran.case("/file"));
+    assert_eq!(ran.case("/after")["status"], "passed");
+}
+
+#[test]
+fn var_functions_in_python_and_javascript_give_their_output_to_the_prompt_and_the_assertions() {
+    let config = r#"
+prompts: ["{{q}} | {{context}}"]
+providers: [echo]
+tests:
+  - description: python
+    vars: {q: owls, notes: file://notes.txt, context: file://load.py}
+    assert: [{type: equals, value: "owls | docs about owls (notes: hoot)"}, {type: contains, value: "{{context}}"}]
+  - description: javascript
+    vars: {q: bats, context: file://load.js}
+    assert: [{type: equals, value: "bats | context for bats"}]
+  - description: error
+    vars: {q: "", context: file://load.py}
+    assert: [{type: equals, value: x}]
+"#;
+    let python = "def get_var(var_name, prompt, other_vars):\n    \
+                  if not other_vars['q']:\n        return {'error': 'no question'}\n    \
+                  return {'output': f\"  docs about {other_vars['q']} (notes: {other_vars['notes']})  \"}\n";
+    let javascript = "module.exports = (varName, prompt, vars) => ({ output: `${varName} for ${vars.q}` });\n";
+    let ran = ran(config, &[("load.py", python), ("load.js", javascript), ("notes.txt", "hoot\n")]);
+    assert_each_once(&ran, &["python", "javascript", "error"]);
+    assert_eq!(ran.case("/python")["status"], "passed", "{}", stdout(&ran.output));
+    assert_eq!(ran.case("/javascript")["status"], "passed", "{}", stdout(&ran.output));
+    let error = ran.case("/error")["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("its var `context` (`file://load.py`): it gave the error: no question"), "{error}");
+}
+
+#[test]
+fn a_var_function_that_depends_on_the_prompt_is_refused_naming_the_var() {
+    let config = r#"
+prompts: ["first {{v}}", "second {{v}}"]
+providers: [echo]
+tests:
+  - {description: prompt-dependent, vars: {v: file://v.py}}
+  - {description: steady, vars: {v: file://steady.py}}
+"#;
+    let files = [
+        ("v.py", "def get_var(name, prompt, others):\n    return {'output': prompt.split()[0]}\n"),
+        ("steady.py", "def get_var(name, prompt, others):\n    return {'output': 'same'}\n"),
+    ];
+    let ran = ran(config, &files);
+    let dependent: Vec<&Value> =
+        ran.lines.iter().filter(|l| l["id"].as_str().unwrap_or_default().contains("prompt-dependent")).collect();
+    assert_eq!(dependent.len(), 2, "one error case per prompt: {}", stdout(&ran.output));
+    for line in dependent {
+        let message = line["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("its var `v` (`file://v.py`): it gives different values for the config's prompts"),
+            "{message}"
+        );
+    }
+    let steady: Vec<&str> = ran
+        .lines
+        .iter()
+        .filter(|l| l["id"].as_str().unwrap_or_default().contains("steady"))
+        .map(|l| l["samples"][0]["runs"][0]["interactions"][0]["response"]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(steady, ["first same", "second same"]);
+}

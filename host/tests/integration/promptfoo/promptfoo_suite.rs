@@ -234,7 +234,7 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
         ("prompts: [x]\nproviders: [echo]\ntests: [{providerOutput: hi}]\n", "`providerOutput` is not supported"),
         (
             "prompts: [x]\nproviders: [echo]\ntests: [{vars: {a: 'file://a.py'}}]\n",
-            "its var `a` (`file://a.py`): it is a var function",
+            "its var `a` (`file://a.py`): cannot read it",
         ),
         ("providers: [echo]\n", "the config has no prompts"),
         ("prompts: [x]\nproviders: [echo]\ntests: [3]\n", "tests[0]"),
@@ -1657,8 +1657,12 @@ module.exports.broken = () => { throw new Error('no scores'); };
     assert_eq!(status("/override"), "passed");
     assert_eq!(status("/throws"), "failed");
     assert!(scoring("/throws")["message"].as_str().unwrap().starts_with("Scoring function error: Error: no scores"));
-    let python = ran.case("/python")["error"]["message"].as_str().unwrap().to_owned();
-    assert!(python.contains("`file://score.py` is Python; assay runs scoring functions in JavaScript"), "{python}");
+    // A Python one runs in the Python runner: `True` is no GradingResult.
+    assert_eq!(status("/python"), "failed");
+    assert_eq!(
+        scoring("/python")["message"],
+        "Scoring function error: assertion scoring function must return a GradingResult"
+    );
     // promptfoo's output carries the function's score and reason.
     let result = ran.promptfoo_result("/weighted");
     assert_eq!(result["score"], 0.75);
