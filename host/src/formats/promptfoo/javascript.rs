@@ -77,6 +77,45 @@ pub fn transform_expected(code: &str, module: Option<(&str, &str)>, input: &str,
     }
 }
 
+/// The inline transform (a `pf_js_value` body given the answer as
+/// `output`) that runs an http provider's JavaScript `transformResponse`
+/// `code` as promptfoo's http provider runs it: `json` is the body parsed
+/// (`null` when it is not JSON), `text` the body; a function expression
+/// (`(json, text) => …`, `function (json) {…}`) is called with them, any
+/// other code is an expression of them; a result with `output` (or
+/// `error`) is promptfoo's provider response, anything else the output.
+/// A throw is promptfoo's `Transform failed: …` error.
+pub fn response_transform(code: &str) -> String {
+    let code = code.trim();
+    let call =
+        if is_function_expression(code) { format!("({code})(json, text, undefined)") } else { format!("({code})") };
+    format!(
+        "const text = typeof output === 'string' ? output : JSON.stringify(output);\n\
+         let json = null;\n\
+         try {{ json = typeof output === 'string' ? JSON.parse(output) : output; }} catch (e) {{}}\n\
+         let result;\n\
+         try {{ result = {call}; }} catch (e) {{\n\
+           throw new Error('Transform failed: ' + e.message + ' : ' + text + ' : ' + JSON.stringify(json) + ' : undefined');\n\
+         }}\n\
+         if (typeof result === 'object' && result !== null && !Array.isArray(result) && ('output' in result || 'error' in result)) {{\n\
+           if (result.error) throw new Error(String(result.error));\n\
+           return result.output;\n\
+         }}\n\
+         return result;"
+    )
+}
+
+/// promptfoo's `/^(\(.*?\)\s*=>|function\s*\(.*?\))/`: an arrow function or an
+/// anonymous `function (…)`, its parameters on the first line.
+fn is_function_expression(code: &str) -> bool {
+    let first_line = code.split('\n').next().unwrap_or_default();
+    if let Some(rest) = code.strip_prefix("function") {
+        let rest = rest.trim_start();
+        return rest.starts_with('(') && rest.split('\n').next().is_some_and(|line| line.contains(')'));
+    }
+    code.starts_with('(') && first_line.match_indices(')').any(|(at, _)| code[at + 1..].trim_start().starts_with("=>"))
+}
+
 /// The file extensions promptfoo loads as modules that the engine runs:
 /// JavaScript's, and TypeScript's (promptfoo compiles them with `tsx`;
 /// the engine runs them as JavaScript, so a file written in the JavaScript
@@ -299,6 +338,20 @@ fn context_value(assertion: &Map<String, Value>, prompt: &str, context: &ScriptC
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn function_expressions_are_told_from_expressions_as_promptfoo_tells_them() {
+        for code in
+            ["(json) => json.a", "(json, text)\n  => text", "function (json) { return json.a; }", "function(j){}"]
+        {
+            assert!(is_function_expression(code), "{code}");
+        }
+        for code in ["json.a", "(json.a)", "function named(json) {}", "(json\n) => 1", "json => json.a"] {
+            assert!(!is_function_expression(code), "{code}");
+        }
+        assert!(response_transform("json.a").contains("result = (json.a);"));
+        assert!(response_transform(" (j) => j.a ").contains("result = ((j) => j.a)(json, text, undefined);"));
+    }
+
     use super::*;
 
     #[test]

@@ -321,15 +321,20 @@ impl PromptfooCase {
         // every assertion; an assertion's, before it alone) as derived values.
         let mut derived = Vec::new();
         let vars = Value::Object(test.vars.clone());
-        let output = match test.output_transform() {
-            Some(code) => {
-                let prompt = &config.prompts[self.prompt];
-                let context = json!({ "vars": vars, "prompt": { "raw": prompt.raw, "label": prompt.label } });
-                derived.push(self.transform_check(code, Target::Text, context, "options.transform", keys)?);
-                Target::Derived(0)
-            }
-            None => Target::Text,
-        };
+        // The provider's `transformResponse`, then the test's `transform`.
+        let mut output = Target::Text;
+        if let Some(code) = &provider.transform_response {
+            let code = Value::String(javascript::response_transform(code));
+            let at = format!("providers[{}].config.transformResponse", self.provider);
+            derived.push(self.transform_check(&code, output, json!({}), &at, keys)?);
+            output = Target::Derived(derived.len() - 1);
+        }
+        if let Some(code) = test.output_transform() {
+            let prompt = &config.prompts[self.prompt];
+            let context = json!({ "vars": vars, "prompt": { "raw": prompt.raw, "label": prompt.label } });
+            derived.push(self.transform_check(code, output, context, "options.transform", keys)?);
+            output = Target::Derived(derived.len() - 1);
+        }
         for (i, assertion) in test.asserts.iter().enumerate() {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let scripts = asserts::Scripts { python: &python, javascript: &script };

@@ -35,6 +35,10 @@ pub struct Provider {
     pub transport: Option<Arc<dyn Transport>>,
     /// Values reports must hide.
     pub secrets: Vec<String>,
+    /// The http provider's JavaScript `transformResponse`, inline, which
+    /// its cases run sandboxed on each answer before their checks
+    /// ([`super::javascript::response_transform`]).
+    pub transform_response: Option<String>,
 }
 
 impl std::fmt::Debug for Provider {
@@ -93,6 +97,7 @@ pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> 
         agent: agent.to_owned(),
         transport: Some(transport),
         secrets,
+        transform_response: None,
     };
     if id == "echo" {
         no_config(entry, "echo")?;
@@ -101,13 +106,20 @@ pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> 
             agent: "echo".into(),
             transport: None,
             secrets: Vec::new(),
+            transform_response: None,
         });
     }
     if let Some(connection) = id.strip_prefix("assay:") {
         no_config(entry, id)?;
         let connection = Connection::from_name(connection)
             .ok_or_else(|| format!("`{id}`: `{connection}` cannot name a connection"))?;
-        return Ok(Provider { agent: connection.name().to_owned(), connection, transport: None, secrets: Vec::new() });
+        return Ok(Provider {
+            agent: connection.name().to_owned(),
+            connection,
+            transport: None,
+            secrets: Vec::new(),
+            transform_response: None,
+        });
     }
     if let Some(command) = id.strip_prefix("exec:") {
         let command = script_parts(command.trim());
@@ -128,10 +140,10 @@ pub fn map(entry: &ProviderEntry, name: &str, context: &ProviderContext<'_>) -> 
         return Ok(own(Arc::new(openai), model, secrets));
     }
     if id == "http" || id == "https" || id.starts_with("http://") || id.starts_with("https://") {
-        let config = http_config(entry)?;
+        let (config, transform_response) = http_config(entry)?;
         context.trust.url(&config.url);
         let api = HttpApi::new(&config, context.case_env, None, None).map_err(|e| format!("`{id}`: {e}"))?;
-        return Ok(own(Arc::new(api), id, Vec::new()));
+        return Ok(Provider { transform_response, ..own(Arc::new(api), id, Vec::new()) });
     }
     Err(unsupported(id).into())
 }
@@ -388,8 +400,10 @@ pub(super) fn openai_endpoint(
     Ok((url, written_key.or(from_environment), key_variable))
 }
 
-/// A `type = "http"` connection from promptfoo's http provider.
-fn http_config(entry: &ProviderEntry) -> Result<HttpConnection, String> {
+/// A `type = "http"` connection from promptfoo's http provider, and its
+/// `transformResponse` when that is JavaScript (the connection then
+/// answers with the whole JSON body, which the JavaScript reads).
+fn http_config(entry: &ProviderEntry) -> Result<(HttpConnection, Option<String>), String> {
     let id = &entry.id;
     let config = &entry.config;
     const KNOWN: &[&str] = &["url", "method", "headers", "body", "transformResponse", "responseParser"];
@@ -426,17 +440,17 @@ fn http_config(entry: &ProviderEntry) -> Result<HttpConnection, String> {
         Some(body) => Some(body_template(body, id)?),
     };
     let transform = config.get("transformResponse").or_else(|| config.get("responseParser"));
-    let text = match transform {
-        None => "$".to_owned(),
-        Some(Value::String(expression)) => json_path(expression.trim()).ok_or_else(|| {
-            format!(
-                "`{id}`: `transformResponse: {expression}` is JavaScript, which assay does not run; write a \
-                 JSONPath (`$.choices[0].message.content`) or a field path (`json.choices[0].message.content`)"
-            )
-        })?,
+    let (text, javascript) = match transform {
+        None => ("$".to_owned(), None),
+        Some(Value::String(expression)) => match json_path(expression.trim()) {
+            Some(path) => (path, None),
+            None => {
+                ("$".to_owned(), Some(javascript_transform_response(expression).map_err(|e| format!("`{id}`: {e}"))?))
+            }
+        },
         Some(_) => return Err(format!("`{id}`: `config.transformResponse` is not a string")),
     };
-    Ok(HttpConnection {
+    let connection = HttpConnection {
         url: prompt_placeholders(&url),
         method: config.get("method").and_then(Value::as_str).map(str::to_owned),
         headers,
@@ -449,7 +463,35 @@ fn http_config(entry: &ProviderEntry) -> Result<HttpConnection, String> {
         ca: None,
         max_response_mb: None,
         idle_timeout_secs: None,
-    })
+    };
+    Ok((connection, javascript))
+}
+
+/// A JavaScript `transformResponse` as assay runs it, or why it cannot:
+/// inline code only (a `file://` module's function is not supported), and
+/// without promptfoo's `context` (the response's status and headers, which
+/// the checks do not see).
+fn javascript_transform_response(expression: &str) -> Result<String, String> {
+    let code = expression.trim();
+    if code.starts_with("file://") {
+        return Err(format!(
+            "`transformResponse: {code}` is a module's function, which assay does not run for a provider; write the \
+             JavaScript inline (`json.choices[0].message.content`, or `(json, text) => …`)"
+        ));
+    }
+    let mentions_context = code.match_indices("context").any(|(at, word)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        !part(before) && !part(after)
+    });
+    if mentions_context {
+        return Err(format!(
+            "`transformResponse: {code}` reads `context` (the response's status and headers), which assay does not \
+             give it; read `json` or `text` only"
+        ));
+    }
+    Ok(code.to_owned())
 }
 
 /// `{{prompt}}` (with or without spaces) as assay's `{{text}}`.

@@ -208,8 +208,12 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
         ("prompts: [x]\nproviders: [echo]\nscenarios: []\n", "scenarios are not supported"),
         ("prompts: [x]\nproviders: [echo]\ntests: file://nowhere.csv\n", "nowhere.csv"),
         (
-            "prompts: [x]\nproviders: [{id: http, config: {url: 'http://127.0.0.1:1', transformResponse: 'json.a.map(x => x)'}}]\n",
-            "is JavaScript",
+            "prompts: [x]\nproviders: [{id: http, config: {url: 'http://127.0.0.1:1', transformResponse: 'file://t.js'}}]\n",
+            "is a module's function, which assay does not run for a provider",
+        ),
+        (
+            "prompts: [x]\nproviders: [{id: http, config: {url: 'http://127.0.0.1:1', transformResponse: 'context.response.status'}}]\n",
+            "reads `context` (the response's status and headers), which assay does not give it",
         ),
         (
             "prompts: [x]\nproviders: [{id: 'openai:chat:m', config: {num_predict: 5}}]\n",
@@ -575,6 +579,44 @@ tests:
     let chat = requests.iter().find(|r| r.request_line.starts_with("POST /chat")).unwrap();
     assert_eq!(chat.header("x-team"), Some("qa"));
     assert_eq!(chat.body, json!({"input": {"text": "He said \"a }} b\nc\""}, "n": 1}));
+}
+
+#[test]
+fn an_http_providers_javascript_transform_response_runs_sandboxed_on_each_answer() {
+    let server = FakeServer::start(|request| {
+        let asked = request.body["q"].as_str().unwrap_or("?").to_owned();
+        json_reply(200, "", &json!({"items": [{"text": asked}, {"text": "second"}], "status": "ok"}))
+    });
+    let provider = |label: &str, transform: &str| {
+        format!(
+            "  - id: http\n    label: {label}\n    config:\n      url: http://127.0.0.1:{}/ask\n      body: {{q: '{{{{prompt}}}}'}}\n      transformResponse: {}\n",
+            server.port,
+            serde_json::to_string(transform).unwrap()
+        )
+    };
+    let config = format!(
+        "prompts: ['{{{{word}}}}']\nproviders:\n{}{}{}{}{}tests:\n  - vars: {{word: owls}}\n    options: {{transform: 'output.toUpperCase()'}}\n    assert: [{{type: equals, value: OWLS | SECOND}}]\n",
+        provider("expression", "json.items.map(i => i.text).join(' | ')"),
+        provider("arrow", "(json, text) => ({ output: json.items.map(i => i.text).join(' | ') })"),
+        provider("function", "function (json) { return json.items[0].text + ' | ' + json.items[1].text; }"),
+        provider("error", "({ error: 'the backend said no' })"),
+        provider("throws", "json.items.find(i => i.missing).text"),
+    );
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &[]);
+    for label in ["expression", "arrow", "function"] {
+        let case = ran.case(&format!("[{label}] test 1"));
+        assert_eq!(case["status"], "passed", "{label}: {}", stdout(&ran.output));
+        // The answer recorded is the whole body; the checks read the
+        // provider's transform, then the test's.
+        let checks = &case["samples"][0]["runs"][0]["interactions"][0]["checks"];
+        assert_eq!(checks[0]["target"], "derived[1]", "{label}");
+    }
+    let error = ran.case("[error] test 1").to_string();
+    assert!(error.contains("the backend said no"), "{error}");
+    let throws = ran.case("[throws] test 1").to_string();
+    assert!(throws.contains("Transform failed: cannot convert"), "{throws}");
+    assert_eq!(ran.case("[throws] test 1")["status"], "error");
 }
 
 #[test]
