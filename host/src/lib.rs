@@ -79,6 +79,7 @@ pub mod eval;
 pub mod exit_codes;
 pub mod formats;
 pub mod job;
+mod net;
 pub mod plugin;
 pub mod plural;
 mod private_files;

@@ -7,9 +7,10 @@ use crate::agent::reduce::reduce;
 use crate::case::Connection;
 use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
+use crate::net::{self, PREVIEW_BYTES, error_chain, read_up_to};
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Where the neuro-san server is when nothing says otherwise.
@@ -74,7 +75,11 @@ impl HttpAgents {
     /// Builds the client; fails on a bad URL or an unreadable CA file.
     pub fn new(settings: HttpSettings) -> Result<HttpAgents, String> {
         let base = base_url(&settings.base_url, DEFAULT_AGENT_URL)?;
-        let client = client(settings.connect_timeout, settings.ca_file.as_deref())?;
+        let client = net::client(net::ClientOptions {
+            connect_timeout: settings.connect_timeout,
+            ca_file: settings.ca_file.as_deref(),
+            ..Default::default()
+        })?;
         Ok(HttpAgents { client, base, settings })
     }
 
@@ -161,24 +166,6 @@ impl HttpAgents {
     }
 }
 
-/// An HTTP client that connects within `connect_timeout` and trusts the
-/// PEM certificates of `ca_file` besides the usual roots.
-pub(crate) fn client(connect_timeout: Duration, ca_file: Option<&Path>) -> Result<reqwest::Client, String> {
-    let mut builder = reqwest::Client::builder().connect_timeout(connect_timeout).use_rustls_tls();
-    if let Some(path) = ca_file {
-        let pem = std::fs::read(path).map_err(|e| format!("cannot read the CA file `{}`: {e}", path.display()))?;
-        let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| format!("the CA file `{}` is not PEM certificates: {e}", path.display()))?;
-        if certificates.is_empty() {
-            return Err(format!("the CA file `{}` holds no PEM certificate", path.display()));
-        }
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
-}
-
 /// A request's metadata as HTTP headers.
 pub(crate) fn metadata_headers(metadata: &[(String, String)]) -> Result<HeaderMap, AgentErrorKind> {
     let mut headers = HeaderMap::new();
@@ -243,46 +230,6 @@ pub(crate) fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     } else {
         AgentErrorKind::Truncated(chain)
     }
-}
-
-/// How much of an error response's body is read, for its preview.
-pub(crate) const PREVIEW_BYTES: usize = 64 << 10;
-
-/// At most `cap` bytes of a response's body, and whether it had more (the
-/// rest is never read): a server cannot make assay buffer more than it
-/// chose to, whatever its `content-length` says or omits.
-pub(crate) async fn read_up_to(response: reqwest::Response, cap: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
-    if response.content_length().is_some_and(|length| length > cap as u64) {
-        return Ok((Vec::new(), true));
-    }
-    let mut stream = response.bytes_stream();
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk?;
-        if body.len() + chunk.len() > cap {
-            body.extend_from_slice(&chunk[..cap - body.len()]);
-            return Ok((body, true));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok((body, false))
-}
-
-/// An error and its sources, joined: reqwest's own message is too vague.
-/// URLs in it lose their userinfo (reqwest moves it into a header before
-/// sending, but an error may still quote the URL it was given).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    redact_urls(&text).into_owned()
 }
 
 /// A named connection of type `neuro-san`: a server of its own (its URL,

@@ -38,7 +38,6 @@ pub(crate) use command::{
 pub use component::{AgentCallError, AgentComponent};
 pub use exec::ExecAgents;
 pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
-pub(crate) use http::{PREVIEW_BYTES, error_chain, read_up_to};
 pub use http_api::HttpApi;
 pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
 pub use openai::{OpenAiAgents, OpenAiSettings};

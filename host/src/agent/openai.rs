@@ -11,7 +11,7 @@
 //! after a doubling backoff, or after the wait its `Retry-After` asks for.
 //! The API key goes out as a bearer token and is never shown.
 
-use crate::agent::http::{PREVIEW_BYTES, base_url, classify_send_error, client, metadata_headers, read_up_to};
+use crate::agent::http::{base_url, classify_send_error, metadata_headers};
 use crate::agent::message::ChatRequest;
 use crate::agent::openai_stream::EventStream;
 use crate::agent::openai_wire::{Answer, request_messages};
@@ -19,6 +19,7 @@ use crate::agent::reduce::AgentResponse;
 use crate::agent::transport::{Reply, Transport};
 use crate::credentials::{debug_key, redact_urls};
 use crate::errors::AgentErrorKind;
+use crate::net::{self, PREVIEW_BYTES, read_up_to};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -187,7 +188,11 @@ impl OpenAiAgents {
                 Some(value)
             }
         };
-        let client = client(settings.connect_timeout, settings.ca_file.as_deref())?;
+        let client = net::client(net::ClientOptions {
+            connect_timeout: settings.connect_timeout,
+            ca_file: settings.ca_file.as_deref(),
+            ..Default::default()
+        })?;
         let completions_url = format!("{}/chat/completions", settings.url.trim_end_matches('/'));
         Ok(OpenAiAgents { client, completions_url, authorization, settings })
     }
@@ -401,7 +406,7 @@ impl<S: Stream<Item = reqwest::Result<Bytes>> + Unpin> CappedBody<S> {
         match tokio::time::timeout(self.idle, self.pieces.next()).await {
             Err(_) => Err(AgentErrorKind::Stalled(self.idle)),
             Ok(None) => Ok(None),
-            Ok(Some(Err(e))) => Err(AgentErrorKind::Truncated(crate::agent::http::error_chain(&e))),
+            Ok(Some(Err(e))) => Err(AgentErrorKind::Truncated(net::error_chain(&e))),
             Ok(Some(Ok(piece))) => {
                 self.received += piece.len();
                 if self.received > self.cap {

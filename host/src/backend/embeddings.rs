@@ -17,6 +17,7 @@ use crate::backend::openai::Endpoint;
 use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::credentials::{debug_key, redact_urls};
+use crate::net;
 use crate::sandbox::host::embeddings::Embeddings;
 use crate::sandbox::host::{Answered, CapabilitySpend};
 use std::collections::HashMap;
@@ -95,10 +96,7 @@ pub struct RemoteEmbeddings {
 impl RemoteEmbeddings {
     /// Builds the client.
     pub fn new(settings: EmbeddingsSettings) -> Result<RemoteEmbeddings, String> {
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
-            .build()
-            .map_err(|e| format!("cannot build the embeddings backend's HTTP client: {e}"))?;
+        let client = net::client(net::ClientOptions { purpose: "the embeddings backend's", ..Default::default() })?;
         let endpoint =
             Endpoint { url: settings.url.clone(), model: settings.model.clone(), api_key: settings.api_key.clone() };
         Ok(RemoteEmbeddings {

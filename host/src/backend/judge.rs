@@ -14,6 +14,7 @@ use crate::backend::openai::Endpoint;
 use crate::backend::retry::{RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::credentials::{debug_key, redact_urls};
+use crate::net;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::host::{Answered, CapabilitySpend};
 use std::borrow::Cow;
@@ -153,10 +154,7 @@ impl RemoteJudge {
     pub fn new(settings: JudgeSettings) -> Result<RemoteJudge, String> {
         let client = match &settings.backend {
             JudgeBackend::OpenAi { url, model, api_key } => {
-                let http = reqwest::Client::builder()
-                    .use_rustls_tls()
-                    .build()
-                    .map_err(|e| format!("cannot build the judge's HTTP client: {e}"))?;
+                let http = net::client(net::ClientOptions { purpose: "the judge's", ..Default::default() })?;
                 let endpoint = Endpoint { url: url.clone(), model: model.clone(), api_key: api_key.clone() };
                 Client::OpenAi(endpoint, http)
             }

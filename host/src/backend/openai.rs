@@ -3,9 +3,9 @@
 //! caller retries. An answer's body is read up to [`MAX_ANSWER_BYTES`] and
 //! no further.
 
-use crate::agent::{PREVIEW_BYTES, error_chain, read_up_to};
 use crate::backend::retry::{Attempt, is_retryable, retry_after};
 use crate::credentials::{debug_key, redact_urls};
+use crate::net::{PREVIEW_BYTES, error_chain, read_up_to};
 use serde_json::{Value, json};
 
 /// The largest answer body read from the judge or the embeddings backend:

@@ -8,8 +8,8 @@
 
 use super::cosign::{self, CosignKey};
 use super::reference::{is_sha256_digest, is_this_machine};
-use crate::agent::error_chain;
 use crate::errors::FetchError;
+use crate::net::error_chain;
 use crate::sandbox::{MAX_COMPONENT_BYTES, sha256_hex};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::errors::{DigestError, OciDistributionError, OciErrorCode};

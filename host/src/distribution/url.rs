@@ -3,8 +3,8 @@
 //! for plain http elsewhere, at most [`MAX_COMPONENT_BYTES`] read.
 
 use super::reference::is_this_machine;
-use crate::agent::error_chain;
 use crate::errors::FetchError;
+use crate::net::{self, error_chain};
 use crate::sandbox::MAX_COMPONENT_BYTES;
 use futures_util::StreamExt as _;
 use std::time::Duration;
@@ -27,12 +27,13 @@ pub(crate) async fn download(url: &reqwest::Url) -> Result<Vec<u8>, FetchError> 
             attempt.follow()
         }
     });
-    let client = reqwest::Client::builder()
-        .redirect(policy)
-        .connect_timeout(Duration::from_secs(10))
-        .read_timeout(Duration::from_secs(60))
-        .build()
-        .map_err(|e| network(e.to_string()))?;
+    let client = net::client(net::ClientOptions {
+        read_timeout: Some(Duration::from_secs(60)),
+        redirect: Some(policy),
+        purpose: "the download's",
+        ..Default::default()
+    })
+    .map_err(network)?;
     let response = client.get(url.clone()).send().await.map_err(|e| network(error_chain(&e)))?;
     let status = response.status();
     if !status.is_success() {

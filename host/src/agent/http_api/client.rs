@@ -3,7 +3,7 @@
 //! compiled, the client made) and then asked one turn at a time.
 
 use crate::agent::HttpSettings;
-use crate::agent::http::{client, metadata_headers, status_error};
+use crate::agent::http::{metadata_headers, status_error};
 use crate::agent::http_api::extract::Queries;
 use crate::agent::http_api::read::{Caps, Format, read};
 use crate::agent::message::ChatRequest;
@@ -13,6 +13,7 @@ use crate::case::CaseEnv;
 use crate::config::HttpConnection;
 use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
+use crate::net;
 use crate::template::{Encoding, RequestTemplate};
 use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
@@ -100,7 +101,11 @@ impl HttpApi {
         let format = Format::parse(config.response.as_deref())?;
         let idle = idle_timeout.unwrap_or(defaults.idle_timeout);
         let max_bytes = config.max_response_mb.map_or(defaults.max_response_bytes, |mb| mb << 20);
-        let client = client(defaults.connect_timeout, ca_file)?;
+        let client = net::client(net::ClientOptions {
+            connect_timeout: defaults.connect_timeout,
+            ca_file,
+            ..Default::default()
+        })?;
         Ok(HttpApi { client, method, url, headers, body, queries, format, caps: Caps { max_bytes, idle } })
     }
 

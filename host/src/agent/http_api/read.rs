@@ -4,9 +4,9 @@
 //! chunk by chunk under a size cap and an idle timeout, and split as it
 //! arrives, so a stream is never held twice.
 
-use crate::agent::error_chain;
 use crate::agent::http_api::extract::Unit;
 use crate::errors::AgentErrorKind;
+use crate::net::error_chain;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;

@@ -20,6 +20,7 @@
 use super::index_group::{self, DocumentLine, IndexFolder};
 use crate::case::FileAccess;
 use crate::credentials::redact_urls;
+use crate::net;
 use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
@@ -145,12 +146,12 @@ impl Cluster {
             ));
         }
         // reqwest sends the URL's userinfo as basic authentication.
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .use_rustls_tls()
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = net::client(net::ClientOptions {
+            connect_timeout: CONNECT_TIMEOUT,
+            timeout: Some(REQUEST_TIMEOUT),
+            purpose: "the cluster's",
+            ..Default::default()
+        })?;
         Ok(Cluster { client, base, shown })
     }
 
