@@ -3,45 +3,39 @@
 //! [`Agents`] sends one [`ChatRequest`] over a case's connection and reduces
 //! the streamed messages to an [`AgentResponse`]:
 //! - `direct`: an agent component from the [`AgentCatalog`], in-process and
-//!   sandboxed (`component.rs`);
-//! - `http`/`https`: a neuro-san server (`http.rs`);
+//!   sandboxed (`transport/direct/`);
+//! - `http`/`https`: a neuro-san server (`transport/neuro_san.rs`);
 //! - a named connection (`[connections.NAME]` of `assay.toml`): its
-//!   [`Transport`] (`transport.rs`), e.g. a neuro-san server of its own,
-//!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `openai*.rs`), a
-//!   local program ([`CommandAgents`], `command.rs`) or any JSON API by
-//!   templates and JSONPath ([`HttpApi`], `http_api/`).
+//!   [`Transport`] (`transport/`), e.g. a neuro-san server of its own,
+//!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `transport/openai/`),
+//!   a local program per request ([`ExecAgents`], `transport/exec.rs`) or
+//!   long-lived ([`CommandAgents`], `transport/command.rs`), or any JSON API
+//!   by templates and JSONPath ([`HttpApi`], `transport/http/`).
+//!
+//! `message.rs` and `reduce.rs`, which every transport shares, stay here.
 //!
 //! `serve/` is the other side: any agent component served over neuro-san's
 //! HTTP protocol or OpenAI's (`assay agent serve`). Conversation state
 //! (chat_context, sly_data carry-forward) belongs to the runner, which owns
 //! a conversation.
 
-mod catalog;
-mod command;
-mod component;
-mod exec;
-mod http;
-mod http_api;
 mod message;
-mod openai;
-mod openai_stream;
-mod openai_wire;
 mod reduce;
 pub mod serve;
 mod transport;
 
-pub use catalog::{AgentCatalog, DEMO_AGENTS};
-pub use command::{CommandAgents, CommandSettings, MINIMAL_PATH};
-pub(crate) use command::{
+pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
+pub use reduce::{AgentResponse, Usage, reduce, reduce_keeping_text};
+pub use transport::command::{CommandAgents, CommandSettings, MINIMAL_PATH};
+pub(crate) use transport::command::{
     StderrTail, describe_exit, environment as process_environment, keep_stderr_tail, shown_command,
 };
-pub use component::{AgentCallError, AgentComponent};
-pub use exec::ExecAgents;
-pub use http::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
-pub use http_api::HttpApi;
-pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
-pub use openai::{OpenAiAgents, OpenAiSettings};
-pub use reduce::{AgentResponse, Usage, reduce, reduce_keeping_text};
+pub use transport::direct::catalog::{AgentCatalog, DEMO_AGENTS};
+pub use transport::direct::{AgentCallError, AgentComponent};
+pub use transport::exec::ExecAgents;
+pub use transport::http::HttpApi;
+pub use transport::neuro_san::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
+pub use transport::openai::{OpenAiAgents, OpenAiSettings};
 pub use transport::{Reply, Transport};
 
 use crate::case::Connection;

@@ -122,7 +122,7 @@ pub struct HttpConnection {
 
 /// `type = "command"`: a long-lived local process per request in flight,
 /// one JSON request per line on its stdin, one JSON answer per line on its
-/// stdout (the shapes are documented in `agent/command.rs`).
+/// stdout (the shapes are documented in `agent/transport/command.rs`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandConnection {

@@ -2,8 +2,8 @@
 //! body (within the read timeout and the size cap), ask the agent on a
 //! blocking thread, and answer.
 
-use crate::agent::component::{AgentCallError, AgentComponent};
 use crate::agent::message::{ChatMessage, ChatRequest};
+use crate::agent::transport::direct::{AgentCallError, AgentComponent};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;

@@ -3,10 +3,10 @@
 //! (answered as JSON lines). Request headers other than the standard ones
 //! become the request's metadata.
 
-use crate::agent::component::AgentComponent;
 use crate::agent::message::{ChatRequest, StreamLine};
 use crate::agent::serve::exchange::{answer, json_body, metadata, respond};
 use crate::agent::serve::options::{ServeOptions, ServedAgents};
+use crate::agent::transport::direct::AgentComponent;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;

@@ -5,7 +5,7 @@
 //!   its last message, a user's, is the text; the user and assistant
 //!   messages before it become the agent's `chat_context` (neuro-san's
 //!   shape: the front man's history, the front man named as the agent); a
-//!   system message `sly_data: {…}` is the sly_data (`openai_wire.rs`).
+//!   system message `sly_data: {…}` is the sly_data (`agent/transport/openai/wire.rs`).
 //!   The answer's content is the agent's text; its structure and sly_data
 //!   come back as top-level `structure` and `sly_data` (assay's
 //!   extensions, which assay's openai connection reads back). With `"stream": true` it is
@@ -18,10 +18,10 @@
 //! Errors are OpenAI's shape, `{"error": {"message", "type", "code"}}`.
 
 use crate::agent::message::ChatRequest;
-use crate::agent::openai_wire::{content_text, sly_data_in};
 use crate::agent::reduce::reduce;
 use crate::agent::serve::exchange::{answer, json_body, metadata, respond};
 use crate::agent::serve::options::{ServeOptions, ServedAgents};
+use crate::agent::transport::openai::wire::{content_text, sly_data_in};
 use crate::case::ChatFilter;
 use bytes::Bytes;
 use http_body_util::Full;

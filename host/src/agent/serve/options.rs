@@ -1,7 +1,7 @@
 //! What a server is configured with: the agents it serves, the protocol it
 //! speaks, and how it treats its clients.
 
-use crate::agent::component::AgentComponent;
+use crate::agent::transport::direct::AgentComponent;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

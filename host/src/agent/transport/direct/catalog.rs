@@ -3,7 +3,7 @@
 //! Components are compiled on first use, so a run that never goes `direct`
 //! never pays for them.
 
-use crate::agent::component::AgentComponent;
+use crate::agent::transport::direct::AgentComponent;
 use crate::sandbox::{ComponentSource, Limits, Runtime, read_component_file};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 /// The demo agents, embedded in the binary: (name, component bytes). Their
 /// sources are under `fixtures/agents/`, built by `cargo xtask build`.
 pub const DEMO_AGENTS: &[(&str, &[u8])] = &[
-    ("echo", include_bytes!("../../../fixtures/agents/echo/echo.wasm")),
-    ("flaky", include_bytes!("../../../fixtures/agents/flaky/flaky.wasm")),
-    ("math_guy", include_bytes!("../../../fixtures/agents/math_guy/math_guy.wasm")),
-    ("music_nerd_pro", include_bytes!("../../../fixtures/agents/music_nerd_pro/music_nerd_pro.wasm")),
+    ("echo", include_bytes!("../../../../../fixtures/agents/echo/echo.wasm")),
+    ("flaky", include_bytes!("../../../../../fixtures/agents/flaky/flaky.wasm")),
+    ("math_guy", include_bytes!("../../../../../fixtures/agents/math_guy/math_guy.wasm")),
+    ("music_nerd_pro", include_bytes!("../../../../../fixtures/agents/music_nerd_pro/music_nerd_pro.wasm")),
 ];
 
 /// Agent names → components, loaded lazily.

@@ -4,7 +4,7 @@
 //! chunk by chunk under a size cap and an idle timeout, and split as it
 //! arrives, so a stream is never held twice.
 
-use crate::agent::http_api::extract::Unit;
+use crate::agent::transport::http::extract::Unit;
 use crate::errors::AgentErrorKind;
 use crate::net::error_chain;
 use futures_util::StreamExt;

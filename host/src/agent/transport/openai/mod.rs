@@ -2,7 +2,7 @@
 //! (vLLM, Ollama, LiteLLM, llama.cpp's server, the hosted APIs). One turn
 //! is one `POST {url}/chat/completions`, answered as one JSON completion or,
 //! with `stream`, as server-sent events read as they arrive
-//! (`openai_stream.rs`); what goes in and comes out is `openai_wire.rs`.
+//! (`stream.rs`); what goes in and comes out is `wire.rs`.
 //!
 //! The caps are neuro-san's: the answer may stay silent for the idle
 //! timeout (until its head arrives, then between any two pieces of its
@@ -11,11 +11,14 @@
 //! after a doubling backoff, or after the wait its `Retry-After` asks for.
 //! The API key goes out as a bearer token and is never shown.
 
-use crate::agent::http::{base_url, classify_send_error, metadata_headers};
+pub(crate) mod stream;
+pub(crate) mod wire;
+
 use crate::agent::message::ChatRequest;
-use crate::agent::openai_stream::EventStream;
-use crate::agent::openai_wire::{Answer, request_messages};
 use crate::agent::reduce::AgentResponse;
+use crate::agent::transport::neuro_san::{base_url, classify_send_error, metadata_headers};
+use crate::agent::transport::openai::stream::EventStream;
+use crate::agent::transport::openai::wire::{Answer, request_messages};
 use crate::agent::transport::{Reply, Transport};
 use crate::credentials::{debug_key, redact_urls};
 use crate::errors::AgentErrorKind;
@@ -84,7 +87,7 @@ pub struct OpenAiSettings {
     /// openai provider sends a chat-format prompt (a new conversation only).
     pub chat_prompts: bool,
     /// Whether the answer's text is what promptfoo's openai provider makes
-    /// of it ([`crate::agent::openai_wire`]'s `promptfoo_output`: tool calls
+    /// of it ([`crate::agent::transport::openai::wire`]'s `promptfoo_output`: tool calls
     /// and function calls as JSON, a reasoning model's thinking before its
     /// content), for promptfoo's assertions; else the content, verbatim.
     pub promptfoo_output: bool,

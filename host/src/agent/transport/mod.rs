@@ -9,6 +9,13 @@
 //! transport keeps the message history in `chat_context`). Its future is
 //! dropped when a timeout fires, which must cancel the request.
 
+pub(crate) mod command;
+pub(crate) mod direct;
+pub(crate) mod exec;
+pub(crate) mod http;
+pub(crate) mod neuro_san;
+pub(crate) mod openai;
+
 use crate::agent::message::ChatRequest;
 use crate::agent::reduce::AgentResponse;
 use crate::errors::AgentErrorKind;

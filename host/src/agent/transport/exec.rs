@@ -10,9 +10,9 @@
 //! secrets out of programs that do not ask for them, as the `command`
 //! connection does), and is killed when the request is cancelled.
 
-use crate::agent::command::{MINIMAL_PATH, shown_command};
 use crate::agent::message::{ChatMessage, ChatRequest};
 use crate::agent::reduce::AgentResponse;
+use crate::agent::transport::command::{MINIMAL_PATH, shown_command};
 use crate::agent::transport::{Reply, Transport};
 use crate::errors::{AgentErrorKind, ProcessFault};
 use std::path::PathBuf;

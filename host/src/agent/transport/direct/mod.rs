@@ -7,6 +7,8 @@
 //! so a fault cannot leak into the next request. This file converts a chat
 //! request and its messages to and from WIT.
 
+pub(crate) mod catalog;
+
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};

@@ -3,11 +3,11 @@
 //! compiled, the client made) and then asked one turn at a time.
 
 use crate::agent::HttpSettings;
-use crate::agent::http::{metadata_headers, status_error};
-use crate::agent::http_api::extract::Queries;
-use crate::agent::http_api::read::{Caps, Format, read};
 use crate::agent::message::ChatRequest;
 use crate::agent::reduce::AgentResponse;
+use crate::agent::transport::http::extract::Queries;
+use crate::agent::transport::http::read::{Caps, Format, read};
+use crate::agent::transport::neuro_san::{metadata_headers, status_error};
 use crate::agent::transport::{Reply, Transport};
 use crate::case::CaseEnv;
 use crate::config::HttpConnection;
@@ -197,7 +197,7 @@ fn bad_request(what: &str, why: String) -> AgentErrorKind {
 /// connection's advice. The error loses its URL: the endpoint is shown
 /// already, without the values of `{{env.NAME}}`.
 fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
-    match crate::agent::http::classify_send_error(error.without_url()) {
+    match crate::agent::transport::neuro_san::classify_send_error(error.without_url()) {
         AgentErrorKind::Unreachable(cause) => AgentErrorKind::ConnectionUnreachable(cause),
         AgentErrorKind::Tls(cause) => AgentErrorKind::ConnectionTls(cause),
         other => other,
