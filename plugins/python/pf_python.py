@@ -131,30 +131,15 @@ def compute(expected, actual):
     args = expected.get("args", [])
     if not isinstance(file, dict) or not {"name", "function", "source"} <= set(file) or not isinstance(args, list):
         raise ValueError('a value needs {"file": {"name", "function", "source"}, "args": [...]}')
-    saved = dict(builtins.__dict__)
-    try:
+    def call():
         try:
             function = _function(file["name"], file["function"], file["source"])
             result = function(actual, *args)
-            if inspect.iscoroutine(result):
-                result = _drive(result)
+            return _drive(result) if inspect.iscoroutine(result) else result
         except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt end user code too
             raise Failed(_error_reason(error)) from None
-    finally:
-        if builtins.__dict__ != saved:
-            builtins.__dict__.clear()
-            builtins.__dict__.update(saved)
-    try:
-        return json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
-    except ValueError as error:
-        if "JSON compliant" not in str(error):
-            raise Failed(_error_reason(error)) from None
-        raise Failed(
-            "Error running Python script: Invalid JSON returned by Python script: "
-            "it holds NaN or Infinity, which JSON cannot"
-        ) from None
-    except BaseException as error:  # noqa: BLE001 - what the wrapper's json.dump raises
-        raise Failed(_error_reason(error)) from None
+
+    return json.loads(_through_json(_keeping_builtins(call)))
 
 
 def _threshold(threshold):
@@ -168,18 +153,28 @@ def _threshold(threshold):
 def _run(expected, output, inline):
     """Runs the code and gives what it returned, as promptfoo's Python
     wrapper hands it over: through JSON."""
-    # Code that replaces a builtin (`len`) must not break the reading of
-    # its own result; the host gives every case a fresh interpreter, so
-    # nothing it changes reaches the cases after it.
+    return json.loads(_through_json(_keeping_builtins(lambda: _call(expected, output, inline))))
+
+
+def _keeping_builtins(call):
+    """`call()`, the interpreter's builtins put back as they were after it.
+    Code that replaces a builtin (`len`) must not break the reading of its
+    own result; the host gives every case a fresh interpreter, so nothing
+    it changes reaches the cases after it."""
     saved = dict(builtins.__dict__)
     try:
-        result = _call(expected, output, inline)
+        return call()
     finally:
         if builtins.__dict__ != saved:
             builtins.__dict__.clear()
             builtins.__dict__.update(saved)
+
+
+def _through_json(result):
+    """`result` as promptfoo's wrapper writes it (JSON text), or `Failed`
+    with its reason."""
     try:
-        text = json.dumps(result, ensure_ascii=False, allow_nan=False)
+        return json.dumps(result, ensure_ascii=False, allow_nan=False)
     except ValueError as error:
         if "JSON compliant" not in str(error):
             raise Failed(_error_reason(error)) from None
@@ -189,7 +184,6 @@ def _run(expected, output, inline):
         ) from None
     except BaseException as error:  # noqa: BLE001 - what the wrapper's json.dump raises
         raise Failed(_error_reason(error)) from None
-    return json.loads(text)
 
 
 def _call(expected, output, inline):

@@ -62,9 +62,9 @@ impl AssertTemplates {
     }
 }
 
-/// The assertion types the `promptfoo` plugin implements, as promptfoo
-/// names them.
-pub const TYPES: &[&str] = &[
+/// The assertion types the `promptfoo` plugin implements without the
+/// judge, as promptfoo names them ([`plugin_types`] adds the others).
+const TYPES: &[&str] = &[
     "equals",
     "contains",
     "icontains",
@@ -82,24 +82,22 @@ pub const TYPES: &[&str] = &[
     "rouge-n",
     "bleu",
     "similar",
-    "llm-rubric",
-    "model-graded-closedqa",
-    "factuality",
-    "g-eval",
-    "conversation-relevance",
-    "answer-relevance",
-    "context-recall",
-    "context-relevance",
-    "context-faithfulness",
     "latency",
     "cost",
 ];
+
+/// Every type the `promptfoo` plugin implements: [`TYPES`], then
+/// [`MODEL_GRADED`].
+pub fn plugin_types() -> impl Iterator<Item = &'static str> {
+    TYPES.iter().chain(MODEL_GRADED).copied()
+}
 
 /// The script assertion types assay runs, each in its own sandboxed
 /// runner (`python`: `plugins/python/`).
 pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
-/// The types whose plugin asks the judge the rendered prompt.
+/// The types whose plugin asks the judge the rendered prompt (the
+/// `promptfoo` plugin's too).
 const MODEL_GRADED: &[&str] = &[
     "llm-rubric",
     "model-graded-closedqa",
@@ -164,10 +162,11 @@ pub fn plan(
     if matches!(base, "assert-set" | "select-best" | "max-score") {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
-    if !TYPES.contains(&base) && !SCRIPT_TYPES.contains(&base) {
+    let supported = || plugin_types().chain(SCRIPT_TYPES.iter().copied());
+    if !supported().any(|known| known == base) {
         return Err(format!(
             "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
-            TYPES.iter().chain(SCRIPT_TYPES).copied().collect::<Vec<_>>().join(", ")
+            supported().collect::<Vec<_>>().join(", ")
         ));
     }
     for key in assertion.keys() {

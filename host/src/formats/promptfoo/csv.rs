@@ -8,7 +8,7 @@
 //! `__metadata:KEY` (the test's metadata, which changes no verdict). Any
 //! other column starting `__` is an error naming it ([`check_header`]).
 
-use crate::formats::promptfoo::asserts::TYPES;
+use crate::formats::promptfoo::asserts::plugin_types;
 use serde_json::{Map, Value, json};
 
 /// The rows of a CSV text, each as (column, cell) pairs in column order.
@@ -186,7 +186,7 @@ fn assertion_of_string(expected: &str) -> Map<String, Value> {
         None => (false, expected),
     };
     // `type`, `type(threshold)`, then `:value` or nothing.
-    for kind in TYPES {
+    for kind in plugin_types() {
         let Some(rest) = body.strip_prefix(kind) else { continue };
         let (threshold, rest) = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
             Some((number, rest)) => match number.parse::<f64>() {
@@ -200,8 +200,8 @@ fn assertion_of_string(expected: &str) -> Map<String, Value> {
             None if rest.is_empty() => None,
             None => continue,
         };
-        let full = if negated { format!("not-{kind}") } else { (*kind).to_owned() };
-        let value = match (*kind, value) {
+        let full = if negated { format!("not-{kind}") } else { kind.to_owned() };
+        let value = match (kind, value) {
             (_, None) => Value::Null,
             ("contains-any" | "contains-all" | "icontains-any" | "icontains-all", Some(value)) => {
                 Value::Array(comma_separated(value).into_iter().map(Value::String).collect())
@@ -210,7 +210,7 @@ fn assertion_of_string(expected: &str) -> Map<String, Value> {
             (_, Some(value)) => Value::String(value.trim().to_owned()),
         };
         let mut assertion = object(&full, value);
-        let default_threshold = match *kind {
+        let default_threshold = match kind {
             "similar" => Some(0.8),
             "cost" | "latency" | "levenshtein" | "rouge-n" | "starts-with" => Some(0.75),
             _ => None,
