@@ -607,3 +607,31 @@ tests:
         .collect();
     assert_eq!(steady, ["first same", "second same"]);
 }
+
+#[test]
+fn python_run_while_a_config_is_read_stops_at_the_deadline_and_the_memory_cap() {
+    let config = r#"
+prompts: ["{{q}} {{extra}}"]
+providers: [echo]
+tests:
+  - description: loops
+    vars: {q: x, extra: file://loop.py}
+  - description: bomb
+    vars: {q: x, extra: ""}
+    options: {transformVars: "file://bomb.py"}
+  - description: after
+    vars: {q: fine, extra: ""}
+    assert: [{type: equals, value: "fine "}]
+"#;
+    let files = [
+        ("loop.py", "def get_var(name, prompt, others):\n    while True:\n        pass\n"),
+        ("bomb.py", "def get_transform(vars, context):\n    return {'extra': 'x' * (1 << 30)}\n"),
+    ];
+    let ran = ran(config, &files);
+    assert_each_once(&ran, &["loops", "bomb", "after"]);
+    let loops = ran.case("/loops")["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(loops.contains("its var `extra` (`file://loop.py`)") && loops.contains("deadline"), "{loops}");
+    let bomb = ran.case("/bomb")["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(bomb.contains("`options.transformVars` failed (run sandboxed)") && bomb.contains("memory"), "{bomb}");
+    assert_eq!(ran.case("/after")["status"], "passed", "{}", stdout(&ran.output));
+}
