@@ -73,7 +73,7 @@ impl ChatRequest {
     /// Reads the body of a `streaming_chat` request (the server side of
     /// [`ChatRequest::to_wire`]). `agent` and `metadata` come from the URL
     /// and the headers.
-    pub fn from_wire(agent: &str, body: &Value, metadata: Vec<(String, String)>) -> Result<ChatRequest, String> {
+    pub(crate) fn from_wire(agent: &str, body: &Value, metadata: Vec<(String, String)>) -> Result<ChatRequest, String> {
         let body = body.as_object().ok_or("the request body is not a JSON object")?;
         let text = body
             .get("user_message")

@@ -165,7 +165,7 @@ fn yes() -> bool {
 impl ConnectionConfig {
     /// Reads `[connections.NAME]` from its table: a message naming what is
     /// wrong (the caller names the file and the connection).
-    pub fn from_table(table: &toml::Table) -> Result<ConnectionConfig, String> {
+    pub(crate) fn from_table(table: &toml::Table) -> Result<ConnectionConfig, String> {
         let kind = match table.get("type") {
             Some(toml::Value::String(kind)) => kind.as_str(),
             Some(other) => return Err(format!("`type` is {}, not a string", other.type_str())),

@@ -33,7 +33,7 @@ impl Grants {
 
     /// Parses grant names as written in `assay.toml` (`log`, `judge`,
     /// `embeddings`), on top of the default (`log`).
-    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
+    pub(crate) fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Grants, String> {
         let mut grants = Grants::default();
         for name in names {
             match name {

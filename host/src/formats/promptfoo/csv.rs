@@ -72,7 +72,7 @@ fn records(text: &str) -> Result<Vec<Vec<String>>, String> {
 /// Refuses a header with a `__` column assay does not read, or a
 /// `__config:` column that is not `__config:__expected…:threshold` of an
 /// `__expected…` column the header has.
-pub fn check_header(header: &[String]) -> Result<(), String> {
+pub(crate) fn check_header(header: &[String]) -> Result<(), String> {
     const SPECIAL: &[&str] = &["__prefix", "__suffix", "__description", "__metric", "__threshold"];
     for column in header.iter().filter(|c| c.starts_with("__")) {
         if column.starts_with("__expected") || SPECIAL.contains(&column.as_str()) || column.starts_with("__metadata:") {

@@ -187,7 +187,7 @@ impl AssertScripts {
 impl AssertScripts {
     /// The Python file a `file://FILE.py[:FUNCTION]` reference names, read
     /// with the config; `None` when `code` is not such a reference.
-    pub fn python_file<'a>(&'a self, code: &'a str) -> Option<Result<PythonFile<'a>, String>> {
+    pub(crate) fn python_file<'a>(&'a self, code: &'a str) -> Option<Result<PythonFile<'a>, String>> {
         let reference = ScriptReference::parse(code)?;
         if !super::python::is_python(std::path::Path::new(reference.path)) {
             return None;

@@ -141,7 +141,7 @@ impl DocumentsOfState {
 
 /// The IANA time zone `name` (`UTC`, `Europe/Berlin`; any case); the error
 /// suggests the nearest name.
-pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
+pub(crate) fn parse_time_zone(name: &str) -> Result<Tz, String> {
     if let Ok(zone) = name.parse::<Tz>() {
         return Ok(zone);
     }
