@@ -595,12 +595,13 @@ fn an_http_providers_javascript_transform_response_runs_sandboxed_on_each_answer
         )
     };
     let config = format!(
-        "prompts: ['{{{{word}}}}']\nproviders:\n{}{}{}{}{}tests:\n  - vars: {{word: owls}}\n    options: {{transform: 'output.toUpperCase()'}}\n    assert: [{{type: equals, value: OWLS | SECOND}}]\n",
+        "prompts: ['{{{{word}}}}']\nproviders:\n{}{}{}{}{}{}tests:\n  - vars: {{word: owls}}\n    options: {{transform: 'output.toUpperCase()'}}\n    assert: [{{type: equals, value: OWLS | SECOND}}]\n",
         provider("expression", "json.items.map(i => i.text).join(' | ')"),
         provider("arrow", "(json, text) => ({ output: json.items.map(i => i.text).join(' | ') })"),
         provider("function", "function (json) { return json.items[0].text + ' | ' + json.items[1].text; }"),
         provider("error", "({ error: 'the backend said no' })"),
         provider("throws", "json.items.find(i => i.missing).text"),
+        provider("loops", "(() => { while (true) {} })()"),
     );
     let dir = suite(&config, &[]);
     let ran = run(dir.path(), &[]);
@@ -617,6 +618,10 @@ fn an_http_providers_javascript_transform_response_runs_sandboxed_on_each_answer
     let throws = ran.case("[throws] test 1").to_string();
     assert!(throws.contains("Transform failed: cannot convert"), "{throws}");
     assert_eq!(ran.case("[throws] test 1")["status"], "error");
+    // JavaScript that never ends stops at the plugin's deadline.
+    let loops = ran.case("[loops] test 1");
+    assert_eq!(loops["status"], "error", "{loops}");
+    assert!(loops.to_string().contains("deadline"), "{loops}");
 }
 
 #[test]
