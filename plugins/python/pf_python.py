@@ -126,15 +126,20 @@ def compute(expected, actual):
     is a transform (`get_transform(output, context)`, and
     `transformVars`'s `(vars, context)`), a var function (`get_var(name,
     prompt, vars)`) or an `assertScoringFunction` (`func(named_scores,
-    context)`). A failure raises `Failed` with promptfoo's reason."""
+    context)`); with `"input": false`, the args alone (a test generator's
+    `generate_tests(config)`). A failure raises `Failed` with promptfoo's
+    reason."""
     file = expected.get("file")
     args = expected.get("args", [])
     if not isinstance(file, dict) or not {"name", "function", "source"} <= set(file) or not isinstance(args, list):
         raise ValueError('a value needs {"file": {"name", "function", "source"}, "args": [...]}')
+    # A test generator takes its args alone (`"input": false`).
+    given = [actual, *args] if expected.get("input", True) else args
+
     def call():
         try:
             function = _function(file["name"], file["function"], file["source"])
-            result = function(actual, *args)
+            result = function(*given)
             return _drive(result) if inspect.iscoroutine(result) else result
         except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt end user code too
             raise Failed(_error_reason(error)) from None

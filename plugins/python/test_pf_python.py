@@ -136,6 +136,12 @@ class Compute(unittest.TestCase):
         get_var = "def get_var(name, prompt, others):\n    return {'output': name + ':' + others['q']}\n"
         self.assertEqual(value(get_var, "p", {"q": "why"}, function="get_var", actual="ctx"), {"output": "ctx:why"})
 
+    def test_a_test_generator_takes_its_args_alone(self):
+        source = "def generate_tests(config=None):\n    return [{'vars': {'n': (config or {}).get('n', 0)}}]\n"
+        file = {"name": "t.py", "function": "generate_tests", "source": source}
+        self.assertEqual(pf_python.compute({"file": file, "args": [{"n": 2}], "input": False}, None), [{"vars": {"n": 2}}])
+        self.assertEqual(pf_python.compute({"file": file, "args": [], "input": False}, None), [{"vars": {"n": 0}}])
+
     def test_what_returns_goes_through_json_and_none_is_null(self):
         self.assertEqual(value("def get_transform(o, c):\n    return (1, 2)\n", {}), [1, 2])
         self.assertIsNone(value("def get_transform(o, c):\n    pass\n", {}))

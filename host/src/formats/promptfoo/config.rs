@@ -1148,9 +1148,10 @@ fn read_tests(
 }
 
 /// The tests of a `file://` test file: CSV (a row per test), JSONL (a
-/// test per line), YAML or JSON (a list of tests), or a JavaScript or
+/// test per line), YAML or JSON (a list of tests), a JavaScript or
 /// TypeScript module (its value, or the value of the function it names,
-/// called with `config`: run sandboxed). `config` is for modules only.
+/// called with `config`), or a Python file's `generate_tests(config)` (or
+/// the function named): run sandboxed. `config` is for code only.
 fn test_file(
     reference: &str,
     config: Option<&Value>,
@@ -1175,10 +1176,28 @@ fn test_file(
             })),
         };
     }
+    let python = ScriptReference::parse(reference).filter(|script| python::is_python(Path::new(script.path)));
+    if let Some(script) = python {
+        let (path, text) = files.text(&format!("file://{}", script.path))?;
+        let located = |message: String| invalid(reference, format!("`{}`: {message}", path.display()));
+        let function = script.function.filter(|f| !f.is_empty()).unwrap_or("generate_tests");
+        let args = Value::Array(config.into_iter().cloned().collect());
+        let mut expected = python::value_expected(script.path, &text, function, false, args);
+        expected["input"] = Value::Bool(false);
+        let value = compute(python::VALUE_KEY, &Value::Null, &expected)
+            .map_err(|e| located(format!("its `{function}`, run sandboxed, failed: {e}")))?;
+        return match value {
+            Some(Value::Array(tests)) => Ok(tests),
+            other => Err(located(format!(
+                "Python test function must return a list of test cases, got {}",
+                other.as_ref().map_or_else(|| "nothing".to_owned(), describe_json)
+            ))),
+        };
+    }
     if config.is_some() {
         return Err(invalid(
             reference,
-            "`config` is passed to a test generator (a `.js` or `.ts` file's function); this file is data",
+            "`config` is passed to a test generator (a `.js`, `.ts` or `.py` file's function); this file is data",
         ));
     }
     let (path, text) = files.text(reference)?;
@@ -1211,11 +1230,6 @@ fn test_file(
             test @ Value::Object(_) => Ok(vec![test]),
             other => Err(located(format!("it holds {}, not a list of tests", describe_json(&other)))),
         },
-        "py" => Err(located(
-            "Python test generators are not supported; write the tests out (YAML, JSON, CSV), or generate them \
-             in a `.js` file"
-                .to_owned(),
-        )),
         other => Err(located(format!(
             "`.{other}` test files are not supported; use CSV, JSONL, YAML, JSON, or a `.js`/`.ts` module"
         ))),

@@ -635,3 +635,35 @@ tests:
     assert!(bomb.contains("`options.transformVars` failed (run sandboxed)") && bomb.contains("memory"), "{bomb}");
     assert_eq!(ran.case("/after")["status"], "passed", "{}", stdout(&ran.output));
 }
+
+#[test]
+fn a_python_test_generator_gives_the_tests_run_sandboxed() {
+    let config = r#"
+prompts: ["{{q}}"]
+providers: [echo]
+tests:
+  - file://gen.py
+  - {path: "file://gen.py:numbered", config: {n: 2}}
+  - file://gen.py:broken
+"#;
+    let generator = "def generate_tests():\n    return [{'description': 'plain', 'vars': {'q': 'hi'}, 'assert': [{'type': 'equals', 'value': 'hi'}]}]\n\n\
+                     def numbered(config):\n    return [{'description': f'n{i}', 'vars': {'q': str(i)}, 'assert': [{'type': 'equals', 'value': str(i)}]} for i in range(config['n'])]\n\n\
+                     def broken():\n    return {'not': 'a list'}\n";
+    warm_plugin(COMPONENT);
+    let dir = suite(config, &[("gen.py", generator)]);
+    let ran = run(dir.path(), &[]);
+    // The broken generator makes the config one error case naming it.
+    assert_eq!(ran.lines.len(), 1, "{}", stdout(&ran.output));
+    let message = ran.lines[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message
+            .contains("Python test function must return a list of test cases, got the dictionary {\"not\":\"a list\"}"),
+        "{message}"
+    );
+    std::fs::write(dir.path().join("promptfooconfig.yaml"), config.replace("  - file://gen.py:broken\n", "")).unwrap();
+    let ran = run(dir.path(), &[]);
+    assert_each_once(&ran, &["plain", "n0", "n1"]);
+    for id in ["/plain", "/n0", "/n1"] {
+        assert_eq!(ran.case(id)["status"], "passed", "{id}: {}", stdout(&ran.output));
+    }
+}
