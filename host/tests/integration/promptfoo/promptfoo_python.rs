@@ -599,12 +599,14 @@ tests:
             "{message}"
         );
     }
-    let steady: Vec<&str> = ran
+    // Results are written as cases end, in any order.
+    let mut steady: Vec<&str> = ran
         .lines
         .iter()
         .filter(|l| l["id"].as_str().unwrap_or_default().contains("steady"))
         .map(|l| l["samples"][0]["runs"][0]["interactions"][0]["response"]["text"].as_str().unwrap_or_default())
         .collect();
+    steady.sort_unstable();
     assert_eq!(steady, ["first same", "second same"]);
 }
 
