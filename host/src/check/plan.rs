@@ -117,6 +117,21 @@ fn is_true(value: &bool) -> bool {
 }
 
 impl Check {
+    /// A gating check of `key` (not negated) on `target` with `expected`,
+    /// with no grader of its own and no line.
+    pub fn new(key: &str, target: Target, expected: Value) -> Check {
+        Check {
+            target,
+            key: key.to_owned(),
+            negated: false,
+            expected_json: expected.to_string(),
+            expected,
+            gate: true,
+            grader: None,
+            line: None,
+        }
+    }
+
     /// The key as the user wrote it, with its `not_` prefix if negated.
     pub fn display_key(&self) -> String {
         if self.negated { format!("not_{}", self.key) } else { self.key.clone() }
@@ -358,16 +373,7 @@ fn push_checks(
             true => lines.line_of(&format!("{at}[{index}]")),
             false => lines.line_of(at),
         };
-        checks.push(Check {
-            target: target.clone(),
-            key: key.to_owned(),
-            negated,
-            expected: value.clone(),
-            expected_json: value.to_string(),
-            gate: true,
-            grader: None,
-            line,
-        });
+        checks.push(Check { negated, line, ..Check::new(key, target.clone(), value.clone()) });
     }
     Ok(())
 }

@@ -170,16 +170,7 @@ mod tests {
     fn scored() -> ScoredBy {
         let expected = json!({"mode": "transform", "code": "x"});
         ScoredBy {
-            check: Check {
-                target: Target::Derived(0),
-                key: "pf_js_value".into(),
-                negated: false,
-                expected_json: expected.to_string(),
-                expected,
-                gate: true,
-                grader: None,
-                line: None,
-            },
+            check: Check::new("pf_js_value", Target::Derived(0), expected),
             label: "file://s.js".into(),
             metrics: vec![Some("a".into()), Some("a".into()), None, Some("b".into())],
             weights: vec![1.0, 3.0, 1.0, 2.0],

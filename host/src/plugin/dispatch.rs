@@ -490,20 +490,6 @@ mod tests {
         assert_eq!(faulted.message, "plugin `p` exceeded its deadline of 2000 ms and was stopped");
     }
 
-    /// A check of `key` on `target` with `expected`.
-    fn check_of(key: &str, target: Target, expected: Value) -> Check {
-        Check {
-            target,
-            key: key.to_owned(),
-            negated: false,
-            expected_json: expected.to_string(),
-            expected,
-            gate: true,
-            grader: None,
-            line: None,
-        }
-    }
-
     #[test]
     fn derived_values_chain_and_a_failed_one_is_the_error_of_the_checks_that_read_it() {
         let runtime = crate::sandbox::Runtime::default();
@@ -511,11 +497,11 @@ mod tests {
         registry.add_builtin(&runtime, &crate::plugin::JAVASCRIPT_PLUGIN, &Default::default()).unwrap();
         let transform = |code: &str| json!({"mode": "transform", "code": code, "input": "output", "args": [{}]});
         let derived = [
-            check_of("pf_js_value", Target::Text, transform("JSON.parse(output)")),
-            check_of("pf_js_value", Target::Derived(0), transform("output.items.length")),
-            check_of("pf_js_value", Target::Text, transform("output.missing.field")),
+            Check::new("pf_js_value", Target::Text, transform("JSON.parse(output)")),
+            Check::new("pf_js_value", Target::Derived(0), transform("output.items.length")),
+            Check::new("pf_js_value", Target::Text, transform("output.missing.field")),
             // A plugin that passes but gives no value.
-            check_of("keywords", Target::Text, json!("items")),
+            Check::new("keywords", Target::Text, json!("items")),
         ];
         let response = ResponseView { text: Some(r#"{"items": [1, 2, 3]}"#), ..Default::default() };
         let (values, _) = derive(&derived, &response, &registry);
@@ -531,10 +517,10 @@ mod tests {
         let no_value = &values[3].as_ref().unwrap_err().message;
         assert!(no_value.contains("`keywords` gave no value"), "{no_value}");
         let checks = [
-            check_of("value", Target::Derived(1), json!(3)),
-            check_of("keywords", Target::Derived(0), json!("items")),
-            check_of("value", Target::Derived(2), json!(1)),
-            check_of("value", Target::Derived(9), json!(1)),
+            Check::new("value", Target::Derived(1), json!(3)),
+            Check::new("keywords", Target::Derived(0), json!("items")),
+            Check::new("value", Target::Derived(2), json!(1)),
+            Check::new("value", Target::Derived(9), json!(1)),
         ];
         let view = ResponseView { derived: &values, ..response };
         let (results, _) = evaluate(&checks, &view, &registry);

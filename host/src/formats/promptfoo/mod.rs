@@ -420,28 +420,14 @@ impl PromptfooCase {
             let scoring = at == "assertScoringFunction";
             let function = function.filter(|f| !f.is_empty()).unwrap_or(if scoring { "func" } else { "get_transform" });
             let expected = python::value_expected(path, source, function, !scoring, json!([context]));
-            return Ok(value_check(python::VALUE_KEY, input, expected));
+            return Ok(Check::new(python::VALUE_KEY, input, expected));
         }
         if !keys.has_key(javascript::VALUE_KEY) {
             return Err(format!("{at}: no loaded plugin provides `{}`, which runs transforms", javascript::VALUE_KEY));
         }
         let module = self.suite.config.assert_scripts.transform_module(code).map_err(|e| format!("{at}: {e}"))?;
         let expected = javascript::transform_expected(code, module, "output", context);
-        Ok(value_check(javascript::VALUE_KEY, input, expected))
-    }
-}
-
-/// The check of `key` computing a value from `input` as `expected` says.
-fn value_check(key: &str, input: Target, expected: Value) -> Check {
-    Check {
-        target: input,
-        key: key.to_owned(),
-        negated: false,
-        expected_json: expected.to_string(),
-        expected,
-        gate: true,
-        grader: None,
-        line: None,
+        Ok(Check::new(javascript::VALUE_KEY, input, expected))
     }
 }
 
