@@ -96,6 +96,14 @@ fn scored(pass: bool, score: f64, reason: String) -> Graded {
     Graded { pass, score, reason, negated: (!pass, 1.0 - score) }
 }
 
+/// The verdict of `name`'s `score` against `threshold`, with promptfoo's
+/// reason (`Recall 0.67 is >= 0.5`).
+fn against_threshold(name: &str, score: f64, threshold: f64) -> Graded {
+    let pass = reaches(score, threshold);
+    let relation = if pass { ">=" } else { "<" };
+    scored(pass, score, format!("{name} {} is {relation} {}", fixed2(score), js::number_to_string(threshold)))
+}
+
 /// promptfoo's `splitIntoSentences`: the non-blank lines, as they are.
 fn lines(text: &str) -> Vec<&str> {
     text.split('\n').filter(|line| !js::trim(line).is_empty()).collect()
@@ -228,9 +236,7 @@ pub fn context_recall(
     let numerator =
         classified.iter().filter(|line| !line.contains(not_attributed) && line.contains(attributed)).count();
     let score = numerator as f64 / classified.len() as f64;
-    let pass = reaches(score, threshold);
-    let relation = if pass { ">=" } else { "<" };
-    Ok(scored(pass, score, format!("Recall {} is {relation} {}", fixed2(score), js::number_to_string(threshold))))
+    Ok(against_threshold("Recall", score, threshold))
 }
 
 /// `context-relevance`: how many of the context's sentences (or chunks)
@@ -271,10 +277,7 @@ pub fn context_relevance(
     if !quoted.is_empty() && !quoted.iter().any(|s| normalized_context.contains(&normalize(strip_marker(s)))) {
         return Ok(grader_failure("Grader output does not quote the provided context".to_owned()));
     }
-    let pass = reaches(score, threshold);
-    let relation = if pass { ">=" } else { "<" };
-    let reason = format!("Context relevance {} is {relation} {}", fixed2(score), js::number_to_string(threshold));
-    Ok(scored(pass, score, reason))
+    Ok(against_threshold("Context relevance", score, threshold))
 }
 
 /// Lower case, runs of white space as one space, trimmed.
@@ -358,9 +361,7 @@ pub fn context_faithfulness(
         return Ok(grader_failure("Could not parse context-faithfulness verdicts".to_owned()));
     };
     let score = score.clamp(0.0, 1.0);
-    let pass = reaches(score, threshold);
-    let relation = if pass { ">=" } else { "<" };
-    Ok(scored(pass, score, format!("Faithfulness {} is {relation} {}", fixed2(score), js::number_to_string(threshold))))
+    Ok(against_threshold("Faithfulness", score, threshold))
 }
 
 #[cfg(test)]
