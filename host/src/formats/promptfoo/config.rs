@@ -784,6 +784,7 @@ impl VarFunctions<'_> {
         let path = reference.strip_prefix("file://").unwrap_or(reference);
         let (_, source) = self.files.text(reference).map_err(|e| e.to_string())?;
         let mut raws: Vec<&str> = self.prompts.iter().map(|prompt| prompt.raw.as_str()).collect();
+        raws.sort_unstable();
         raws.dedup();
         let mut value: Option<Value> = None;
         for raw in raws {
