@@ -9,4 +9,4 @@ mod plan;
 mod verdict;
 
 pub use plan::{CasePlan, Check, KeySet, Target, check_connections, plan_case, plan_entry, plan_response};
-pub use verdict::{ACTUAL_PREVIEW_CHARS, CheckAnswer, CheckResult, Outcome, Verdict, actual_preview};
+pub use verdict::{ACTUAL_PREVIEW_CHARS, CheckAnswer, CheckResult, Outcome, Verdict, actual_preview, check_score};

@@ -74,6 +74,21 @@ pub struct CheckResult {
     pub line: Option<u32>,
 }
 
+/// One check's score for a weighted pass rule: its matcher's, unless it
+/// has none, or the check is negated and the plugin stated no negated
+/// verdict of its own (the `promptfoo` plugin states promptfoo's, whose
+/// `not-` scores are its own): then 1 for a pass, 0 otherwise.
+pub fn check_score(check: &CheckResult) -> f64 {
+    let verdict = &check.verdict;
+    let negation_declared = verdict.extras.as_ref().is_some_and(|extras| extras.get("negated").is_some());
+    match verdict.score {
+        Some(score) if verdict.outcome != Outcome::Error && (!check.key.starts_with("not_") || negation_declared) => {
+            score
+        }
+        _ => f64::from(u8::from(verdict.passed())),
+    }
+}
+
 /// The most characters of an actual value a check's result keeps.
 pub const ACTUAL_PREVIEW_CHARS: usize = 300;
 

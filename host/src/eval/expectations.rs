@@ -39,7 +39,7 @@ pub(crate) struct Judged {
     /// could not be evaluated.
     pub outcome: Outcome,
     /// The answer's score on it, in [0, 1]: the lowest of its checks'
-    /// scores ([`check_score`]); `None` when one could not be evaluated.
+    /// scores ([`unit_score`]); `None` when one could not be evaluated.
     pub score: Option<f64>,
     /// The checks' messages.
     pub message: String,
@@ -79,7 +79,7 @@ pub(crate) fn judged(checks: &[CheckResult], sizes: &[usize]) -> Vec<Judged> {
                 Outcome::Fail
             };
             let message = checks.iter().map(|c| c.verdict.message.as_str()).collect::<Vec<_>>().join("; ");
-            let score = (outcome != Outcome::Error).then(|| checks.iter().map(check_score).fold(1.0, f64::min));
+            let score = (outcome != Outcome::Error).then(|| checks.iter().map(unit_score).fold(1.0, f64::min));
             Judged { outcome, score, message, checks }
         })
         .collect()
@@ -88,7 +88,7 @@ pub(crate) fn judged(checks: &[CheckResult], sizes: &[usize]) -> Vec<Judged> {
 /// A check's score in [0, 1]: the matcher's own score when it gives one
 /// (turned around, `1 - score`, for a `not_` key), else 1 for a pass and 0
 /// for a fail (a judge such as `gist` gives only a verdict).
-pub(crate) fn check_score(check: &CheckResult) -> f64 {
+pub(crate) fn unit_score(check: &CheckResult) -> f64 {
     match check.verdict.score {
         Some(score) if check.key.starts_with("not_") => (1.0 - score).clamp(0.0, 1.0),
         Some(score) => score.clamp(0.0, 1.0),

@@ -261,6 +261,7 @@ pub fn scenario_jobs(
                     turns,
                     recording: None,
                     prerequisite: None,
+                    grouped: None,
                 })));
                 scores.expect(
                     id,

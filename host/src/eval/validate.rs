@@ -213,6 +213,7 @@ pub fn validation_jobs(
                         turns: vec![Turn::new("", checks)],
                         recording: Some(Arc::new(recording)),
                         prerequisite: None,
+                        grouped: None,
                     })));
                     mocks.push(None);
                 }

@@ -8,9 +8,10 @@
 //! else.
 
 use crate::case::{ChatFilter, Connection, SuccessRatio, TestCase};
-use crate::check::{CasePlan, Check, CheckResult};
+use crate::check::{CasePlan, Check, CheckResult, check_score};
 use crate::job::Prerequisite;
 use crate::job::Recording;
+use crate::job::group::InGroup;
 use crate::plugin::Registry;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -45,6 +46,9 @@ pub struct Job {
     /// the job's cluster state), shared with the other jobs that need it;
     /// skipped when the job is answered from a recording.
     pub prerequisite: Option<Arc<Prerequisite>>,
+    /// The comparison it is a member of, which decides it with the other
+    /// members (promptfoo's `select-best`, `max-score`).
+    pub grouped: Option<InGroup>,
 }
 
 /// One turn: what is sent, and the checks on the answer.
@@ -117,24 +121,6 @@ pub fn weighted_score(checks: &[CheckResult], weights: &[f64]) -> f64 {
     if weight_sum > 0.0 { total / weight_sum } else { 0.0 }
 }
 
-/// One check's score for a weighted pass rule: its matcher's, unless it
-/// has none, or the check is negated and the plugin stated no negated
-/// verdict of its own (the `promptfoo` plugin states promptfoo's, whose
-/// `not-` scores are its own): then 1 for a pass, 0 otherwise.
-pub fn check_score(check: &CheckResult) -> f64 {
-    let verdict = &check.verdict;
-    let negation_declared = verdict.extras.as_ref().is_some_and(|extras| extras.get("negated").is_some());
-    match verdict.score {
-        Some(score)
-            if verdict.outcome != crate::check::Outcome::Error
-                && (!check.key.starts_with("not_") || negation_declared) =>
-        {
-            score
-        }
-        _ => f64::from(u8::from(verdict.passed())),
-    }
-}
-
 impl Turn {
     /// A turn sending `text` with the defaults of a test case's
     /// interaction, checked by `checks`.
@@ -182,6 +168,7 @@ impl Job {
             turns,
             recording: None,
             prerequisite: None,
+            grouped: None,
         }
     }
 

@@ -11,6 +11,8 @@
 //!   that need it (a suite's setup of a cluster state);
 //! - [`Recording`] and [`Replay`] (`recording.rs`): answers recorded once and
 //!   given again without asking an agent;
+//! - [`CaseGroup`] (`group.rs`): cases run together, compared (promptfoo's
+//!   `select-best`, `max-score`) or in turn (`storeOutputAs`);
 //! - [`ScoredBy`] (`scoring.rs`): a turn decided by a function of its
 //!   checks' results (promptfoo's `assertScoringFunction`);
 //! - outcomes (`outcome.rs`): the [`CaseResult`] of each case, the lines of
@@ -19,13 +21,18 @@
 //! It knows nothing of the scheduler ([`crate::run`]), which imports it.
 
 mod compiled;
+mod group;
 mod outcome;
 mod pending;
 mod prerequisite;
 mod recording;
 mod scoring;
 
-pub use compiled::{Job, PassRule, Turn, check_score, weighted_score};
+pub use compiled::{Job, PassRule, Turn, weighted_score};
+pub use group::{
+    CaseGroup, CompareRule, InGroup, InTurn, MAX_SCORE_KEY, MaxScore, Order, Publisher, SELECT_BEST_KEY, SelectBest,
+    output_of,
+};
 pub use outcome::{
     CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_KEPT_ANSWER_BYTES, MAX_RESULT_LINE_BYTES,
     RESULTS_FILE, RequestRecord, ResponseRecord, RunError, SampleResult,

@@ -6,9 +6,9 @@
 //! `tokensUsed`), and its value is a GradingResult (`pass`, `score`,
 //! `reason`), which becomes the turn's last check result and decides it.
 
+use crate::check::check_score;
 use crate::check::{Check, CheckResult, Outcome, Verdict};
 use crate::errors::ErrorKind;
-use crate::job::compiled::check_score;
 use serde_json::{Map, Value, json};
 
 /// What scores a turn after its checks.

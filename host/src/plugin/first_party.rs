@@ -60,6 +60,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
             "pf_rouge_n",
             "pf_bleu",
             "pf_similar",
+            "pf_select_best",
             "pf_llm_rubric",
             "pf_model_graded_closedqa",
             "pf_factuality",

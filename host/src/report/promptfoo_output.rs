@@ -15,6 +15,7 @@
 //! run's secrets hidden (about 1.5 KB a case: a `serde_json::Value` would
 //! take twenty times that), and written once, when the run finishes.
 
+use crate::check::check_score;
 use crate::check::{CheckResult, Outcome};
 use crate::formats::promptfoo::derived::{DerivedMetric, derive};
 use crate::formats::promptfoo::{Suite, render_prompt};
@@ -95,6 +96,11 @@ impl PromptfooOutput {
             true => all_checks.split_at(written.asserts.len()),
             false => (all_checks, &[][..]),
         };
+        // `select-best` and `max-score` come last, decided after the
+        // others: they leave the test's score alone unless they fail it.
+        let own_count = written.asserts.len() - written.comparison_count();
+        let (own, compared) = checks.split_at(own_count.min(checks.len()));
+        let compared_failure = compared.iter().find(|c| !c.verdict.passed());
         // An assertion that could not be evaluated (promptfoo: one that
         // threw, such as a `file://` function) is the test's error.
         let error = case
@@ -109,7 +115,12 @@ impl PromptfooOutput {
             written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
         let metrics = config.metrics(written);
         let components = component_results(checks, &written.asserts);
-        let (named_scores, named_weights) = named_scores(checks, &weights, &metrics);
+        let (mut named_scores, named_weights) = named_scores(own, &weights, &metrics);
+        for check in compared {
+            if let Some(Value::Object(scores)) = check.verdict.extras.as_ref().map(|extras| &extras["named_scores"]) {
+                named_scores.extend(scores.clone());
+            }
+        }
         let graded = interaction.is_some() && error.is_none();
         let scored = scored.first();
         let score = match scored {
@@ -120,11 +131,13 @@ impl PromptfooOutput {
                 .and_then(|extras| extras.get("promptfoo_score"))
                 .and_then(Value::as_f64)
                 .unwrap_or_else(|| scored.verdict.score.unwrap_or(0.0)),
+            None if compared_failure.is_some() => compared_failure.map_or(0.0, check_score),
             None if written.asserts.is_empty() => 1.0,
-            None => weighted_score(checks, &weights),
+            None => weighted_score(own, &weights),
         };
         let success = graded && matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky);
         let reason = match written.threshold {
+            _ if compared_failure.is_some() => compared_failure.map(|c| c.verdict.message.clone()).unwrap_or_default(),
             _ if scored.is_some() => scored.map(|s| s.verdict.message.clone()).unwrap_or_default(),
             Some(threshold) if graded => {
                 format!(

@@ -48,6 +48,7 @@ mod batched_permits;
 mod conversation;
 mod cpu_threads;
 mod event;
+mod group;
 mod rerun;
 mod shard;
 mod slow;
@@ -525,6 +526,9 @@ async fn admit(
         let unrecorded = match (&mut case, &options.replay) {
             (LoadedCase::Ready(job), Some(replay)) => match replay.recording(&job.id) {
                 Some(recording) => {
+                    if let Some(compared) = &job.grouped {
+                        compared.group.replay_from(|id| replay.recording(id));
+                    }
                     job.recording = Some(recording);
                     None
                 }
@@ -543,6 +547,7 @@ async fn admit(
                 unrecorded.is_none()
                     && !checks_wait
                     && job.is_in_process()
+                    && job.grouped.is_none()
                     && (job.prerequisite.is_none() || job.recording.is_some())
             }
             LoadedCase::Broken { .. } => false,
@@ -923,6 +928,10 @@ impl CaseTask {
     /// The sample's conversations; `slots`, if given, is where each agent
     /// call takes its slot.
     async fn conversations(&self, index: u32, work: Work, slots: Option<&Semaphore>) -> SampleResult {
+        if let Some(compared) = &self.job.grouped {
+            let bounds = group::Bounds { run: self.sample_timeout, default: self.default_timeout };
+            return group::sample(&self.context, compared, index, bounds).await;
+        }
         let started = Instant::now();
         let deadline = Deadline::sample(started, self.sample_timeout, self.job.timeout, self.default_timeout);
         let mut runs = Vec::new();

@@ -1,15 +1,17 @@
 //! The types that ask a model: `llm-rubric`, `model-graded-closedqa` and
 //! `factuality` ask the host's judge (granted `judge`) with promptfoo's own
 //! prompts and read its answer as promptfoo does; `similar` asks the host's
-//! embeddings backend (granted `embeddings`) and compares by cosine.
+//! embeddings backend (granted `embeddings`) and compares by cosine;
+//! `select-best`'s judge picks one of a test's outputs (the host renders
+//! the prompt and compares the outputs).
 //!
 //! The host's judge takes one prompt, so promptfoo's chat messages (a system
 //! and a user message) are sent as their contents joined by a blank line.
 
 use crate::Graded;
 use crate::js;
-use assay_plugin_sdk::{CapabilityError, embeddings, judge};
-use serde_json::Value as Json;
+use assay_plugin_sdk::{CapabilityError, Verdict, embeddings, judge};
+use serde_json::{Value as Json, json};
 use std::sync::OnceLock;
 
 /// promptfoo 0.123.1's default prompts (chat messages with `{{ var }}`
@@ -86,6 +88,28 @@ pub(crate) fn ask(key: &str, prompt: &str) -> Result<String, String> {
         }
         other => format!("{key} could not ask the judge: {other}"),
     })
+}
+
+/// `select-best`'s question: the judge reads the rendered prompt (the
+/// expected value's `prompt`, which lists the outputs) and answers with an
+/// index. The verdict passes with the computed `value` `{"chosen": N}`, the
+/// first integer of its answer (the host checks it is one of the outputs),
+/// or `{"failed": REASON}` where promptfoo's fails every output: an empty
+/// answer, or one without an integer.
+pub fn select_best(key: &str, expected: &Json) -> Result<Verdict, String> {
+    let Some(prompt) = expected.get("prompt").and_then(Json::as_str) else {
+        return Err(format!("{key} takes {{\"prompt\": the rendered grading prompt}}"));
+    };
+    let answer = ask(key, prompt)?;
+    let digits: String =
+        answer.trim().chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    let value = match digits.parse::<u64>() {
+        _ if answer.is_empty() => json!({ "failed": "No output" }),
+        Ok(index) => json!({ "chosen": index }),
+        Err(_) if digits.is_empty() => json!({ "failed": "Invalid select-best verdict: NaN" }),
+        Err(_) => json!({ "failed": format!("Invalid select-best verdict: {digits}") }),
+    };
+    Ok(Verdict::new(true, format!("the judge answered {answer:?}")).with_extras(json!({ "value": value })))
 }
 
 /// A grader failure: fail with score 0 whichever the form (promptfoo does

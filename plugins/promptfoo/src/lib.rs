@@ -50,6 +50,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("pf_rouge_n", "promptfoo rouge-n: ROUGE-1 F-score against the value at least the threshold (default 0.75)"),
     ("pf_bleu", "promptfoo bleu: BLEU-4 against the value(s) at least the threshold (default 0.5)"),
     ("pf_similar", "promptfoo similar: embedding cosine similarity at least the threshold (default 0.75)"),
+    (
+        "pf_select_best",
+        "promptfoo select-best: the index of the output the judge picks (the host compares a test's outputs with it)",
+    ),
     ("pf_llm_rubric", "promptfoo llm-rubric: the judge grades the output against the rubric"),
     (
         "pf_model_graded_closedqa",
@@ -285,6 +289,9 @@ impl Matcher for Promptfoo {
     }
 
     fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Verdict, String> {
+        if key == "pf_select_best" {
+            return graded::select_best(key, expected);
+        }
         Ok(evaluate(key, actual, expected)?.verdict())
     }
 }

@@ -159,7 +159,7 @@ pub fn plan(
         Some(base) => (true, base),
         None => (false, kind),
     };
-    if matches!(base, "assert-set" | "select-best" | "max-score") {
+    if base == "assert-set" {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
     let supported = || plugin_types().chain(SCRIPT_TYPES.iter().copied());

@@ -134,6 +134,12 @@ fn ref_matches(reference: &str, name: &str) -> bool {
         || name.strip_prefix(reference).is_some_and(|rest| rest.starts_with(':'))
 }
 
+/// Whether an assertion of type `kind` compares a test's outputs with one
+/// another (`select-best`, `max-score`: `compare.rs`).
+pub fn is_comparison(kind: &str) -> bool {
+    matches!(kind.strip_prefix("not-").unwrap_or(kind), "select-best" | "max-score")
+}
+
 /// One test after `defaultTest` and var expansion: one case per prompt and
 /// provider.
 #[derive(Clone, Debug)]
@@ -170,6 +176,25 @@ pub struct Test {
 }
 
 impl Test {
+    /// How many of its assertions are `select-best` or `max-score`, which
+    /// come last (see `put_comparisons_last`).
+    pub fn comparison_count(&self) -> usize {
+        let kinds = self.asserts.iter().filter_map(|a| a.get("type").and_then(Value::as_str));
+        kinds.filter(|kind| is_comparison(kind)).count()
+    }
+
+    /// Moves its `select-best` and `max-score` assertions (and their
+    /// lines) after the others, in order: promptfoo decides them last and
+    /// lists their results last.
+    fn put_comparisons_last(&mut self) {
+        let is_comparison = |a: &Map<String, Value>| a.get("type").and_then(Value::as_str).is_some_and(is_comparison);
+        let mut order: Vec<usize> = (0..self.asserts.len()).collect();
+        order.sort_by_key(|&i| is_comparison(&self.asserts[i]));
+        let asserts = order.iter().map(|&i| self.asserts[i].clone()).collect();
+        self.assert_lines = order.iter().map(|&i| self.assert_lines.get(i).copied().flatten()).collect();
+        self.asserts = asserts;
+    }
+
     /// Its `options.transform` (or the older `options.postprocess`): what
     /// promptfoo runs on the answer before every assertion.
     pub fn output_transform(&self) -> Option<&Value> {
@@ -254,12 +279,8 @@ const TEST_OPTIONS: &[&str] = &[
     "transformVars",
     "transform",
     "postprocess",
-];
-const REFUSED_OPTIONS: &[(&str, &str)] = &[(
     "storeOutputAs",
-    "it passes one test's output to the next, and assay runs tests independently; write the later test's \
-         input out in its vars",
-)];
+];
 
 fn invalid(path: &str, message: impl Into<String>) -> CaseErrorKind {
     CaseErrorKind::Invalid { path: path.to_owned(), message: message.into() }
@@ -463,6 +484,9 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
     if tests.is_empty() {
         // promptfoo runs each prompt once with no vars when there are no tests.
         tests.push(merge(0, &default_test, Map::new()));
+    }
+    for test in &mut tests {
+        test.put_comparisons_last();
     }
     let mut loaded = HashMap::new();
     let var_functions = VarFunctions { files: &files, prompts: &prompts, compute };
@@ -1458,18 +1482,18 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
                 "provider" => "a grading provider goes under `options.provider`",
                 "providerOutput" => "a test runs its prompt on its providers; write a provider that answers so",
                 "storeOutputAs" => {
-                    "it passes one test's output to the next, and assay runs tests independently; write the later \
-                     test's input out in its vars"
+                    "promptfoo reads it under `options` only (it ignores it here); write `options.storeOutputAs`"
                 }
                 _ => "assay reads `vars`, `assert`, `options`, `description`, `threshold` and `metadata`",
             };
             error.get_or_insert(format!("{whose}'s `{key}` is not supported: {why}"));
         }
     }
+    if let Some(name) = options.get("storeOutputAs").filter(|name| !name.is_string()) {
+        error.get_or_insert(format!("its `options.storeOutputAs` is {}, not the name of a var", describe_json(name)));
+    }
     for key in options.keys() {
-        if let Some((_, why)) = REFUSED_OPTIONS.iter().find(|(refused, _)| refused == key) {
-            error.get_or_insert(format!("its `options.{key}` is not supported: {why}"));
-        } else if !TEST_OPTIONS.contains(&key.as_str()) {
+        if !TEST_OPTIONS.contains(&key.as_str()) {
             error.get_or_insert(format!(
                 "its `options.{key}` is not supported; assay reads {}",
                 TEST_OPTIONS.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")

@@ -32,6 +32,7 @@
 //! and `assertScoringFunction` as its [`PassRule::ScoredBy`].
 
 mod asserts;
+mod compare;
 pub mod config;
 mod csv;
 pub mod derived;
@@ -41,6 +42,7 @@ mod javascript;
 mod providers;
 mod python;
 mod render;
+mod stored;
 
 pub use config::is_config;
 pub use javascript::ComputeValue;
@@ -60,7 +62,9 @@ use crate::agent::Transport;
 use crate::case::{CaseEnv, CaseFile};
 use crate::check::{Check, KeySet, Target};
 use crate::errors::{CaseError, CaseErrorKind, describe_json};
-use crate::job::{BrokenCase, CaseReader, Job, LoadedCase, PassRule, PendingCase, ScoredBy, Turn};
+use crate::job::{
+    BrokenCase, CaseGroup, CaseReader, InGroup, Job, LoadedCase, Order, PassRule, PendingCase, ScoredBy, Turn,
+};
 use crate::template::NunjucksTemplate;
 use config::{Config, Test};
 use graders::Graders;
@@ -68,7 +72,7 @@ use providers::{MapError, Provider};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A promptfoo config, read: shared by its cases, and by the run for its
 /// connections and output.
@@ -86,6 +90,9 @@ pub struct Suite {
     graders: Graders,
     /// Each case's (prompt, provider, test) by id.
     cases: HashMap<String, (usize, usize, usize)>,
+    /// Each test's comparison of its cases (`select-best`, `max-score`),
+    /// made when the first of them is read.
+    comparisons: Vec<OnceLock<Result<Arc<CaseGroup>, String>>>,
 }
 
 impl Suite {
@@ -114,6 +121,36 @@ impl Suite {
     /// suite's.
     pub(crate) fn case(&self, id: &str) -> Option<(usize, usize, usize)> {
         self.cases.get(id).copied()
+    }
+
+    /// Test `t`'s comparison and the place in it of the case on prompt
+    /// `prompt` and provider `provider`: its cases, in promptfoo's column
+    /// order (providers, then prompts), each planned without it.
+    fn comparison(
+        self: &Arc<Self>,
+        t: usize,
+        (prompt, provider): (usize, usize),
+        keys: &dyn KeySet,
+    ) -> Result<InGroup, String> {
+        let mut places: Vec<(&String, (usize, usize))> =
+            self.cases.iter().filter(|(_, place)| place.2 == t).map(|(id, &(q, p, _))| (id, (q, p))).collect();
+        places.sort_by_key(|&(_, (q, p))| (p, q));
+        let group = self.comparisons[t].get_or_init(|| {
+            let members = places
+                .iter()
+                .map(|&(id, (prompt, provider))| {
+                    let case =
+                        PromptfooCase { id: id.clone(), suite: self.clone(), prompt, provider, test: t, in_turn: None };
+                    case.own_job(keys).map(Arc::new)
+                })
+                .collect::<Vec<_>>();
+            let test = &self.config.tests[t];
+            let grader = |provider: &Value| self.graders.of(provider).cloned();
+            let rules = compare::rules(test, members.len(), &grader, keys)?;
+            Ok(Arc::new(CaseGroup::new(format!("tests[{}]", test.index), members, Order::AtOnce, rules)))
+        });
+        let member = places.iter().position(|&(_, place)| place == (prompt, provider)).expect("the case is a member");
+        Ok(InGroup { group: group.clone()?, member })
     }
 }
 
@@ -178,12 +215,15 @@ pub fn expand(file: &CaseFile, context: &ProviderContext<'_>) -> (Vec<PendingCas
             Box::new(BrokenCase { id, error: CaseError::new(&file.path, kind) }) as PendingCase
         })
         .collect();
-    let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, graders, cases });
+    let comparisons = config.tests.iter().map(|_| OnceLock::new()).collect();
+    let suite = Arc::new(Suite { id, path: file.path.clone(), config, providers, graders, cases, comparisons });
+    let in_turn: Option<stored::Slot> = stored::uses(&suite).then(Default::default);
     let mut pending: Vec<PendingCase> = order
         .into_iter()
         .map(|id| {
             let (prompt, provider, test) = suite.cases[&id];
-            Box::new(PromptfooCase { id, suite: suite.clone(), prompt, provider, test }) as PendingCase
+            let in_turn = in_turn.clone();
+            Box::new(PromptfooCase { id, suite: suite.clone(), prompt, provider, test, in_turn }) as PendingCase
         })
         .collect();
     pending.extend(nowhere);
@@ -262,6 +302,9 @@ pub struct PromptfooCase {
     prompt: usize,
     provider: usize,
     test: usize,
+    /// Its config's group of cases run in turn, when a test stores its
+    /// output (`storeOutputAs`).
+    in_turn: Option<stored::Slot>,
 }
 
 impl CaseReader for PromptfooCase {
@@ -295,15 +338,40 @@ impl PromptfooCase {
     }
 
     fn job(&self, keys: &dyn KeySet) -> Result<Job, String> {
+        let mut job = self.own_job(keys)?;
+        let test = &self.suite.config.tests[self.test];
+        let compares = test.comparison_count() > 0;
+        job.grouped = match &self.in_turn {
+            Some(_) if compares => {
+                return Err("`select-best` and `max-score` are not supported in a config whose tests store outputs \
+                            (`storeOutputAs`): the cases run in turn, not at once; keep one of them"
+                    .into());
+            }
+            Some(slot) => Some(stored::place(self, slot, keys)?),
+            None if compares => Some(self.suite.comparison(self.test, (self.prompt, self.provider), keys)?),
+            None => None,
+        };
+        Ok(job)
+    }
+
+    /// The case's job as read, run on its own.
+    fn own_job(&self, keys: &dyn KeySet) -> Result<Job, String> {
+        let job = self.own_job_for(&self.suite.config.tests[self.test], keys)?;
+        crate::check::check_connections(&job.connections, keys).map_err(|e| e.to_string())?;
+        Ok(job)
+    }
+
+    /// The case's job for `test` (its test, perhaps with vars stored by
+    /// the cases before it), run on its own; its connection is checked
+    /// against the project's when the case is read ([`Self::own_job`]).
+    fn own_job_for(&self, test: &Test, keys: &dyn KeySet) -> Result<Job, String> {
         let config = &self.suite.config;
-        let test = &config.tests[self.test];
         if let Some(error) = &test.error {
             return Err(error.clone());
         }
         let provider =
             self.suite.providers[self.provider].as_ref().map_err(|e| format!("providers[{}]: {e}", self.provider))?;
         let text = render_prompt(config, self.prompt, test)?;
-        crate::check::check_connections(std::slice::from_ref(&provider.connection), keys).map_err(|e| e.to_string())?;
         let rubric = test.options.get("rubricPrompt").map(rubric_text);
         let test_context = || test.context_object();
         let entry = &config.providers[self.provider];
@@ -335,7 +403,10 @@ impl PromptfooCase {
             derived.push(self.transform_check(code, output, context, "options.transform", keys)?);
             output = Target::Derived(derived.len() - 1);
         }
-        for (i, assertion) in test.asserts.iter().enumerate() {
+        let compared = |a: &serde_json::Map<String, Value>| {
+            a.get("type").and_then(Value::as_str).is_some_and(config::is_comparison)
+        };
+        for (i, assertion) in test.asserts.iter().enumerate().filter(|(_, a)| !compared(a)) {
             let vars = asserts::Vars { values: &test.vars, templates: &config.assert_templates };
             let scripts = asserts::Scripts { python: &python, javascript: &script };
             let mut planned = asserts::plan(assertion, i, &vars, &text, rubric.as_deref(), &scripts, keys)?;
@@ -372,6 +443,7 @@ impl PromptfooCase {
             turns: vec![Turn { pass_rule, derived, ..Turn::new(text, checks) }],
             recording: None,
             prerequisite: None,
+            grouped: None,
         })
     }
 }

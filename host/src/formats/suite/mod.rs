@@ -255,6 +255,7 @@ impl SpecCase {
             turns: vec![Turn::new(text, checks)],
             recording: None,
             prerequisite: self.prerequisite.clone(),
+            grouped: None,
         })
     }
 }

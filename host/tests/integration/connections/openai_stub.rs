@@ -10,8 +10,9 @@
 //!   "pass": P, "score": S}`, P and S taken from a hash of the messages'
 //!   contents joined by a blank line; one asking for a factuality
 //!   `category` with a letter A–E likewise; one asking for `"Y" or "N"`
-//!   (closed QA) with that letter; any other with the text of its last user
-//!   message (an echo). Usage counts words.
+//!   (closed QA) with that letter; one asking for the index of the text that
+//!   best fits (select-best) with 0, 1 or 2 by the hash (2 names no text of
+//!   two); any other with the text of its last user message (an echo). Usage counts words.
 //! - `POST …/completions`: the prompt, echoed.
 //! - `POST …/embeddings`: for each input, 27 numbers: how often each letter
 //!   a-z occurs (any case), then how many other non-space characters.
@@ -111,6 +112,8 @@ fn reply(all: &str, last_user: &str) -> String {
     } else if all.contains("\"Y\" or \"N\"") {
         let letter = if hash.is_multiple_of(2) { "Y" } else { "N" };
         format!("stub reasoning {hash:016x}\n{letter}\n{letter}")
+    } else if all.contains("Output the index of the text that best fits the criteria") {
+        format!("Text {} fits best.", hash % 3)
     } else {
         last_user.to_owned()
     }

@@ -224,8 +224,8 @@ fn a_config_that_cannot_be_read_is_one_error_case_naming_the_key() {
         ("prompts: [x]\nproviders: [{id: echo, delay: 5}]\n", "a provider's `delay` is not supported"),
         ("prompts: [x]\nproviders: [{id: echo, prompts: [y]}]\n", "`y` names no prompt; the prompts' labels are \"x\""),
         (
-            "prompts: [x]\nproviders: [echo]\ntests: [{vars: {}, options: {storeOutputAs: a}}]\n",
-            "`options.storeOutputAs` is not supported",
+            "prompts: [x]\nproviders: [echo]\ntests: [{vars: {}, options: {storeOutputAs: [a]}}]\n",
+            "`options.storeOutputAs` is the list [\"a\"], not the name of a var",
         ),
         (
             "prompts: [x]\nproviders: [echo]\ntests: [{options: {provider: 'vertex:gemini'}, assert: [{type: llm-rubric, value: y}]}]\n",
@@ -455,7 +455,7 @@ tests:
 }
 
 /// An OpenAI chat completion answering `content`, with `usage` if given.
-fn completion(
+pub(crate) fn completion(
     request: &crate::fake_server::Recorded,
     content: &str,
     usage: Option<Value>,
