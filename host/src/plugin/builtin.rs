@@ -162,8 +162,8 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
 /// `pf_javascript`): promptfoo's `javascript` assertions, run by a
 /// JavaScript engine (Boa) inside the component. Embedded and registered
 /// like [`PROMPTFOO_PLUGIN`], for runs that hold promptfoo configs; it
-/// needs nothing but the log. At 9.0 MB (the engine and oxc's TypeScript
-/// transform) it is the largest built-in but Python: compiling it takes
+/// needs nothing but the log. At 11.8 MB (the engine, oxc's TypeScript
+/// transform and node-sql-parser's builds) it is the largest built-in but Python: compiling it takes
 /// seconds the first time one of its checks runs (announced), then the
 /// compile cache has it.
 pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
@@ -180,6 +180,11 @@ pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
             "pf_js_value",
             "promptfoo JavaScript that computes a value (a JS config or tests file, a test generator, a transform), run \
              sandboxed; the value is in the extras",
+        ),
+        ("pf_is_sql", "promptfoo is-sql: the output is SQL node-sql-parser parses for the database (run sandboxed)"),
+        (
+            "pf_contains_sql",
+            "promptfoo contains-sql: the output holds SQL node-sql-parser parses (its sql code blocks, else the output)",
         ),
     ],
     // Each assertion gets an engine context of its own inside the

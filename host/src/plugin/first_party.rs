@@ -78,7 +78,7 @@ pub const FIRST_PARTY_PLUGINS: &[FirstParty] = &[
     FirstParty {
         label: "javascript",
         path: "plugins/javascript/javascript.wasm",
-        keys: &["pf_javascript", "pf_js_value"],
+        keys: &["pf_javascript", "pf_js_value", "pf_is_sql", "pf_contains_sql"],
         grants: &[],
     },
     FirstParty {

@@ -123,6 +123,54 @@ pub fn value(script: ValueScript<'_>, input: &Json, args: &[Json], label: &str) 
     }
 }
 
+/// A module's function loaded once into an engine of its own and called
+/// many times there: only for code the plugin embeds (`sql.rs`), never a
+/// config's, since what one call leaves in the engine the next one sees.
+pub struct Loaded {
+    engine: Engine,
+    function: JsObject,
+}
+
+impl Loaded {
+    /// Loads the module `source` (named `name` in messages) and finds its
+    /// export `function`.
+    pub fn new(name: &str, source: &str, function: &str) -> Result<Loaded, String> {
+        let mut engine = Engine::new().map_err(|error| format!("the JavaScript engine did not start: {error}"))?;
+        let found = (|| {
+            let modules = engine.modules()?;
+            let namespace = engine.load(&modules, name, source)?;
+            let wanted = JsString::from(function).into();
+            call_method(
+                &modules,
+                "transformFunction",
+                &[namespace, wanted, JsString::from(name).into()],
+                &mut engine.context,
+            )
+        })();
+        let found = found.map_err(|error| engine.described(error))?;
+        let function = found.as_callable().ok_or_else(|| format!("{name} has no function `{function}`"))?;
+        Ok(Loaded { engine, function })
+    }
+
+    /// Calls the function with `args` and gives its value as JSON, its
+    /// promise settled (see [`value`]); `label` names the value.
+    pub fn call(&mut self, args: &[Json], label: &str) -> Result<Option<Json>, String> {
+        let engine = &mut self.engine;
+        let called = args
+            .iter()
+            .map(|arg| JsValue::from_json(arg, &mut engine.context))
+            .collect::<JsResult<Vec<_>>>()
+            .and_then(|args| self.function.call(&JsValue::undefined(), &args, &mut engine.context))
+            .and_then(|value| engine.settle(value));
+        let value = called.map_err(|error| engine.described(error))?;
+        let text = engine.plain(value, label).map_err(|error| engine.described(error))?;
+        match text {
+            None => Ok(None),
+            Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("its value is not JSON: {e}")),
+        }
+    }
+}
+
 /// A context, and the clock its timers move.
 struct Engine {
     context: Context,

@@ -27,6 +27,9 @@
 //! carries promptfoo's `not-` verdict in its extras (`"negated": {"pass",
 //! "score", "reason"}`), which the host uses for `not_pf_javascript`.
 //!
+//! `pf_is_sql` and `pf_contains_sql` (`sql.rs`) are promptfoo's `is-sql`
+//! and `contains-sql`, its own code over node-sql-parser, in the same engine.
+//!
 //! Its second key, `pf_js_value` (`value.rs`), runs promptfoo's JavaScript
 //! that computes a value rather than a verdict (a config or tests module, a
 //! test generator, `transformVars`, `transform`) and gives the value back
@@ -43,6 +46,7 @@ mod grade;
 #[cfg(target_arch = "wasm32")]
 mod random;
 mod sandbox;
+mod sql;
 mod typescript;
 mod value;
 
@@ -63,11 +67,16 @@ impl Matcher for JavaScript {
         PluginInfo::new("javascript", env!("CARGO_PKG_VERSION"))
             .matcher(KEY.0, KEY.1)
             .matcher(value::KEY.0, value::KEY.1)
+            .matcher(sql::KEYS[0].0, sql::KEYS[0].1)
+            .matcher(sql::KEYS[1].0, sql::KEYS[1].1)
     }
 
     fn evaluate(key: &str, actual: &Actual, expected: &Json) -> Result<Verdict, String> {
         if key == value::KEY.0 {
             return value::evaluate(actual, expected);
+        }
+        if sql::KEYS.iter().any(|(sql, _)| *sql == key) {
+            return sql::evaluate(key, actual, expected);
         }
         if key != KEY.0 {
             return Err(format!("the javascript plugin has no key `{key}`"));

@@ -316,3 +316,31 @@ fn what_cannot_leave_the_sandbox_is_an_error_naming_where() {
     let sandboxed = json!({"mode": "transform", "code": "require('fs')", "input": "output"});
     assert!(value_of(sandboxed, &Actual::text("x")).unwrap_err().contains("require('fs') is not available"));
 }
+
+#[test]
+fn sql_is_parsed_as_promptfoos_node_sql_parser_parses_it() {
+    let sql = |key: &str, output: &str, value: Json| {
+        let verdict = JavaScript::evaluate(key, &Actual::text(output), &json!({ "value": value })).unwrap();
+        (verdict.pass, verdict.message.clone(), negated(&verdict).0)
+    };
+    assert_eq!(
+        sql("pf_is_sql", "SELECT id, name FROM users WHERE age > 3", Json::Null),
+        (true, "Assertion passed".into(), false)
+    );
+    let (pass, reason, negated_pass) = sql("pf_is_sql", "SELEC id FROM", Json::Null);
+    assert_eq!((pass, negated_pass), (false, true));
+    assert_eq!(reason, "SQL statement does not conform to the provided MySQL database syntax.");
+    // PostgreSQL's dollar quotes are PostgreSQL's.
+    let dollars = "SELECT $$a$$ AS x FROM t";
+    assert!(sql("pf_is_sql", dollars, json!({"databaseType": "PostgreSQL"})).0);
+    let (pass, reason, _) =
+        sql("pf_is_sql", "SELECT * FROM secrets", json!({"allowedTables": ["select::null::users"]}));
+    assert!(!pass);
+    assert_eq!(
+        reason,
+        "SQL references unauthorized table(s). Found: [select::null::secrets]. Allowed: [select::null::users]."
+    );
+    assert!(sql("pf_contains_sql", "Here:\n```sql\nSELECT 1 FROM t\n```\n", Json::Null).0);
+    let unknown = sql("pf_is_sql", "SELECT 1", json!({"databaseType": "Oracle"}));
+    assert_eq!(unknown.1, "SQL statement does not conform to the provided Oracle database syntax.");
+}

@@ -96,6 +96,11 @@ pub fn plugin_types() -> impl Iterator<Item = &'static str> {
 /// runner (`python`: `plugins/python/`).
 pub const SCRIPT_TYPES: &[&str] = &["python", "javascript"];
 
+/// The types the `javascript` plugin runs with promptfoo's own JavaScript
+/// (`is-sql` and `contains-sql`, over node-sql-parser): `pf_is_sql`,
+/// `pf_contains_sql`.
+const SQL_TYPES: &[&str] = &["is-sql", "contains-sql"];
+
 /// The types whose plugin asks the judge the rendered prompt (the
 /// `promptfoo` plugin's too).
 const MODEL_GRADED: &[&str] = &[
@@ -162,7 +167,7 @@ pub fn plan(
     if base == "assert-set" {
         return Err(format!("{at} is `{kind}`, which assay does not support; list its assertions in the test"));
     }
-    let supported = || plugin_types().chain(SCRIPT_TYPES.iter().copied());
+    let supported = || plugin_types().chain(SCRIPT_TYPES.iter().copied()).chain(SQL_TYPES.iter().copied());
     if !supported().any(|known| known == base) {
         return Err(format!(
             "{at}: `{kind}` is not an assertion type assay supports; it supports {} and their `not-` forms",
@@ -272,7 +277,7 @@ pub fn plan(
     };
     let key = format!("{}pf_{}", if negated { "not_" } else { "" }, base.replace('-', "_"));
     let base_key = key.trim_start_matches("not_");
-    if base_key == javascript::KEY && !keys.has_key(base_key) {
+    if (base_key == javascript::KEY || SQL_TYPES.contains(&base)) && !keys.has_key(base_key) {
         return Err(format!(
             "{at} (`{kind}`) needs the key `{base_key}` of the javascript plugin, which is not loaded\n\n\
              Consider [plugins.javascript] path = \"plugins/javascript/javascript.wasm\" in assay.toml, or --plugin \

@@ -5,5 +5,6 @@ pub mod promptfoo_differential;
 pub mod promptfoo_examples;
 pub mod promptfoo_javascript;
 pub mod promptfoo_python;
+pub mod promptfoo_sql;
 pub mod promptfoo_stored;
 pub mod promptfoo_suite;
