@@ -163,9 +163,9 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
 /// JavaScript engine (Boa) inside the component. Embedded and registered
 /// like [`PROMPTFOO_PLUGIN`], for runs that hold promptfoo configs; it
 /// needs nothing but the log. At 11.8 MB (the engine, oxc's TypeScript
-/// transform and node-sql-parser's builds) it is the largest built-in but Python: compiling it takes
-/// seconds the first time one of its checks runs (announced), then the
-/// compile cache has it.
+/// transform and node-sql-parser's builds) it is the largest built-in but
+/// Python: compiling it takes seconds the first time one of its checks
+/// runs (announced), then the compile cache has it.
 pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     name: "javascript",
     bytes: include_bytes!("../../../plugins/javascript/javascript.wasm"),

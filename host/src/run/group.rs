@@ -27,6 +27,8 @@ pub(super) struct Bounds {
     pub run: Option<RunTimeout>,
     /// The bound when neither the run nor the case sets one.
     pub default: Duration,
+    /// The most members of a group run at once (the run's `jobs`).
+    pub at_once: usize,
 }
 
 /// Sample `index` of the member `place`, run with the others.
@@ -80,8 +82,9 @@ async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds
     }
 }
 
-/// Every member's sample `index`, all at once (dropping this future stops
-/// them all): each its result, or why its job could not be made.
+/// Every member's sample `index`, at once (at most `bounds.at_once` of
+/// them; dropping this future stops them all): each its result, or why its
+/// job could not be made.
 async fn at_once(
     context: &Context,
     group: &Arc<CaseGroup>,
@@ -89,11 +92,15 @@ async fn at_once(
     bounds: Bounds,
 ) -> Vec<Result<SampleResult, String>> {
     let mut running = tokio::task::JoinSet::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(bounds.at_once.max(1)));
     for member in 0..group.members.len() {
-        let (context, group) = (context.clone(), group.clone());
+        let (context, group, slots) = (context.clone(), group.clone(), slots.clone());
         running.spawn(async move {
             let ran = match group.member_job(member) {
-                Ok(job) => Ok(member_sample(&context, &job, index, bounds).await),
+                Ok(job) => {
+                    let _slot = slots.acquire().await.expect("the semaphore is never closed");
+                    Ok(member_sample(&context, &job, index, bounds).await)
+                }
                 Err(why) => Err(why),
             };
             (member, ran)

@@ -929,7 +929,8 @@ impl CaseTask {
     /// call takes its slot.
     async fn conversations(&self, index: u32, work: Work, slots: Option<&Semaphore>) -> SampleResult {
         if let Some(compared) = &self.job.grouped {
-            let bounds = group::Bounds { run: self.sample_timeout, default: self.default_timeout };
+            let bounds =
+                group::Bounds { run: self.sample_timeout, default: self.default_timeout, at_once: self.max_in_flight };
             return group::sample(&self.context, compared, index, bounds).await;
         }
         let started = Instant::now();

@@ -317,3 +317,35 @@ tests:
     assert_eq!(check["outcome"], "error");
     assert!(check["message"].as_str().unwrap().starts_with("max-score requires at least one other assertion"));
 }
+
+#[test]
+fn a_groups_members_ask_their_agents_no_more_at_once_than_the_run_allows() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NOW: AtomicUsize = AtomicUsize::new(0);
+    static MOST: AtomicUsize = AtomicUsize::new(0);
+    let server = FakeServer::start(|request| {
+        let now = NOW.fetch_add(1, Ordering::SeqCst) + 1;
+        MOST.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        NOW.fetch_sub(1, Ordering::SeqCst);
+        let asked = request.body["input"].as_str().unwrap_or_default().to_owned();
+        crate::connections::connections_openai::json_reply(200, "", &json!({ "answer": asked }))
+    });
+    let config = format!(
+        r#"
+prompts: ['a {{{{x}}}}', 'b {{{{x}}}}', 'c {{{{x}}}}', 'd {{{{x}}}}']
+providers:
+  - id: http://127.0.0.1:{port}/ask
+    config: {{body: {{input: "{{{{prompt}}}}"}}, transformResponse: json.answer}}
+tests:
+  - vars: {{x: 1}}
+    assert: [{{type: icontains, value: a}}, {{type: max-score}}]
+"#,
+        port = server.port
+    );
+    let dir = suite(&config, &[]);
+    let ran = run_with(assay_command(), dir.path(), &["-j", "1"]);
+    assert_eq!(ran.lines.len(), 4, "{}", stdout(&ran.output));
+    assert_eq!(server.requests.lock().unwrap().len(), 4);
+    assert_eq!(MOST.load(Ordering::SeqCst), 1, "with -j 1 the members ask one at a time");
+}
