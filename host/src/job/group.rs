@@ -123,14 +123,14 @@ pub trait InTurn: Send + Sync {
 /// A member's place in a group.
 #[derive(Clone, Debug)]
 pub struct InGroup {
-    /// The comparison.
+    /// The group.
     pub group: Arc<CaseGroup>,
     /// Which member the job is.
     pub member: usize,
 }
 
 impl PartialEq for InGroup {
-    /// The same place in the same comparison (shared by `Arc`).
+    /// The same place in the same group (shared by `Arc`).
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.group, &other.group) && self.member == other.member
     }

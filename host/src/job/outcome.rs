@@ -210,6 +210,25 @@ pub struct InteractionResult {
 }
 
 impl InteractionResult {
+    /// The result of interaction `index` whose request (`request`, if it
+    /// was sent) failed with `error` after `elapsed_ms`: no answer, no
+    /// checks.
+    pub fn failed(index: usize, request: Option<RequestRecord>, error: RunError, elapsed_ms: f64) -> InteractionResult {
+        InteractionResult {
+            index,
+            request,
+            passed: false,
+            checks: Vec::new(),
+            error: Some(error),
+            logs: Vec::new(),
+            response: None,
+            usage: None,
+            cost: None,
+            agent_ms: elapsed_ms,
+            duration_ms: elapsed_ms,
+        }
+    }
+
     /// The actual value `check` (one of its checks) looked at, as results
     /// keep it: its own, or the preview of the answer text it shares.
     pub fn actual_of<'a>(&'a self, check: &'a CheckResult) -> Option<Cow<'a, str>> {

@@ -219,19 +219,7 @@ fn agent_failed(error: AgentError) -> RunError {
 }
 
 fn failed(index: usize, sent: RequestRecord, error: RunError, started: Instant) -> InteractionResult {
-    InteractionResult {
-        index,
-        request: Some(sent),
-        passed: false,
-        checks: Vec::new(),
-        error: Some(error),
-        logs: Vec::new(),
-        response: None,
-        usage: None,
-        cost: None,
-        agent_ms: millis(started.elapsed()),
-        duration_ms: millis(started.elapsed()),
-    }
+    InteractionResult::failed(index, Some(sent), error, millis(started.elapsed()))
 }
 
 /// A duration in milliseconds, for results.

@@ -154,19 +154,7 @@ async fn in_turn(
 /// The sample of a member that could not run: its first request's
 /// `error`.
 fn unmade(read: &Job, index: u32, error: RunError) -> SampleResult {
-    let interaction = InteractionResult {
-        index: 0,
-        request: None,
-        passed: false,
-        checks: Vec::new(),
-        error: Some(error),
-        logs: Vec::new(),
-        response: None,
-        usage: None,
-        cost: None,
-        agent_ms: 0.0,
-        duration_ms: 0.0,
-    };
+    let interaction = InteractionResult::failed(0, None, error, 0.0);
     let connection = read.connections.first().cloned().unwrap_or(crate::case::Connection::Direct);
     let run = ConnectionRun { connection, passed: false, interactions: vec![interaction] };
     SampleResult { index, passed: false, runs: vec![run], duration_ms: 0.0, answers_left_out: false }
