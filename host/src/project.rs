@@ -976,7 +976,7 @@ impl Settings<'_> {
         }
         settings.concurrency = self.judge_concurrency()?;
         settings.cache = self.answer_cache(cache_dir, "judge");
-        RemoteJudge::new(settings).map_err(|message| self.error("[judge]", message))
+        crate::agent::remote_judge(settings).map_err(|message| self.error("[judge]", message))
     }
 
     /// promptfoo's default grader where the project configures no judge

@@ -19,11 +19,13 @@
 //! (chat_context, sly_data carry-forward) belongs to the runner, which owns
 //! a conversation.
 
+mod judge;
 mod message;
 mod reduce;
 pub mod serve;
 mod transport;
 
+pub use judge::remote_judge;
 pub use message::{ChatMessage, ChatRequest, Origin, SAMPLE_METADATA, StreamLine};
 pub use reduce::{AgentResponse, Usage, reduce, reduce_keeping_text};
 pub use transport::command::{CommandAgents, CommandSettings, MINIMAL_PATH};

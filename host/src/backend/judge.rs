@@ -9,15 +9,16 @@
 
 use crate::backend::budget::Budget;
 use crate::backend::cache::{AnswerCache, credential_part};
-use crate::backend::neuro_san::JudgeAgent;
 use crate::backend::openai::Endpoint;
-use crate::backend::retry::{RetryPolicy, with_retries};
+use crate::backend::retry::{Attempt, RetryPolicy, with_retries};
 use crate::backend::worker::Worker;
 use crate::credentials::{debug_key, redact_urls};
 use crate::net;
 use crate::sandbox::host::judge::Judge;
 use crate::sandbox::host::{Answered, CapabilitySpend};
 use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -121,18 +122,26 @@ impl JudgeSettings {
     }
 }
 
+/// A judge service's client for a backend this module does not speak (a
+/// neuro-san agent: `agent/judge.rs`): one attempt at an answer to a
+/// prompt; the [`RemoteJudge`] around it retries, caches and bounds it.
+pub(crate) trait JudgeClient: Send + Sync + std::fmt::Debug {
+    /// One attempt at the answer to `prompt`.
+    fn complete<'a>(&'a self, prompt: &'a str) -> Pin<Box<dyn Future<Output = Attempt<String>> + Send + 'a>>;
+}
+
 /// The client of one backend.
 #[derive(Debug)]
 enum Client {
     OpenAi(Endpoint, reqwest::Client),
-    NeuroSan(JudgeAgent),
+    Other(Arc<dyn JudgeClient>),
 }
 
 impl Client {
-    async fn complete(&self, prompt: &str) -> crate::backend::retry::Attempt<String> {
+    async fn complete(&self, prompt: &str) -> Attempt<String> {
         match self {
             Client::OpenAi(endpoint, client) => endpoint.complete(client, prompt).await,
-            Client::NeuroSan(agent) => agent.complete(prompt).await,
+            Client::Other(client) => client.complete(prompt).await,
         }
     }
 }
@@ -150,7 +159,9 @@ pub struct RemoteJudge {
 }
 
 impl RemoteJudge {
-    /// Builds the client; fails on a malformed URL.
+    /// The judge of an OpenAI-compatible endpoint; a neuro-san agent's is
+    /// made by `agent/judge.rs`'s `remote_judge`, which speaks neuro-san
+    /// (and makes either). Fails on a malformed URL.
     pub fn new(settings: JudgeSettings) -> Result<RemoteJudge, String> {
         let client = match &settings.backend {
             JudgeBackend::OpenAi { url, model, api_key } => {
@@ -158,8 +169,24 @@ impl RemoteJudge {
                 let endpoint = Endpoint { url: url.clone(), model: model.clone(), api_key: api_key.clone() };
                 Client::OpenAi(endpoint, http)
             }
-            JudgeBackend::NeuroSan { url } => Client::NeuroSan(JudgeAgent::new(url, settings.timeout)?),
+            JudgeBackend::NeuroSan { url } => {
+                return Err(format!(
+                    "the neuro-san judge at {} is made by `assay::agent::remote_judge`, which speaks neuro-san; \
+                     `RemoteJudge::new` makes OpenAI-compatible judges",
+                    redact_urls(url)
+                ));
+            }
         };
+        RemoteJudge::around(settings, client)
+    }
+
+    /// The judge of `settings` asking through `client` (`settings.backend`
+    /// keys its answer cache).
+    pub(crate) fn with_client(settings: JudgeSettings, client: Arc<dyn JudgeClient>) -> Result<RemoteJudge, String> {
+        RemoteJudge::around(settings, Client::Other(client))
+    }
+
+    fn around(settings: JudgeSettings, client: Client) -> Result<RemoteJudge, String> {
         Ok(RemoteJudge {
             cache: settings.cache.clone(),
             client: Arc::new(client),

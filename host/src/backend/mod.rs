@@ -1,6 +1,7 @@
 //! The remote backends behind the capabilities a plugin may be granted: the
-//! language-model judge ([`RemoteJudge`]: an OpenAI-compatible endpoint or a
-//! neuro-san agent) and text embeddings ([`RemoteEmbeddings`]: an
+//! language-model judge ([`RemoteJudge`]: an OpenAI-compatible endpoint, or
+//! a neuro-san agent through the client `agent/judge.rs` gives it) and text
+//! embeddings ([`RemoteEmbeddings`]: an
 //! OpenAI-compatible endpoint).
 //!
 //! Every backend runs its requests on a client thread of its own
@@ -16,12 +17,13 @@ mod budget;
 mod cache;
 mod embeddings;
 mod judge;
-mod neuro_san;
 mod openai;
 mod retry;
 mod worker;
 
 pub use cache::AnswerCache;
 pub use embeddings::{EmbeddingsSettings, RemoteEmbeddings};
+pub(crate) use judge::JudgeClient;
 pub use judge::{DEFAULT_JUDGE_CONCURRENCY, JudgeBackend, JudgeSettings, RemoteJudge};
 pub use retry::RetryPolicy;
+pub(crate) use retry::{Attempt, is_retryable};

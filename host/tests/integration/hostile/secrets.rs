@@ -35,7 +35,7 @@ fn debug_output_shows_no_api_key_and_no_url_password() {
     assert_hidden(&format!("{:?}", RemoteJudge::new(settings).unwrap()));
     let neuro_san = JudgeSettings::neuro_san(format!("http://user:{PASSWORD}@127.0.0.1:9/gist"));
     assert_hidden(&format!("{neuro_san:?}"));
-    assert_hidden(&format!("{:?}", RemoteJudge::new(neuro_san).unwrap()));
+    assert_hidden(&format!("{:?}", assay::agent::remote_judge(neuro_san).unwrap()));
 
     let mut embeddings = EmbeddingsSettings::new(url.clone(), "e");
     embeddings.api_key = Some(KEY.into());
@@ -67,7 +67,7 @@ fn judge_and_embeddings_errors_show_no_url_password() {
     assert!(error.starts_with("cannot reach the embeddings backend at http://[redacted]@127.0.0.1:"), "{error}");
     assert_hidden(&error);
     let neuro_san = format!("http://user:{PASSWORD}@127.0.0.1:{}/gist", dead_port());
-    let error = RemoteJudge::new(JudgeSettings::neuro_san(neuro_san))
+    let error = assay::agent::remote_judge(JudgeSettings::neuro_san(neuro_san))
         .unwrap()
         .complete("x", &CapabilitySpend::default())
         .answer
@@ -75,8 +75,8 @@ fn judge_and_embeddings_errors_show_no_url_password() {
     assert!(error.starts_with("the judge agent at http://[redacted]@127.0.0.1:"), "{error}");
     assert_hidden(&error);
     // A URL that does not parse is quoted without its userinfo too.
-    let error =
-        RemoteJudge::new(JudgeSettings::neuro_san(format!("http://user:{PASSWORD}@host:port/gist"))).unwrap_err();
+    let error = assay::agent::remote_judge(JudgeSettings::neuro_san(format!("http://user:{PASSWORD}@host:port/gist")))
+        .unwrap_err();
     assert!(error.starts_with("invalid neuro-san judge URL `http://[redacted]@host:port/gist`"), "{error}");
 }
 

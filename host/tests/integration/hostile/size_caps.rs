@@ -141,7 +141,7 @@ fn an_agent_error_answer_is_read_for_its_preview_only() {
     let error = within_30_s(move || {
         let mut settings = assay::backend::JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"));
         settings.retry.retries = 0;
-        let judge = assay::backend::RemoteJudge::new(settings).unwrap();
+        let judge = assay::agent::remote_judge(settings).unwrap();
         let spend = assay::sandbox::host::CapabilitySpend::default();
         assay::sandbox::host::judge::Judge::complete(&judge, "x", &spend).answer.unwrap_err()
     });

@@ -285,7 +285,7 @@ fn a_busy_neuro_san_judge_is_retried() {
     let server = neuro_san_judge(1);
     let mut settings = JudgeSettings::neuro_san(format!("{}/gist", server.url()));
     settings.retry.backoff = Duration::from_millis(10);
-    let judge = RemoteJudge::new(settings).unwrap();
+    let judge = assay::agent::remote_judge(settings).unwrap();
     assert_eq!(judge.complete("please say pass", &CapabilitySpend::default()).answer.unwrap(), "pass");
     assert_eq!(server.requests.lock().unwrap().len(), 2);
 }
@@ -293,7 +293,7 @@ fn a_busy_neuro_san_judge_is_retried() {
 #[test]
 fn a_dead_neuro_san_judge_is_an_error_naming_the_agent_url() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let judge = RemoteJudge::new(JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"))).unwrap();
+    let judge = assay::agent::remote_judge(JudgeSettings::neuro_san(format!("http://127.0.0.1:{port}/gist"))).unwrap();
     let error = judge.complete("x", &CapabilitySpend::default()).answer.unwrap_err();
     assert!(
         error.starts_with(&format!("the judge agent at http://127.0.0.1:{port}/api/v1/gist/streaming_chat: ")),
@@ -340,4 +340,14 @@ fn an_equivocal_judge_is_an_error_quoting_it() {
         assert_eq!(verdict["outcome"], "error", "{verdict}");
         assert_eq!(verdict["message"], "the judge's answer is equivocal: \"pass, or perhaps fail\"");
     }
+}
+
+#[test]
+fn a_neuro_san_judge_is_made_by_the_agent_module_and_remote_judge_new_says_so() {
+    let settings = JudgeSettings::neuro_san("http://user:secret@127.0.0.1:9/gist");
+    let error = RemoteJudge::new(settings.clone()).unwrap_err();
+    assert!(error.contains("is made by `assay::agent::remote_judge`"), "{error}");
+    assert!(!error.contains("secret"), "{error}");
+    let judge = assay::agent::remote_judge(settings).unwrap();
+    assert_eq!(judge.settings().backend.url(), "http://[redacted]@127.0.0.1:9/gist");
 }

@@ -1,17 +1,35 @@
 //! A neuro-san agent as the judge (`[judge] neuro_san =
 //! "http://localhost:8080/gist"`): the prompt goes out as the user message
-//! over the agent connection code, and the answer is the text of the
-//! reduced response. One attempt per call; the caller retries.
+//! over the neuro-san transport, and the answer is the text of the reduced
+//! response. One attempt per call; the [`RemoteJudge`] around it retries,
+//! caches and bounds it as it does an OpenAI-compatible judge.
+//! [`remote_judge`] makes the judge of any [`JudgeSettings`].
 
 use crate::agent::{ChatRequest, HttpAgents, HttpSettings, reduce};
-use crate::backend::retry::{Attempt, is_retryable};
+use crate::backend::{Attempt, JudgeBackend, JudgeClient, JudgeSettings, RemoteJudge, is_retryable};
 use crate::credentials::redact_urls;
 use crate::errors::AgentErrorKind;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The judge `settings` describe: an OpenAI-compatible endpoint, or a
+/// neuro-san agent asked through this module's client. Fails on a
+/// malformed URL.
+pub fn remote_judge(settings: JudgeSettings) -> Result<RemoteJudge, String> {
+    match &settings.backend {
+        JudgeBackend::NeuroSan { url } => {
+            let agent = JudgeAgent::new(url, settings.timeout)?;
+            RemoteJudge::with_client(settings, Arc::new(agent))
+        }
+        JudgeBackend::OpenAi { .. } => RemoteJudge::new(settings),
+    }
+}
 
 /// A judge agent on a neuro-san server.
 #[derive(Clone)]
-pub(crate) struct JudgeAgent {
+struct JudgeAgent {
     /// The agent's name: the URL's last path segment.
     agent: String,
     /// `{server}/api/v1/{agent}/streaming_chat`.
@@ -32,7 +50,7 @@ impl std::fmt::Debug for JudgeAgent {
 impl JudgeAgent {
     /// Reads `http://HOST:PORT/AGENT` (or a full `…/api/v1/AGENT/streaming_chat`
     /// URL) and builds the client, with `timeout` as its idle bound.
-    pub(crate) fn new(url: &str, timeout: Duration) -> Result<JudgeAgent, String> {
+    fn new(url: &str, timeout: Duration) -> Result<JudgeAgent, String> {
         let shown = redact_urls(url);
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             format!(
@@ -69,7 +87,7 @@ impl JudgeAgent {
     }
 
     /// Sends `prompt` as the user message: the answer's text.
-    pub(crate) async fn complete(&self, prompt: &str) -> Attempt<String> {
+    async fn ask(&self, prompt: &str) -> Attempt<String> {
         let request = ChatRequest { agent: self.agent.clone(), text: prompt.to_owned(), ..ChatRequest::default() };
         let where_ = redact_urls(&self.streaming_chat);
         match self.client.chat(&self.streaming_chat, &request).await {
@@ -85,6 +103,12 @@ impl JudgeAgent {
             },
             Err(kind) => Attempt::Done(Err(format!("the judge agent at {where_}: {kind}"))),
         }
+    }
+}
+
+impl JudgeClient for JudgeAgent {
+    fn complete<'a>(&'a self, prompt: &'a str) -> Pin<Box<dyn Future<Output = Attempt<String>> + Send + 'a>> {
+        Box::pin(self.ask(prompt))
     }
 }
 
