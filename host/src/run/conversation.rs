@@ -47,8 +47,10 @@ pub enum Work {
 
 /// Runs every turn of `job` over `connection` for sample `sample`.
 /// `sample_deadline` is when the sample's bound fires; every request ends
-/// by then (or by its turn's own `timeout_in_seconds`, if earlier). With `slots`, each turn takes a slot for its agent call and gives it
-/// back before its checks (which wait on the judge) run.
+/// by then (or by its turn's own `timeout_in_seconds`, if earlier). With
+/// `slots`, each turn takes a slot for its agent call and gives it back
+/// before its checks (which wait on the judge) run. Each turn is asked
+/// ([`ask`]), then checked ([`check`]), where `work` says.
 pub async fn converse(
     context: &Context,
     job: &Arc<Job>,
@@ -90,25 +92,9 @@ pub async fn converse(
         };
 
         let (deadline, sandbox) = sample_deadline.turn(started, interaction.timeout);
-        let sandbox_deadline = sandbox.map(|d| d.left(started));
+        let bounds = TurnBounds { deadline, sandbox, sandbox_left: sandbox.map(|d| d.left(started)) };
         let asked = Instant::now();
-        let answer = if let Some(recording) = &job.recording {
-            recording.answer(&job.id, sample, connection, index)
-        } else if work == Work::Inline && connection == &Connection::Direct {
-            // The sandbox's deadline stops the call; say which limit it was.
-            match (context.agents.chat_direct_blocking(&request, sandbox_deadline), sandbox) {
-                (Err(e), Some(sandbox)) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
-                    Err(sandbox.error(index))
-                }
-                (answer, _) => answer.map_err(agent_failed),
-            }
-        } else {
-            let call = context.agents.chat(connection, request, sandbox_deadline);
-            match tokio::time::timeout_at(deadline.at(), call).await {
-                Ok(answer) => answer.map_err(agent_failed),
-                Err(_) => Err(deadline.error(index)),
-            }
-        };
+        let answer = ask(context, job, connection, (sample, index), request, bounds, work).await;
         let agent_ms = millis(asked.elapsed());
         drop(slot);
         let response = match answer {
@@ -127,61 +113,8 @@ pub async fn converse(
                 carried_sly_data.extend(returned.clone());
             }
         }
-        // The checks' judge calls end with the turn's time too: a call asked
-        // for later is refused, and the verdict does not wait past it.
-        let until = deadline.at().into_std();
-        let latency = serde_json::Number::from_f64(agent_ms).map(Value::Number);
-        let cost = response.cost.and_then(serde_json::Number::from_f64).map(Value::Number);
-        let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
-            let view = ResponseView {
-                text: response.text.as_deref(),
-                text_is_json: response.text_is_json,
-                sly_data: response.sly_data.as_ref(),
-                structure: response.structure.as_ref(),
-                latency_ms: latency.as_ref(),
-                cost: cost.as_ref(),
-                until: Some(until),
-                derived: &[],
-            };
-            let turn = &job.turns[index];
-            let (derived, mut logs) = plugin::derive(&turn.derived, &view, registry);
-            let view = ResponseView { derived: &derived, ..view };
-            let (mut results, mut more) = plugin::evaluate(&turn.checks, &view, registry);
-            logs.append(&mut more);
-            if let PassRule::ScoredBy(scored) = &turn.pass_rule {
-                // The function reads the named scores as a derived value.
-                let (mut check, named) = scored.call(&results);
-                check.target = Target::Derived(0);
-                let given = [Ok(named)];
-                let view = ResponseView { derived: &given, ..view };
-                let (value, mut more) = plugin::compute(&check, &view, registry, "the scoring function");
-                logs.append(&mut more);
-                results.push(scored.verdict(value));
-            }
-            (results, logs, response)
-        };
-        let evaluated = match work {
-            Work::Inline => Ok(evaluate(job, &context.registry, response)),
-            Work::OnCpuThreads => {
-                let (job, registry) = (job.clone(), context.registry.clone());
-                // A panic goes on up, as below.
-                let computed = context.cpu.compute(move || evaluate(&job, &registry, response));
-                tokio::time::timeout_at(deadline.at(), computed).await
-            }
-            Work::Offloaded => {
-                let (job, registry) = (job.clone(), context.registry.clone());
-                // A panic here (a bug, or an embedder's capability with one)
-                // goes on up: the runner reports the case as an internal
-                // error.
-                let computed = async {
-                    tokio::task::spawn_blocking(move || evaluate(&job, &registry, response))
-                        .await
-                        .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
-                };
-                tokio::time::timeout_at(deadline.at(), computed).await
-            }
-        };
-        let Ok((checks, logs, response)) = evaluated else {
+        let Some((checks, logs, response)) = check(context, job, index, response, agent_ms, deadline, work).await
+        else {
             interactions.push(failed(index, sent, deadline.checks_error(index), started));
             break;
         };
@@ -205,6 +138,117 @@ pub async fn converse(
     }
     let passed = interactions.len() == job.turns.len() && interactions.iter().all(|i| i.passed);
     ConnectionRun { connection: connection.clone(), passed, interactions }
+}
+
+/// A turn's bounds: its request's deadline and, inside a direct call, the
+/// sandbox's own (which says which limit stopped the call) with the time
+/// it leaves.
+#[derive(Clone, Copy)]
+struct TurnBounds {
+    deadline: Deadline,
+    sandbox: Option<Deadline>,
+    sandbox_left: Option<Duration>,
+}
+
+/// Asks turn `index` (of sample `sample`) with `request`: from the job's
+/// recording, or from the agent over `connection` within `bounds`.
+async fn ask(
+    context: &Context,
+    job: &Job,
+    connection: &Connection,
+    (sample, index): (u32, usize),
+    request: ChatRequest,
+    bounds: TurnBounds,
+    work: Work,
+) -> Result<AgentResponse, RunError> {
+    let TurnBounds { deadline, sandbox, sandbox_left: sandbox_deadline } = bounds;
+    if let Some(recording) = &job.recording {
+        recording.answer(&job.id, sample, connection, index)
+    } else if work == Work::Inline && connection == &Connection::Direct {
+        // The sandbox's deadline stops the call; say which limit it was.
+        match (context.agents.chat_direct_blocking(&request, sandbox_deadline), sandbox) {
+            (Err(e), Some(sandbox)) if matches!(e.kind, AgentErrorKind::Fault(Fault::Deadline(_))) => {
+                Err(sandbox.error(index))
+            }
+            (answer, _) => answer.map_err(agent_failed),
+        }
+    } else {
+        let call = context.agents.chat(connection, request, sandbox_deadline);
+        match tokio::time::timeout_at(deadline.at(), call).await {
+            Ok(answer) => answer.map_err(agent_failed),
+            Err(_) => Err(deadline.error(index)),
+        }
+    }
+}
+
+/// Runs turn `index`'s checks on `response` (its derived values, its
+/// checks, then a scoring function) where `work` says, by `deadline`: the
+/// checks' results and logs, and the response back; `None` when the
+/// deadline fired first.
+async fn check(
+    context: &Context,
+    job: &Arc<Job>,
+    index: usize,
+    response: AgentResponse,
+    agent_ms: f64,
+    deadline: Deadline,
+    work: Work,
+) -> Option<(Vec<crate::check::CheckResult>, Vec<plugin::PluginLog>, AgentResponse)> {
+    // The checks' judge calls end with the turn's time too: a call asked
+    // for later is refused, and the verdict does not wait past it.
+    let until = deadline.at().into_std();
+    let latency = serde_json::Number::from_f64(agent_ms).map(Value::Number);
+    let cost = response.cost.and_then(serde_json::Number::from_f64).map(Value::Number);
+    let evaluate = move |job: &Job, registry: &Registry, response: AgentResponse| {
+        let view = ResponseView {
+            text: response.text.as_deref(),
+            text_is_json: response.text_is_json,
+            sly_data: response.sly_data.as_ref(),
+            structure: response.structure.as_ref(),
+            latency_ms: latency.as_ref(),
+            cost: cost.as_ref(),
+            until: Some(until),
+            derived: &[],
+        };
+        let turn = &job.turns[index];
+        let (derived, mut logs) = plugin::derive(&turn.derived, &view, registry);
+        let view = ResponseView { derived: &derived, ..view };
+        let (mut results, mut more) = plugin::evaluate(&turn.checks, &view, registry);
+        logs.append(&mut more);
+        if let PassRule::ScoredBy(scored) = &turn.pass_rule {
+            // The function reads the named scores as a derived value.
+            let (mut check, named) = scored.call(&results);
+            check.target = Target::Derived(0);
+            let given = [Ok(named)];
+            let view = ResponseView { derived: &given, ..view };
+            let (value, mut more) = plugin::compute(&check, &view, registry, "the scoring function");
+            logs.append(&mut more);
+            results.push(scored.verdict(value));
+        }
+        (results, logs, response)
+    };
+    let evaluated = match work {
+        Work::Inline => Ok(evaluate(job, &context.registry, response)),
+        Work::OnCpuThreads => {
+            let (job, registry) = (job.clone(), context.registry.clone());
+            // A panic goes on up, as below.
+            let computed = context.cpu.compute(move || evaluate(&job, &registry, response));
+            tokio::time::timeout_at(deadline.at(), computed).await
+        }
+        Work::Offloaded => {
+            let (job, registry) = (job.clone(), context.registry.clone());
+            // A panic here (a bug, or an embedder's capability with one)
+            // goes on up: the runner reports the case as an internal
+            // error.
+            let computed = async {
+                tokio::task::spawn_blocking(move || evaluate(&job, &registry, response))
+                    .await
+                    .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+            };
+            tokio::time::timeout_at(deadline.at(), computed).await
+        }
+    };
+    evaluated.ok()
 }
 
 /// Whether the state after turn `index` is worth keeping: the next one
