@@ -29,9 +29,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::watch;
 
 /// The key of `select-best`'s results.
-pub const SELECT_BEST_KEY: &str = "pf_select_best";
+pub(crate) const SELECT_BEST_KEY: &str = "pf_select_best";
 /// The key of `max-score`'s results.
-pub const MAX_SCORE_KEY: &str = "pf_max_score";
+pub(crate) const MAX_SCORE_KEY: &str = "pf_max_score";
 
 /// Cases run together (see the module doc).
 pub struct CaseGroup {
@@ -75,11 +75,11 @@ enum Slot {
 
 /// What runs a group's sample gives each member's result to: every
 /// member waiting on it wakes.
-pub struct Publisher(Arc<SampleOutcome>);
+pub(crate) struct Publisher(Arc<SampleOutcome>);
 
 impl Publisher {
     /// Decides member `member`'s result.
-    pub fn decide(&self, member: usize, result: Option<SampleResult>) {
+    pub(crate) fn decide(&self, member: usize, result: Option<SampleResult>) {
         self.0.slots.lock().expect("never poisoned").entry(member).or_insert(Slot::Decided(result));
         self.0.ticks.send_modify(|tick| *tick += 1);
     }
@@ -184,7 +184,7 @@ pub struct MaxScore {
 
 impl CaseGroup {
     /// A group `name` of `members`, run in `order`, compared by `rules`.
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         members: Vec<Result<Arc<Job>, String>>,
         order: Order,
@@ -195,7 +195,7 @@ impl CaseGroup {
 
     /// Answers every member from `recording_of` its id (a replayed run);
     /// the first call decides.
-    pub fn replay_from(&self, recording_of: impl Fn(&str) -> Option<Arc<Recording>>) {
+    pub(crate) fn replay_from(&self, recording_of: impl Fn(&str) -> Option<Arc<Recording>>) {
         self.recordings.get_or_init(|| {
             self.members.iter().map(|member| member.as_ref().ok().and_then(|job| recording_of(&job.id))).collect()
         });
@@ -203,14 +203,14 @@ impl CaseGroup {
 
     /// Member `index`'s job as the group runs it: answered from its
     /// recording in a replayed run, or the reason it cannot run.
-    pub fn member_job(&self, index: usize) -> Result<Arc<Job>, String> {
+    pub(crate) fn member_job(&self, index: usize) -> Result<Arc<Job>, String> {
         let job = self.members[index].clone()?;
         self.as_recorded(index, job)
     }
 
     /// `job`, member `index`'s, answered from its recording in a replayed
     /// run, or the reason it cannot be.
-    pub fn as_recorded(&self, index: usize, job: Arc<Job>) -> Result<Arc<Job>, String> {
+    pub(crate) fn as_recorded(&self, index: usize, job: Arc<Job>) -> Result<Arc<Job>, String> {
         match self.recordings.get() {
             None => Ok(job),
             Some(recordings) => match &recordings[index] {
@@ -226,7 +226,12 @@ impl CaseGroup {
     /// others wait for their own result, which may come before the run
     /// ends, or take the run over if the running member's task is dropped.
     /// `None` when a run ended without deciding `member` (a bug).
-    pub async fn sample_of<F>(&self, member: usize, sample: u32, run: impl Fn(Publisher) -> F) -> Option<SampleResult>
+    pub(crate) async fn sample_of<F>(
+        &self,
+        member: usize,
+        sample: u32,
+        run: impl Fn(Publisher) -> F,
+    ) -> Option<SampleResult>
     where
         F: Future<Output = ()>,
     {
@@ -256,7 +261,7 @@ impl CaseGroup {
 
 /// What a member answered, as promptfoo compares it: its first answer's
 /// text, or nothing when it has none.
-pub fn output_of(sample: Option<&SampleResult>) -> &str {
+pub(crate) fn output_of(sample: Option<&SampleResult>) -> &str {
     sample
         .and_then(|s| s.runs.first())
         .and_then(|run| run.interactions.first())
@@ -268,7 +273,7 @@ pub fn output_of(sample: Option<&SampleResult>) -> &str {
 impl SelectBest {
     /// The prompt that asks the judge to pick one of `outputs`: the
     /// messages rendered, joined by a blank line.
-    pub fn prompt(&self, outputs: &[&str]) -> Result<String, String> {
+    pub(crate) fn prompt(&self, outputs: &[&str]) -> Result<String, String> {
         let mut vars = self.vars.clone();
         vars.insert("criteria".into(), Value::String(self.criteria.clone()));
         let parsed = outputs.iter().map(|o| serde_json::from_str(o).unwrap_or_else(|_| Value::String((*o).into())));
@@ -278,7 +283,7 @@ impl SelectBest {
     }
 
     /// The check asking the judge to pick one of `outputs` with `prompt`.
-    pub fn asking(&self, prompt: String, outputs: usize) -> Check {
+    pub(crate) fn asking(&self, prompt: String, outputs: usize) -> Check {
         let expected = json!({ "prompt": prompt, "outputs": outputs });
         Check { expected_json: expected.to_string(), expected, ..self.check.clone() }
     }
@@ -287,7 +292,7 @@ impl SelectBest {
     /// N}`, the index it chose, or `{"failed": REASON}`, where every member
     /// fails as promptfoo's do; an error verdict (the judge could not be
     /// asked) is every member's.
-    pub fn verdicts(&self, computed: Result<Value, Verdict>, members: usize) -> Vec<Verdict> {
+    pub(crate) fn verdicts(&self, computed: Result<Value, Verdict>, members: usize) -> Vec<Verdict> {
         let value = match computed {
             Ok(value) => value,
             Err(verdict) => return vec![verdict; members],
@@ -312,7 +317,7 @@ impl SelectBest {
     }
 
     /// Its result on a member that answered.
-    pub fn result(&self, verdict: Verdict) -> CheckResult {
+    pub(crate) fn result(&self, verdict: Verdict) -> CheckResult {
         compared(SELECT_BEST_KEY, Value::String(self.criteria.clone()), verdict, self.line)
     }
 }
@@ -320,7 +325,7 @@ impl SelectBest {
 impl MaxScore {
     /// Each member's verdict from its own checks' results (`None`: it
     /// has none, its request failed), promptfoo's `selectMaxScore`.
-    pub fn verdicts(&self, members: &[Option<&[CheckResult]>]) -> Vec<Verdict> {
+    pub(crate) fn verdicts(&self, members: &[Option<&[CheckResult]>]) -> Vec<Verdict> {
         let mut scores = Vec::with_capacity(members.len());
         for checks in members {
             let own: Vec<(usize, &CheckResult)> = checks
@@ -373,7 +378,7 @@ impl MaxScore {
     }
 
     /// Its result on a member that answered.
-    pub fn result(&self, verdict: Verdict) -> CheckResult {
+    pub(crate) fn result(&self, verdict: Verdict) -> CheckResult {
         compared(MAX_SCORE_KEY, self.expected.clone(), verdict, self.line)
     }
 }

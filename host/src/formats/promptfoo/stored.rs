@@ -62,7 +62,7 @@ impl InTurn for Turns {
 
 /// The place of `case` in its config's group, made (with every case's job
 /// as read, nothing stored yet) if this is the first case read.
-pub fn place(case: &PromptfooCase, slot: &Slot, keys: &dyn KeySet) -> Result<InGroup, String> {
+pub(crate) fn place(case: &PromptfooCase, slot: &Slot, keys: &dyn KeySet) -> Result<InGroup, String> {
     let cases = in_promptfoos_order(&case.suite);
     let group = slot.get_or_init(|| {
         let turns = Turns { suite: case.suite.clone(), cases: cases.clone() };
