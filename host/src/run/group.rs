@@ -50,7 +50,6 @@ pub(super) async fn sample(context: &Context, place: &InGroup, index: u32, bound
 /// by its rules, each decided through `publisher`: in turn, as each
 /// member's ends; at once, when all are compared.
 async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds: Bounds, publisher: Publisher) {
-    let started = Instant::now();
     let ran = match &group.order {
         Order::AtOnce => at_once(&context, &group, index, bounds).await,
         Order::InTurn(turns) => return in_turn(&context, &group, turns.as_ref(), index, bounds, &publisher).await,
@@ -59,7 +58,9 @@ async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds
     // others cannot be compared without it.
     let missing = ran.iter().find_map(|ran| ran.as_ref().err().cloned());
     let mut samples: Vec<Option<SampleResult>> = ran.into_iter().map(Result::ok).collect();
-    let deadline = Deadline::sample(started, bounds.run, None, bounds.default);
+    // The comparison is a step of its own after the members' (each of
+    // which had its own bound): it gets the bound of a sample, from now.
+    let deadline = Deadline::sample(Instant::now(), bounds.run, None, bounds.default);
     for rule in &group.rules {
         let verdicts = match &missing {
             Some(why) => {

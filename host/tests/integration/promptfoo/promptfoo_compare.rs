@@ -349,3 +349,42 @@ tests:
     assert_eq!(server.requests.lock().unwrap().len(), 4);
     assert_eq!(MOST.load(Ordering::SeqCst), 1, "with -j 1 the members ask one at a time");
 }
+
+#[test]
+fn a_member_that_never_answers_ends_at_its_deadline_and_every_case_is_reported_once() {
+    let server = FakeServer::start(|request| {
+        let asked = request.body["input"].as_str().unwrap_or_default().to_owned();
+        if asked.starts_with("slow") {
+            std::thread::sleep(std::time::Duration::from_secs(4));
+        }
+        crate::connections::connections_openai::json_reply(200, "", &json!({ "answer": asked }))
+    });
+    let judge = judge(|_| "0".to_owned());
+    let config = format!(
+        r#"
+prompts: ['fast {{{{x}}}}', 'slow {{{{x}}}}']
+providers:
+  - id: http://127.0.0.1:{port}/ask
+    config: {{body: {{input: "{{{{prompt}}}}"}}, transformResponse: json.answer}}
+tests:
+  - vars: {{x: 1}}
+    assert: [{{type: select-best, value: the fastest}}]
+"#,
+        port = server.port
+    );
+    let dir = suite(&config, &[]);
+    let started = std::time::Instant::now();
+    let ran = run_judged(&judge, dir.path(), &["--timeout", "1"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "the run waited for the slow member");
+    assert_eq!(ran.lines.len(), 2, "{}", stdout(&ran.output));
+    let slow = ran.case("[slow {{x}}] test 1");
+    assert_eq!(slow["status"], "error", "{slow}");
+    assert!(slow.to_string().contains("timeout") || slow.to_string().contains("deadline"), "{slow}");
+    // The fast one is compared with the slow one's missing answer, as
+    // promptfoo compares an errored row's empty output.
+    let fast = ran.case("[fast {{x}}] test 1");
+    assert_eq!(fast["status"], "passed", "{fast}");
+    let asked = comparisons(&judge);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("<Text index=\"1\">\n\n</Text>"), "{}", asked[0]);
+}
