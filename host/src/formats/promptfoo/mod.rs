@@ -92,7 +92,8 @@ pub struct Suite {
     cases: HashMap<String, (usize, usize, usize)>,
     /// Each test's comparison of its cases (`select-best`, `max-score`),
     /// made when the first of them is read.
-    comparisons: Vec<OnceLock<Result<Arc<CaseGroup>, String>>>,
+    /// (each with its members' (prompt, provider) in member order).
+    comparisons: Vec<OnceLock<Result<Compared, String>>>,
 }
 
 impl Suite {
@@ -132,10 +133,12 @@ impl Suite {
         (prompt, provider): (usize, usize),
         keys: &dyn KeySet,
     ) -> Result<InGroup, String> {
-        let mut places: Vec<(&String, (usize, usize))> =
-            self.cases.iter().filter(|(_, place)| place.2 == t).map(|(id, &(q, p, _))| (id, (q, p))).collect();
-        places.sort_by_key(|&(_, (q, p))| (p, q));
-        let group = self.comparisons[t].get_or_init(|| {
+        // The members' places are found once, with the group: a scan of
+        // every case per case would be quadratic in the config's size.
+        let made = self.comparisons[t].get_or_init(|| {
+            let mut places: Vec<(&String, (usize, usize))> =
+                self.cases.iter().filter(|(_, place)| place.2 == t).map(|(id, &(q, p, _))| (id, (q, p))).collect();
+            places.sort_by_key(|&(_, (q, p))| (p, q));
             let members = places
                 .iter()
                 .map(|&(id, (prompt, provider))| {
@@ -147,12 +150,18 @@ impl Suite {
             let test = &self.config.tests[t];
             let grader = |provider: &Value| self.graders.of(provider).cloned();
             let rules = compare::rules(test, members.len(), &grader, keys)?;
-            Ok(Arc::new(CaseGroup::new(format!("tests[{}]", test.index), members, Order::AtOnce, rules)))
+            let group = CaseGroup::new(format!("tests[{}]", test.index), members, Order::AtOnce, rules);
+            Ok((Arc::new(group), places.into_iter().map(|(_, place)| place).collect()))
         });
-        let member = places.iter().position(|&(_, place)| place == (prompt, provider)).expect("the case is a member");
-        Ok(InGroup { group: group.clone()?, member })
+        let (group, places) = made.as_ref().map_err(String::clone)?;
+        let member = places.iter().position(|&place| place == (prompt, provider)).expect("the case is a member");
+        Ok(InGroup { group: group.clone(), member })
     }
 }
+
+/// A test's comparison, and its members' (prompt, provider) in member
+/// order.
+type Compared = (Arc<CaseGroup>, Vec<(usize, usize)>);
 
 /// The cases of the promptfoo config `file`, and the suite they share
 /// (none when the config cannot be read: then one error case).

@@ -9,10 +9,12 @@ use super::{PromptfooCase, Suite};
 use crate::check::KeySet;
 use crate::job::{CaseGroup, InGroup, InTurn, Job, Order};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// The group of a config's cases, made when the first of them is read.
-pub type Slot = Arc<OnceLock<Result<Arc<CaseGroup>, String>>>;
+/// The group of a config's cases and each case's place in it by id, made
+/// when the first of them is read.
+pub type Slot = Arc<OnceLock<Result<(Arc<CaseGroup>, HashMap<String, usize>), String>>>;
 
 /// Whether a test of `suite`'s config stores its output.
 pub fn uses(suite: &Suite) -> bool {
@@ -63,13 +65,17 @@ impl InTurn for Turns {
 /// The place of `case` in its config's group, made (with every case's job
 /// as read, nothing stored yet) if this is the first case read.
 pub(crate) fn place(case: &PromptfooCase, slot: &Slot, keys: &dyn KeySet) -> Result<InGroup, String> {
-    let cases = in_promptfoos_order(&case.suite);
-    let group = slot.get_or_init(|| {
-        let turns = Turns { suite: case.suite.clone(), cases: cases.clone() };
-        let members = (0..cases.len()).map(|member| turns.case(member).own_job(keys).map(Arc::new)).collect();
+    // The order and the places are made once, with the group: sorting
+    // every case per case would be quadratic in the config's size.
+    let made = slot.get_or_init(|| {
+        let cases = in_promptfoos_order(&case.suite);
+        let places = cases.iter().enumerate().map(|(member, (id, ..))| (id.clone(), member)).collect();
+        let turns = Turns { suite: case.suite.clone(), cases };
+        let members = (0..turns.cases.len()).map(|member| turns.case(member).own_job(keys).map(Arc::new)).collect();
         let name = format!("the cases of {} (it stores outputs)", case.suite.id);
-        Ok(Arc::new(CaseGroup::new(name, members, Order::InTurn(Box::new(turns)), Vec::new())))
+        Ok((Arc::new(CaseGroup::new(name, members, Order::InTurn(Box::new(turns)), Vec::new())), places))
     });
-    let member = cases.iter().position(|(id, ..)| *id == case.id).expect("the case is one of its config's");
-    Ok(InGroup { group: group.clone()?, member })
+    let (group, places) = made.as_ref().map_err(String::clone)?;
+    let member = *places.get(&case.id).expect("the case is one of its config's");
+    Ok(InGroup { group: group.clone(), member })
 }
