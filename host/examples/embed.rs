@@ -3,12 +3,13 @@
 //! honoured: its plugins, agents, judge and caches), with a reporter of its
 //! own that prints one line per case, and exits 0 when every case passed.
 //!
+//! It uses only the library's public face (the crate root's names).
+//!
 //! ```sh
 //! cargo run --release -p assay --example embed -- fixtures/
 //! ```
 
-use assay::run::{EventKind, Reporter, RunEvent, RunOptions};
-use assay::{Project, ProjectOptions};
+use assay::{EventKind, Project, ProjectOptions, Reporter, RunEvent, RunOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

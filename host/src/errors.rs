@@ -398,7 +398,7 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// A results directory cannot be replayed (see [`crate::job::Replay`]):
+/// A results directory cannot be replayed (see `crate::job::Replay`):
 /// its `results.jsonl` is missing or unreadable, or a line of it is not a
 /// case's result.
 #[derive(Debug, Error)]
@@ -442,7 +442,7 @@ pub enum ReplayError {
 }
 
 /// A results directory (`results/<stamp>/`) could not be read back (see
-/// [`crate::report::read_results_dir`]).
+/// `crate::results::read_results_dir`).
 #[derive(Debug, Error)]
 pub enum ReadResultsError {
     /// The directory holds no `results.jsonl`.
@@ -516,7 +516,7 @@ fn suggest_runs(runs: &[std::path::PathBuf]) -> String {
 }
 
 /// The HTML report of a results directory could not be written (see
-/// [`crate::report::render_report`]).
+/// `crate::results::render_report`).
 #[derive(Debug, Error)]
 pub enum HtmlReportError {
     /// The results directory cannot be read back.
@@ -1041,7 +1041,7 @@ pub enum CaseErrorKind {
     },
     /// Something only a trusted file may do (run a program, read a secret
     /// or a file outside its folder), in a file that is data
-    /// ([`crate::case::Trust`]).
+    /// (`crate::case::Trust`).
     #[error("it is data, not a trusted file, so it may not do what it asks: it {what}\n\nConsider: {how}")]
     Untrusted {
         /// What it asked for (`runs \`./setup.sh\``, `reads $AWS_SECRET`).
@@ -1233,7 +1233,7 @@ pub enum DiscoverError {
 }
 
 /// A plugin crate could not be scaffolded or built (see
-/// [`crate::authoring`]).
+/// `crate::authoring`).
 #[derive(Debug, Error)]
 pub enum AuthoringError {
     /// The name is not one a plugin (and its key) can have.
@@ -1586,7 +1586,7 @@ pub enum ShardError {
 }
 
 /// Results directories that `assay merge` cannot put together (see
-/// [`crate::report::merge`]).
+/// `crate::results::merge`).
 #[derive(Debug, Error)]
 pub enum MergeError {
     /// A directory cannot be read as a run's results.
@@ -1700,7 +1700,7 @@ pub enum MergeError {
     Report(#[from] HtmlReportError),
 }
 
-/// `assay serve` could not start (see [`crate::serve`]).
+/// `assay serve` could not start (see `crate::serve`).
 #[derive(Debug, Error)]
 pub enum ServeError {
     /// Bound beyond loopback with no token: anyone who can reach the
@@ -1809,7 +1809,7 @@ mod tests {
 }
 
 /// A community plugin could not be fetched, checked or published (see
-/// [`crate::distribution`]).
+/// `crate::distribution`).
 #[derive(Debug, Error)]
 pub enum FetchError {
     /// What was given names no OCI reference or URL.
@@ -2004,7 +2004,7 @@ impl CommunityError {
 }
 
 /// A `[plugins.NAME]` whose component cannot be told (see
-/// [`crate::config::PluginConfig::source`]).
+/// `crate::config::PluginConfig::source`).
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum PluginSourceError {
     /// None of `path`, `oci` and `url`.

@@ -2,10 +2,10 @@
 //!
 //! The front door is [`Project`]: it reads `assay.toml` and the
 //! environment once, as `assay run` does, and hands out the case files of a
-//! run and a runner. A folder of test cases, run:
+//! run and a [`Runner`]. A folder of test cases, run:
 //!
 //! ```
-//! use assay::{Project, ProjectOptions, report::{Terminal, Verbosity}, run::RunOptions};
+//! use assay::{Project, ProjectOptions, RunOptions, Terminal, Verbosity};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let project = Project::open(ProjectOptions::default())?; // ./assay.toml, the environment
 //! let files = project.discover(&["../fixtures/cases".into()], None)?;
@@ -15,80 +15,94 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A reporter of your own implements [`run::Reporter`]: it gets every event
-//! of the run (`host/examples/embed.rs` is a small tool that does so).
+//! A reporter of your own implements [`Reporter`]: it gets every
+//! [`RunEvent`] of the run, a [`CaseResult`] as each case ends
+//! (`host/examples/embed.rs` is a small tool that does so). The stock
+//! reporters are [`Terminal`], [`ResultsDir`] (`results.jsonl` and
+//! `summary.json`) and [`JunitReport`], put together by a [`ReporterSet`].
+//! Every error type is in [`errors`]; [`command_line`] is the `assay`
+//! command itself.
 //!
-//! A test case travels through one module per stage:
+//! Inside, a test case travels through one private module per stage, each
+//! importing only those below it:
 //!
-//! - [`case`]: the shared vocabulary of test cases: the typed
-//!   [`case::TestCase`], what case files may read from the environment,
-//!   which files are trusted ([`case::Trust`]), and finding files;
-//! - [`formats`]: one module per input format (neuro-san HOCON, suites,
-//!   promptfoo configs, scenarios) behind one table: which files each
-//!   claims and how they become pending cases;
-//! - [`check`]: each response block → a flat list of [`check::Check`]s, and
-//!   their dispatch to matcher plugins → [`check::Verdict`]s;
-//! - [`sandbox`]: the WebAssembly sandbox every component runs in, matcher
-//!   or agent: the [`sandbox::Runtime`], limits, capability policy, compile
-//!   cache, and the host of one component with its pool of instances;
-//! - [`plugin`]: the matchers hosted there, and the [`plugin::Registry`] of
-//!   assertion keys;
-//! - [`agent`]: the connections to the agent under test (in-process
-//!   components hosted by the sandbox, neuro-san over HTTP) and response
-//!   reduction;
-//! - [`job`]: what the runner runs and gives back: [`job::Job`]s, the
-//!   pending cases that become them, prerequisites, recordings, and the
-//!   [`job::CaseResult`] of each case;
-//! - [`run`]: the [`run::Runner`], the scheduler: samples, success ratios,
-//!   timeouts, conversation state, and the event stream to reporters;
-//! - [`report`]: the terminal, `results.jsonl`, JUnit; a results directory
-//!   read back, and two runs compared (`assay diff`).
+//! ```text
+//!  case files ──► formats ──► job ──► run ──► report ──► results/
+//!  (case: the     (HOCON,     (Job,   (Runner:  (terminal,  (read back:
+//!   vocabulary,    suites,     pending samples,  results,    merge, diff,
+//!   trust,         promptfoo,  cases,  timeouts, JUnit)      rerun, HTML)
+//!   discovery)     scenarios)  groups)  events)
+//!                                │
+//!            agent ◄─────────────┤  transports to the agent under test
+//!            check, plugin ◄─────┘  checks → matcher components → verdicts
+//!            sandbox                the WebAssembly sandbox they all run in
+//! ```
 //!
-//! [`template`] is the one `{{…}}` engine, for promptfoo's prompts, suite
-//! fields and the request templates of http connections.
+//! `template` is the one `{{…}}` engine (promptfoo's prompts, suite fields,
+//! http request templates); `eval` builds the Assessor, scenario
+//! evaluation and judge validation on these stages; `serve` is the project
+//! as an HTTP API; `authoring` scaffolds and builds plugins; `backend`
+//! holds the remote judge and embeddings a granted plugin may ask;
+//! `config` reads `assay.toml`. The command line (`src/cli/`) is a private
+//! module of this library that uses only what is re-exported here and the
+//! stages above, as an embedder would.
 //!
-//! [`eval`] builds the evaluation workflows on these stages: the Assessor
-//! (failure modes of a case's samples), scenario evaluation (weighted
-//! scores) and judge validation (agreement with wanted results).
-//!
-//! [`serve`] is the project as an HTTP API (`assay serve`): checks, runs
-//! with their event streams, and promptfoo's webhook.
-//!
-//! [`authoring`] scaffolds a matcher plugin crate and builds it into a
-//! component.
-//!
-//! [`backend`] holds the remote judge a granted plugin may ask; [`config`]
-//! reads `assay.toml`; [`errors`] holds every error type. The compile
-//! cache and the answer cache authenticate their files with a per-user key
-//! (`cache_key`), and everything assay keeps for the user is written
-//! private (`private_files`). The `assay` binary (`src/cli/`) parses flags
-//! into [`ProjectOptions`] and prints; everything else is this library.
+//! The project's own tests, benches and examples reach the stages through
+//! the `internals` feature (a dev-dependency of this crate on itself): it
+//! makes each module public, hidden from these docs and outside semver.
 #![warn(missing_docs)]
+// What a stage re-exports for the project's tests is unused in a build
+// without them; with them (`cargo clippy --all-targets`) every unused
+// import is still an error.
+#![cfg_attr(not(feature = "internals"), allow(unused_imports))]
 
-pub mod agent;
-pub mod authoring;
-pub mod backend;
+/// Declares the library's stages: private modules, public (and hidden from
+/// the docs) only with the `internals` feature, which the project's own
+/// tests, benches and examples turn on.
+macro_rules! stages {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
+
+stages!(
+    agent,
+    authoring,
+    backend,
+    case,
+    check,
+    config,
+    credentials,
+    distribution,
+    eval,
+    formats,
+    job,
+    plugin,
+    plural,
+    project,
+    report,
+    results,
+    run,
+    sandbox,
+    serve,
+    suggest,
+    template,
+);
+
 mod cache_key;
-pub mod case;
-pub mod check;
-pub mod config;
-pub mod credentials;
-pub mod distribution;
+mod cli;
 pub mod errors;
-pub mod eval;
 pub mod exit_codes;
-pub mod formats;
-pub mod job;
 mod net;
-pub mod plugin;
-pub mod plural;
 mod private_files;
-pub mod project;
-pub mod report;
-pub mod run;
-pub mod sandbox;
-pub mod serve;
-pub mod suggest;
-pub mod template;
 
-pub use project::{Project, ProjectOptions, TrustedFiles};
+pub use check::Verdict;
+pub use cli::main as command_line;
+pub use job::{CaseResult, CaseStatus, Replay};
+pub use project::{Discovered, Project, ProjectOptions, TrustedFiles};
+pub use report::{JunitReport, ReporterSet, ResultsDir, Terminal, Verbosity};
+pub use run::{EventKind, Reporter, RunEvent, RunOptions, RunSummary, RunTimeout, Runner, Shard};

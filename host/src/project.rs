@@ -93,7 +93,7 @@ pub struct ProjectOptions {
 }
 
 /// Which files [`Project::discover`] finds are trusted (see
-/// [`crate::case::Trust`]); the others are data.
+/// `crate::case::Trust`); the others are data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TrustedFiles {
     /// The files `[trust] commands` of assay.toml names.
@@ -194,7 +194,7 @@ impl Project {
     }
 
     /// Calls `notice` before a component's compile that the compile cache
-    /// cannot spare and that takes a while ([`Runtime::on_slow_compile`]).
+    /// cannot spare and that takes a while (`Runtime::on_slow_compile`).
     pub fn on_slow_compile(&self, notice: impl Fn(&crate::sandbox::CompileNotice) + Send + Sync + 'static) {
         self.runtime.on_slow_compile(notice);
     }
@@ -228,8 +228,8 @@ impl Project {
 
     /// Where runs keep their results: `results/` in the project's root (in
     /// the current folder when there is no `assay.toml`).
-    pub fn run_folders(&self) -> crate::report::RunFolders {
-        crate::report::RunFolders::of_project(&self.config)
+    pub fn run_folders(&self) -> crate::results::RunFolders {
+        crate::results::RunFolders::of_project(&self.config)
     }
 
     /// The configuration (defaults when there is no `assay.toml`).
@@ -590,7 +590,7 @@ impl Project {
     /// The cases `paths` name (files, directories searched for `*.hocon`
     /// and `*.suite.toml`, globs) that `filter` selects: a test case file is
     /// one case, a suite file one per line of its spec files (read when the
-    /// walk reaches it: see [`crate::formats::suite`]), a promptfoo config one per
+    /// walk reaches it: see `crate::formats::suite`), a promptfoo config one per
     /// cell of its table (read now: its providers' connections and secrets
     /// are the project's from here on). The cases are found as they are
     /// asked for ([`Discovered`]); what is wrong with the paths themselves,
@@ -605,7 +605,7 @@ impl Project {
     /// relative to it, a file named is known by its path under it, and a
     /// path or a case file (links followed) outside it is an error naming
     /// the path, before anything is read. Every file the cases read later
-    /// is opened beneath a handle on `root` ([`Trust::beneath`]), so a link
+    /// is opened beneath a handle on `root` (`Trust::beneath`), so a link
     /// swapped in after this check leads nowhere.
     pub fn discover_within(
         &self,

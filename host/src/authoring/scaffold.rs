@@ -22,6 +22,7 @@ pub struct ScaffoldOptions {
 
 impl ScaffoldOptions {
     /// The plugin `name` in the folder `NAME`, on this assay's SDK release.
+    #[cfg(any(test, feature = "internals"))] // for tests
     pub fn new(name: impl Into<String>) -> ScaffoldOptions {
         ScaffoldOptions { name: name.into(), dir: None, sdk: SdkDependency::default() }
     }

@@ -1,9 +1,9 @@
 //! `assay agent serve` and `assay agent list`.
 
+use crate::agent::serve;
 use crate::cli::CliError;
 use crate::cli::args::{AgentCommand, AgentListArgs, ServeArgs, ServeProtocol};
 use crate::cli::options::seconds;
-use assay::agent::serve;
 use std::io::Write;
 
 /// Runs an `assay agent` command.
@@ -22,7 +22,7 @@ fn list(args: AgentListArgs) -> anyhow::Result<u8> {
         let agent = catalog.get(&name).map_err(anyhow::Error::msg)?.expect("listed names are known");
         writeln!(out, "{name:<16} {} — {}", agent.source(), agent.description())?;
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn serve_agents(args: ServeArgs) -> anyhow::Result<u8> {

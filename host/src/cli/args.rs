@@ -288,8 +288,8 @@ pub fn parse_named_path(text: &str) -> Result<(String, PathBuf), String> {
 }
 
 /// Parses `K/N` (`--shard`).
-pub fn parse_shard(text: &str) -> Result<assay::run::Shard, String> {
-    text.parse().map_err(|error: assay::errors::ShardError| error.to_string())
+pub fn parse_shard(text: &str) -> Result<crate::run::Shard, String> {
+    text.parse().map_err(|error: crate::errors::ShardError| error.to_string())
 }
 
 /// How http/https connections reach neuro-san servers.
@@ -319,7 +319,7 @@ pub struct RunArgs {
     /// Run only shard K of N: the cases whose id's FNV-1a hash modulo N
     /// is K-1 (N machines each run one; `assay merge` joins them).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<assay::run::Shard>,
+    pub shard: Option<crate::run::Shard>,
     /// Run only the cases that failed or errored in this results directory
     /// [default: results/latest, the last run].
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
@@ -403,8 +403,8 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The terminal's verbosity.
-    pub fn verbosity(&self) -> assay::report::Verbosity {
-        use assay::report::Verbosity;
+    pub fn verbosity(&self) -> crate::report::Verbosity {
+        use crate::report::Verbosity;
         match (self.verbose, self.quiet) {
             (true, _) => Verbosity::Verbose,
             (_, true) => Verbosity::Quiet,
@@ -467,7 +467,7 @@ pub struct AssessArgs {
     /// Run only shard K of N: the cases whose id's FNV-1a hash modulo N
     /// is K-1 (N machines each run one; `assay merge` joins them).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<assay::run::Shard>,
+    pub shard: Option<crate::run::Shard>,
     /// Run this many samples of each case [default: the denominator of its
     /// success_ratio].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -513,7 +513,7 @@ pub struct EvalArgs {
     /// Evaluate only shard K of N: the scenarios whose id's FNV-1a hash
     /// modulo N is K-1.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<assay::run::Shard>,
+    pub shard: Option<crate::run::Shard>,
     /// Ask this agent, whatever the scenarios' own `agent` says.
     #[arg(long, value_name = "AGENT")]
     pub to: Option<String>,
@@ -595,7 +595,7 @@ pub struct DiffArgs {
     #[arg(long, value_name = "NAME=VALUE")]
     pub allow: Vec<String>,
     /// List this many cases whose score moved most, each way, per key.
-    #[arg(long, value_name = "N", default_value_t = assay::report::diff::DEFAULT_TOP)]
+    #[arg(long, value_name = "N", default_value_t = crate::results::diff::DEFAULT_TOP)]
     pub top: usize,
     /// Print the diff as one JSON object.
     #[arg(long)]
@@ -664,7 +664,7 @@ pub struct ServeApiArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: String,
     /// The port, unless --bind gives one (0 picks a free one and prints it).
-    #[arg(long, default_value_t = assay::serve::DEFAULT_PORT)]
+    #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
     pub port: u16,
     /// A file holding the bearer token every request must carry
     /// (`Authorization: Bearer TOKEN`); else ASSAY_SERVE_TOKEN; else one is

@@ -5,12 +5,12 @@
 use super::CliError;
 use super::args::AssessArgs;
 use super::options::{announce_selection, default_results_dir, parse_connections, results_error, seconds, write_html};
+use crate::case::SuccessRatio;
+use crate::eval::{FailureModes, classify_with_judge};
+use crate::job::{CaseAdjustment, CaseFilter, CaseStatus, Job};
+use crate::report::{Provenance, ReporterSet, ResultsDir, write_assessment, write_json_report};
+use crate::run::{RunOptions, RunTimeout};
 use anyhow::{Context, Result};
-use assay::case::SuccessRatio;
-use assay::eval::{FailureModes, classify_with_judge};
-use assay::job::{CaseAdjustment, CaseFilter, CaseStatus, Job};
-use assay::report::{Provenance, ReporterSet, ResultsDir, write_assessment, write_json_report};
-use assay::run::{RunOptions, RunTimeout};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -82,5 +82,5 @@ pub fn run(args: AssessArgs) -> Result<u8> {
     }
     let met = assessments.iter().all(|a| matches!(a.status, CaseStatus::Passed | CaseStatus::Flaky));
     let complete = summary.reporter_errors.is_empty() && summary.not_run == 0 && summary.internal_errors.is_empty();
-    Ok(if met && complete { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if met && complete { crate::exit_codes::OK } else { crate::exit_codes::FAILED })
 }

@@ -3,9 +3,9 @@
 
 use super::CliError;
 use super::args::CheckArgs;
+use crate::check::Outcome;
+use crate::plugin::evaluate_one;
 use anyhow::Result;
-use assay::check::Outcome;
-use assay::plugin::evaluate_one;
 use std::io::Write;
 
 pub fn run(args: CheckArgs) -> Result<u8> {
@@ -30,7 +30,7 @@ pub fn run(args: CheckArgs) -> Result<u8> {
             writeln!(out, "  score {score}")?;
         }
     }
-    Ok(if verdict.passed() { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if verdict.passed() { crate::exit_codes::OK } else { crate::exit_codes::FAILED })
 }
 
 fn invalid_json(flag: &'static str, error: serde_json::Error) -> CliError {

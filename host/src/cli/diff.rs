@@ -1,14 +1,14 @@
 //! `assay diff [OLD [NEW]]`: reads both results directories (by default the
 //! last run as NEW, and the run before it as OLD), compares them
-//! (the library's [`assay::report::diff()`]) and prints the comparison, or
+//! (the library's [`crate::results::diff()`]) and prints the comparison, or
 //! it as JSON with `--json`; `--html FILE` also writes the comparison as
-//! a page (the library's [`assay::report::render_diff_to`]). Exits 1 when the new run regressed beyond the
+//! a page (the library's [`crate::results::render_diff_to`]). Exits 1 when the new run regressed beyond the
 //! `--allow` allowances, 2 when either directory cannot be read.
 
 use super::CliError;
 use super::args::DiffArgs;
+use crate::results::{Allowances, DiffOptions, diff, read_results_dir, render_diff_to, write_diff};
 use anyhow::Result;
-use assay::report::{Allowances, DiffOptions, diff, read_results_dir, render_diff_to, write_diff};
 use std::io::{IsTerminal, Write};
 
 pub fn run(args: DiffArgs) -> Result<u8> {
@@ -26,7 +26,7 @@ pub fn run(args: DiffArgs) -> Result<u8> {
         serde_json::to_writer_pretty(&mut out, &compared)?;
         writeln!(out)?;
     } else {
-        write_diff(&mut out, &compared, assay::report::use_colour(std::io::stdout().is_terminal()))?;
+        write_diff(&mut out, &compared, crate::report::use_colour(std::io::stdout().is_terminal()))?;
     }
     if let Some(path) = &args.html {
         render_diff_to(&compared, path)?;
@@ -34,7 +34,7 @@ pub fn run(args: DiffArgs) -> Result<u8> {
             writeln!(out, "HTML comparison in {}", path.display())?;
         }
     }
-    Ok(if compared.verdict.regressed { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+    Ok(if compared.verdict.regressed { crate::exit_codes::FAILED } else { crate::exit_codes::OK })
 }
 
 /// OLD and NEW, each defaulting: NEW to the last run, OLD to the run

@@ -2,7 +2,7 @@
 //! `ExpectedError` does): what the user asked for that cannot be is a usage
 //! error (exit code 2); what failed while doing it is exit code 1.
 
-use assay::errors::{
+use crate::errors::{
     AuthoringError, CommunityError, LockError, MergeError, ProjectError, ReadResultsError, ReplayError,
 };
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ pub enum CliError {
     },
     /// `assay check --key` names no loaded plugin's key.
     #[error(transparent)]
-    UnknownKey(assay::plugin::UnknownKey),
+    UnknownKey(crate::plugin::UnknownKey),
     /// A command needs the judge and none is configured.
     #[error("{what} needs a judge: set [judge] in assay.toml or ASSAY_JUDGE_URL")]
     NoJudge {
@@ -63,20 +63,20 @@ pub enum CliError {
     Serve(String),
     /// `assay serve` cannot start.
     #[error(transparent)]
-    ServeApi(#[from] assay::errors::ServeError),
+    ServeApi(#[from] crate::errors::ServeError),
 }
 
 impl CliError {
     /// The exit code this error ends the command with.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Project(error) if !error.is_usage() => assay::exit_codes::FAILED,
-            CliError::Authoring(error) if !error.is_usage() => assay::exit_codes::FAILED,
-            CliError::Lock(error) if !error.is_usage() => assay::exit_codes::FAILED,
-            CliError::Community(error) if !error.is_usage() => assay::exit_codes::FAILED,
-            CliError::Merge(MergeError::Write(_) | MergeError::Report(_)) => assay::exit_codes::FAILED,
-            CliError::ServeApi(error) if !error.is_usage() => assay::exit_codes::FAILED,
-            _ => assay::exit_codes::USAGE,
+            CliError::Project(error) if !error.is_usage() => crate::exit_codes::FAILED,
+            CliError::Authoring(error) if !error.is_usage() => crate::exit_codes::FAILED,
+            CliError::Lock(error) if !error.is_usage() => crate::exit_codes::FAILED,
+            CliError::Community(error) if !error.is_usage() => crate::exit_codes::FAILED,
+            CliError::Merge(MergeError::Write(_) | MergeError::Report(_)) => crate::exit_codes::FAILED,
+            CliError::ServeApi(error) if !error.is_usage() => crate::exit_codes::FAILED,
+            _ => crate::exit_codes::USAGE,
         }
     }
 }
@@ -84,8 +84,8 @@ impl CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use assay::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, ManifestErrorKind};
-    use assay::exit_codes::{FAILED, USAGE};
+    use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, ManifestErrorKind};
+    use crate::exit_codes::{FAILED, USAGE};
 
     fn io() -> std::io::Error {
         std::io::Error::other("disk on fire")

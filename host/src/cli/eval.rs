@@ -6,9 +6,9 @@ use super::args::EvalArgs;
 use super::options::{
     announce_selection, default_results_dir, fraction, parse_connection, results_error, seconds, write_html,
 };
+use crate::eval::EvalOptions;
+use crate::report::{Provenance, ResultsDir, write_eval, write_json_report};
 use anyhow::{Context, Result};
-use assay::eval::EvalOptions;
-use assay::report::{Provenance, ResultsDir, write_eval, write_json_report};
 use std::io::Write;
 
 pub fn run(args: EvalArgs) -> Result<u8> {
@@ -18,7 +18,7 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     let mut scenarios = project.scenarios(&args.paths)?;
     let (found, provenance) = (scenarios.len(), Provenance { shard: args.shard, ..Provenance::default() });
     if let Some(shard) = args.shard {
-        scenarios = shard.select(scenarios, assay::eval::scenario_id);
+        scenarios = shard.select(scenarios, crate::eval::scenario_id);
     }
     announce_selection(&provenance, scenarios.len(), found, "scenario");
     let mut options = EvalOptions {
@@ -51,8 +51,8 @@ pub fn run(args: EvalArgs) -> Result<u8> {
     }
     let below = min_score.is_some_and(|min| report.scenarios.iter().any(|s| s.score.score().is_none_or(|s| s < min)));
     Ok(if report.has_errors() || report.has_failures() || below {
-        assay::exit_codes::FAILED
+        crate::exit_codes::FAILED
     } else {
-        assay::exit_codes::OK
+        crate::exit_codes::OK
     })
 }

@@ -1,4 +1,4 @@
-//! `assay init [DIR]`: a new project ([`assay::authoring::init_project`]),
+//! `assay init [DIR]`: a new project ([`crate::authoring::init_project`]),
 //! and what to do next.
 
 use super::CliError;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub fn run(args: InitArgs) -> Result<u8> {
     let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
-    let written = assay::authoring::init_project(&dir).map_err(CliError::from)?;
+    let written = crate::authoring::init_project(&dir).map_err(CliError::from)?;
     for path in &written {
         println!("Created {}", path.strip_prefix(".").unwrap_or(path).display());
     }
@@ -20,5 +20,5 @@ pub fn run(args: InitArgs) -> Result<u8> {
     println!(
         "  then point cases/hello.hocon's `agent` at yours (see \"Test cases\" in the book, docs/book/src/cases.md)"
     );
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }

@@ -1,12 +1,13 @@
 //! `assay merge DIR… --results OUT`: the results directories of a run's
 //! shards and reruns merged into one (the library's
-//! [`assay::report::merge()`]), the merged cases shown as a run shows
+//! [`crate::results::merge()`]), the merged cases shown as a run shows
 //! them. Exits as `run` would have over every case: 1 when one failed.
 
 use super::CliError;
 use super::args::MergeArgs;
+use crate::report::{Terminal, Verbosity};
+use crate::results::{MergeOptions, merge};
 use anyhow::Result;
-use assay::report::{MergeOptions, Terminal, Verbosity, merge};
 use std::io::Write;
 
 pub fn run(args: MergeArgs) -> Result<u8> {
@@ -36,13 +37,13 @@ pub fn run(args: MergeArgs) -> Result<u8> {
         );
     }
     if verbosity != Verbosity::Quiet {
-        let sources = assay::plural::count(merged.provenance.merged_from.len(), "run");
+        let sources = crate::plural::count(merged.provenance.merged_from.len(), "run");
         // Best effort: stdout may be closed; the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Merged {sources} into {}", args.results.display());
     }
     Ok(if merged.summary.success(args.output.fail_on_flaky) {
-        assay::exit_codes::OK
+        crate::exit_codes::OK
     } else {
-        assay::exit_codes::FAILED
+        crate::exit_codes::FAILED
     })
 }

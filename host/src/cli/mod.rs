@@ -1,6 +1,6 @@
 //! The command line: flag definitions (`args.rs`) and one module per
-//! command. This is the binary's side of the crate; everything it calls is
-//! the `assay` library.
+//! command, each calling the library's stages as an embedder would. The
+//! `assay` binary is [`main`] under its allocator.
 
 mod agent;
 mod args;
@@ -21,12 +21,36 @@ mod run;
 mod serve;
 mod validate;
 
-pub use args::Cli;
-use args::Command;
-pub use error::CliError;
+use args::{Cli, Command};
+use error::CliError;
+use std::process::ExitCode;
+
+/// `assay`'s command line: parses the process's arguments, runs the
+/// command and says its exit code (see [`crate::exit_codes`]); the error
+/// that ended a command is printed to stderr.
+pub fn main() -> ExitCode {
+    let args = <Cli as clap::Parser>::parse();
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                return ExitCode::from(crate::exit_codes::OK);
+            }
+            eprintln!("error: {error:#}");
+            ExitCode::from(exit_code_for(&error))
+        }
+    }
+}
+
+/// A closed stdout (`assay plan | head`) is not an error.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
 
 /// Runs a parsed command line and returns the exit code.
-pub fn run(cli: Cli) -> anyhow::Result<u8> {
+fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Init(args) => init::run(args),
         Command::Run(args) => run::run(args),
@@ -46,11 +70,11 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// The exit code for an error that ended a command.
-pub fn exit_code_for(error: &anyhow::Error) -> u8 {
+fn exit_code_for(error: &anyhow::Error) -> u8 {
     if let Some(error) = error.downcast_ref::<CliError>() {
         return error.exit_code();
     }
     let usage = error.downcast_ref::<clap::Error>().is_some()
-        || error.downcast_ref::<assay::errors::ProjectError>().is_some_and(|e| e.is_usage());
-    if usage { assay::exit_codes::USAGE } else { assay::exit_codes::FAILED }
+        || error.downcast_ref::<crate::errors::ProjectError>().is_some_and(|e| e.is_usage());
+    if usage { crate::exit_codes::USAGE } else { crate::exit_codes::FAILED }
 }

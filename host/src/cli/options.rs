@@ -1,10 +1,10 @@
 //! Small readers of flag values shared by several commands.
 
 use super::CliError;
+use crate::case::Connection;
+use crate::project::Project;
+use crate::report::Provenance;
 use anyhow::Result;
-use assay::Project;
-use assay::case::Connection;
-use assay::report::Provenance;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub fn parse_connection(name: &str, project: &Project) -> Result<Connection> {
         None => {}
     }
     let known: Vec<&str> = Connection::BUILT_IN.iter().map(Connection::name).chain(configured).collect();
-    let hint = assay::suggest::nearest(name, known.iter().copied()).map(|s| format!(" (did you mean `{s}`?)"));
+    let hint = crate::suggest::nearest(name, known.iter().copied()).map(|s| format!(" (did you mean `{s}`?)"));
     let message = format!(
         "`{name}` is no connection{}: the connections are {}, and any [connections.NAME] of assay.toml",
         hint.unwrap_or_default(),
@@ -52,7 +52,7 @@ pub fn fraction(value: f64, flag: &'static str) -> Result<f64> {
 
 /// `results/<UTC timestamp>`, made unique if a run in the same second
 /// already took it.
-pub fn default_results_dir(project: &assay::Project) -> PathBuf {
+pub fn default_results_dir(project: &crate::project::Project) -> PathBuf {
     project.run_folders().next()
 }
 
@@ -69,7 +69,7 @@ pub fn write_html(
     path: &std::path::Path,
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
-    assay::report::render_report_to(results_dir, path)?;
+    crate::results::render_report_to(results_dir, path)?;
     let _ = writeln!(out, "HTML report in {}", path.display());
     Ok(())
 }
@@ -78,7 +78,7 @@ pub fn write_html(
 /// runs: its shard, the failed cases of an earlier run. Nothing when it
 /// runs them all.
 pub fn announce_selection(provenance: &Provenance, selected: usize, found: usize, noun: &str) {
-    let of = format!("{selected} of {}", assay::plural::count(found, noun));
+    let of = format!("{selected} of {}", crate::plural::count(found, noun));
     let line = match (&provenance.shard, &provenance.rerun_of) {
         (None, None) => return,
         (Some(shard), None) => format!("Running shard {shard}: {of}"),
@@ -91,9 +91,9 @@ pub fn announce_selection(provenance: &Provenance, selected: usize, found: usize
 
 /// The runs of the project the current folder is in (its `results/`),
 /// for the commands that read runs rather than open a project.
-pub fn run_folders() -> Result<assay::report::RunFolders, CliError> {
-    let config = assay::config::Config::discover(None).map_err(assay::errors::ProjectError::from)?;
-    Ok(assay::report::RunFolders::of_project(&config))
+pub fn run_folders() -> Result<crate::results::RunFolders, CliError> {
+    let config = crate::config::Config::discover(None).map_err(crate::errors::ProjectError::from)?;
+    Ok(crate::results::RunFolders::of_project(&config))
 }
 
 /// `--rerun-failed`, `report` or `diff` defaulting to a run that does not

@@ -3,14 +3,14 @@
 //! escaped like a run's.
 
 use super::args::PlanArgs;
+use crate::case::{Connection, SuccessRatio, TestCase, Use, UseKind};
+use crate::check::{CasePlan, Check, plan_case};
+use crate::errors::CaseError;
+use crate::formats::read_case_file;
+use crate::job::{Job, LoadedCase, PendingCase};
+use crate::plural;
+use crate::report::escape;
 use anyhow::Result;
-use assay::case::{Connection, SuccessRatio, TestCase, Use, UseKind};
-use assay::check::{CasePlan, Check, plan_case};
-use assay::errors::CaseError;
-use assay::formats::read_case_file;
-use assay::job::{Job, LoadedCase, PendingCase};
-use assay::plural;
-use assay::report::escape;
 use std::io::Write;
 
 pub fn run(args: PlanArgs) -> Result<u8> {
@@ -78,9 +78,9 @@ pub fn run(args: PlanArgs) -> Result<u8> {
         // Suites' spec lines are cases, not files.
         let noun = if files.iter().all(|file| file.case_file().is_some()) { "test case file" } else { "test case" };
         eprintln!("error: {bad} of {} could not be planned", plural::count(files.len(), noun));
-        return Ok(assay::exit_codes::FAILED);
+        return Ok(crate::exit_codes::FAILED);
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 /// What the files would run, read and send, before the cases: the

@@ -1,15 +1,15 @@
 //! `assay plugin new [--python] NAME` and `assay plugin build [DIR]`: the flags as
-//! [`assay::authoring`] options, and what it made printed; `assay plugin
+//! [`crate::authoring`] options, and what it made printed; `assay plugin
 //! add|update|publish`: community plugins by reference, through
 //! [`Project::add_plugin`], [`Project::update_plugins`] and
 //! [`Project::publish_plugin`], and what they did printed.
 
 use super::CliError;
 use super::args::{PluginAddArgs, PluginBuildArgs, PluginCommand, PluginNewArgs, PluginPublishArgs, PluginUpdateArgs};
+use crate::authoring::{BuildOptions, ScaffoldOptions, SdkDependency, build, scaffold, scaffold_python};
+use crate::project::Project;
+use crate::project::{AddPlugin, CommunityPlugin};
 use anyhow::Result;
-use assay::Project;
-use assay::authoring::{BuildOptions, ScaffoldOptions, SdkDependency, build, scaffold, scaffold_python};
-use assay::project::{AddPlugin, CommunityPlugin};
 use std::path::PathBuf;
 
 pub fn run(command: PluginCommand) -> Result<u8> {
@@ -44,7 +44,7 @@ fn new(args: PluginNewArgs) -> Result<u8> {
     println!("  cd {dir}");
     println!("  cargo test            # runs its unit tests natively");
     println!("  assay plugin build    # builds {name}.wasm and prints how to load it");
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn new_python(args: PluginNewArgs) -> Result<u8> {
@@ -56,7 +56,7 @@ fn new_python(args: PluginNewArgs) -> Result<u8> {
     println!("  python3 -m unittest   # runs its unit tests");
     println!("  assay plugin build    # builds {name}.wasm with componentize-py and prints how to load it");
     println!("({key}.py runs as a script too: python3 {key}.py \"output\" '{{\"expected\": \"...\"}}')");
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn build_crate(args: PluginBuildArgs) -> Result<u8> {
@@ -72,7 +72,7 @@ fn build_crate(args: PluginBuildArgs) -> Result<u8> {
     println!("  [plugins.{}]", built.name);
     println!("  path = {:?}", path.display().to_string());
     println!("  sha256 = {:?}", built.sha256);
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn add(args: PluginAddArgs) -> Result<u8> {
@@ -87,7 +87,7 @@ fn add(args: PluginAddArgs) -> Result<u8> {
     for line in entry_lines(&written, &plugin.label) {
         println!("  {line}");
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn update(args: PluginUpdateArgs) -> Result<u8> {
@@ -107,7 +107,7 @@ fn update(args: PluginUpdateArgs) -> Result<u8> {
             }
         }
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 fn publish(args: PluginPublishArgs) -> Result<u8> {
@@ -116,7 +116,7 @@ fn publish(args: PluginPublishArgs) -> Result<u8> {
     println!("Published {}", plugin.fetched.pinned);
     describe(&plugin);
     println!("Add it to a project with `assay plugin add {}`.", args.reference);
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 /// What a community plugin is, provides and asks for.

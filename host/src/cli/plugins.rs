@@ -7,11 +7,11 @@
 
 use super::CliError;
 use super::args::PluginsArgs;
+use crate::config::PluginSource;
+use crate::project::PinEntry;
+use crate::project::Project;
+use crate::sandbox::CacheStatus;
 use anyhow::Result;
-use assay::Project;
-use assay::config::PluginSource;
-use assay::project::PinEntry;
-use assay::sandbox::CacheStatus;
 use std::io::Write;
 
 pub fn run(args: PluginsArgs) -> Result<u8> {
@@ -57,7 +57,7 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
             }
         }
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }
 
 /// Pins the project's plugins in its configuration, and says what it
@@ -74,5 +74,5 @@ fn lock(project: &Project) -> Result<u8> {
             }
         }
     }
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }

@@ -2,8 +2,8 @@
 //! command line's only say in how a project is set up.
 
 use super::args::{CaseEnvArgs, ProjectArgs, ServerArgs};
-use assay::case::ALLOW_COMMANDS_VAR;
-use assay::{Project, ProjectOptions, TrustedFiles};
+use crate::case::ALLOW_COMMANDS_VAR;
+use crate::project::{Project, ProjectOptions, TrustedFiles};
 
 /// The options the project, case-environment and server flags ask for.
 pub fn options(project: &ProjectArgs, case_env: Option<&CaseEnvArgs>, server: Option<&ServerArgs>) -> ProjectOptions {
@@ -40,7 +40,7 @@ pub fn open(
     project: &ProjectArgs,
     case_env: Option<&CaseEnvArgs>,
     server: Option<&ServerArgs>,
-) -> Result<Project, assay::errors::ProjectError> {
+) -> Result<Project, crate::errors::ProjectError> {
     let project = Project::open(options(project, case_env, server))?;
     project.on_slow_compile(|notice| {
         let megabytes = notice.bytes as f64 / f64::from(1 << 20);

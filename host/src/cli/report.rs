@@ -1,12 +1,12 @@
 //! `assay report [DIR…]`: the HTML report of a results directory (the last
 //! run's, `results/latest`, by default), written to `DIR/report.html` (the
-//! library's `report::render_report`); of two or more, the page of their
-//! history (`report::render_history_to`).
+//! library's `results::render_report`); of two or more, the page of their
+//! history (`results::render_history_to`).
 
 use super::CliError;
 use super::args::ReportArgs;
+use crate::results::{read_results_dir, render_history_to};
 use anyhow::Result;
-use assay::report::{read_results_dir, render_history_to};
 use std::io::Write;
 
 pub fn run(args: ReportArgs) -> Result<u8> {
@@ -17,7 +17,7 @@ pub fn run(args: ReportArgs) -> Result<u8> {
         let path = args.html.unwrap_or_else(|| last.parent().unwrap_or(std::path::Path::new(".")).join("history.html"));
         render_history_to(&runs, &path)?;
         let _ = writeln!(std::io::stdout(), "HTML history of {} runs in {}", runs.len(), path.display());
-        return Ok(assay::exit_codes::OK);
+        return Ok(crate::exit_codes::OK);
     }
     if args.html.is_some() {
         let message =
@@ -34,8 +34,8 @@ pub fn run(args: ReportArgs) -> Result<u8> {
             latest
         }
     };
-    let path = assay::report::render_report(&dir)?;
+    let path = crate::results::render_report(&dir)?;
     // Best effort: stdout may be closed; the report is written.
     let _ = writeln!(std::io::stdout(), "HTML report in {}", path.display());
-    Ok(assay::exit_codes::OK)
+    Ok(crate::exit_codes::OK)
 }

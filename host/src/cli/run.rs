@@ -6,18 +6,18 @@
 use super::CliError;
 use super::args::RunArgs;
 use super::options::{announce_selection, parse_connections, results_error, seconds, write_html};
-use anyhow::Result;
-use assay::case::{CaseWatch, Changed};
-use assay::config::Config;
-use assay::errors::ProjectError;
-use assay::job::{
+use crate::case::{CaseWatch, Changed};
+use crate::config::Config;
+use crate::errors::ProjectError;
+use crate::job::{
     CaseAdjustment, CaseFilter, CaseReader, Job, LoadedCase, PendingCase, PendingCases, Replay, load_cases,
 };
-use assay::report::{
-    JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape, read_results_dir,
-};
-use assay::report::{RunFolders, RunInfo};
-use assay::run::{RunOptions, RunTimeout};
+use crate::report::RunInfo;
+use crate::report::{JunitReport, Provenance, Redactor, ReporterSet, ResultsDir, Terminal, Verbosity, escape};
+use crate::results::RunFolders;
+use crate::results::read_results_dir;
+use crate::run::{RunOptions, RunTimeout};
+use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ fn watch(args: &RunArgs) -> Result<u8> {
         }
         println!("Watching {} for changes (Ctrl-C to stop)", shown.join(", "));
         match watch.next() {
-            None => return Ok(assay::exit_codes::OK),
+            None => return Ok(crate::exit_codes::OK),
             Some(Changed::Everything(path)) => println!("`{}` changed: running every case", path.display()),
             Some(Changed::Cases(files)) => {
                 let names: Vec<String> = files.iter().map(|file| format!("`{}`", file.display())).collect();
@@ -108,7 +108,7 @@ fn run_once(args: &RunArgs, only: Option<Vec<PathBuf>>) -> Result<u8> {
             if selection.cases.is_empty() {
                 let message = format!(
                     "found none of the {} to rerun from `{}` among the cases of {}: nothing was run",
-                    assay::plural::count(rerun.len(), "case"),
+                    crate::plural::count(rerun.len(), "case"),
                     dir.display(),
                     paths.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", ")
                 );
@@ -186,7 +186,7 @@ fn run_once(args: &RunArgs, only: Option<Vec<PathBuf>>) -> Result<u8> {
         reporters = reporters.reporter(output);
     }
     if let Some(replay) = options.replay.as_ref().filter(|_| verbosity != Verbosity::Quiet) {
-        let recorded = assay::plural::count(replay.len(), "recorded case");
+        let recorded = crate::plural::count(replay.len(), "recorded case");
         let _ = writeln!(std::io::stdout(), "Replaying {recorded} of {}: no agent is asked", replay.source().display());
     }
     if verbosity != Verbosity::Quiet {
@@ -205,7 +205,7 @@ fn run_once(args: &RunArgs, only: Option<Vec<PathBuf>>) -> Result<u8> {
         // Best effort: stdout may be closed (`| head`); the exit code matters more.
         let _ = writeln!(std::io::stdout(), "Results in {}", results_dir.display());
     }
-    Ok(if summary.success(args.output.fail_on_flaky) { assay::exit_codes::OK } else { assay::exit_codes::FAILED })
+    Ok(if summary.success(args.output.fail_on_flaky) { crate::exit_codes::OK } else { crate::exit_codes::FAILED })
 }
 
 fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
@@ -221,7 +221,7 @@ fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
                     escape::one_line(&job.agent),
                     connections.join(","),
                     job.success_ratio,
-                    assay::plural::count(job.check_count(), "check")
+                    crate::plural::count(job.check_count(), "check")
                 );
                 writeln!(out, "{}", redactor.redact(&line))?;
             }
@@ -232,5 +232,5 @@ fn list(cases: &[LoadedCase], redactor: &Redactor) -> Result<u8> {
             }
         }
     }
-    Ok(if broken > 0 { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+    Ok(if broken > 0 { crate::exit_codes::FAILED } else { crate::exit_codes::OK })
 }

@@ -6,7 +6,7 @@
 use super::CliError;
 use super::args::ServeApiArgs;
 use super::options::seconds;
-use assay::serve::{ServeOptions, Server, Token};
+use crate::serve::{ServeOptions, Server, Token};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -118,13 +118,13 @@ pub fn run(args: ServeApiArgs) -> anyhow::Result<u8> {
     // only the names assay.toml or --allow-env give.
     project_options.named_env_only = true;
     project_options.trusted_files = match args.case_env.allow_commands {
-        true => assay::TrustedFiles::Everything,
-        false => assay::TrustedFiles::Nothing,
+        true => crate::project::TrustedFiles::Everything,
+        false => crate::project::TrustedFiles::Nothing,
     };
-    let project = Arc::new(assay::Project::open(project_options)?);
+    let project = Arc::new(crate::project::Project::open(project_options)?);
     // Each connection holds a file descriptor: see `assay agent serve`.
     #[cfg(unix)]
-    let _ = assay::agent::serve::raise_open_file_limit();
+    let _ = crate::agent::serve::raise_open_file_limit();
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let server = Server::bind(project, options).await.map_err(CliError::from)?;

@@ -5,9 +5,9 @@
 
 use super::args::ValidateArgs;
 use super::options::{default_results_dir, fraction, results_error, write_html};
+use crate::eval::Validator;
+use crate::report::{ResultsDir, write_json_report, write_validation};
 use anyhow::{Context, Result};
-use assay::eval::Validator;
-use assay::report::{ResultsDir, write_json_report, write_validation};
 use std::io::Write;
 
 pub fn run(args: ValidateArgs) -> Result<u8> {
@@ -15,7 +15,7 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
     let project = super::project::open(&args.project, Some(&args.case_env), None)?;
     let redactor = project.redactor();
     let validations = project.validations(&args.paths)?;
-    let jobs = args.jobs.unwrap_or_else(|| assay::run::RunOptions::default().jobs);
+    let jobs = args.jobs.unwrap_or_else(|| crate::run::RunOptions::default().jobs);
     // Every mock response is a case of the run: its results go where a
     // run's do.
     let results_dir = args.results.unwrap_or_else(|| default_results_dir(&project));
@@ -33,5 +33,5 @@ pub fn run(args: ValidateArgs) -> Result<u8> {
         write_html(&results_dir, html, &mut out)?;
     }
     let below = min_agreement.is_some_and(|min| report.agreement.score().is_none_or(|s| s < min));
-    Ok(if report.has_errors() || below { assay::exit_codes::FAILED } else { assay::exit_codes::OK })
+    Ok(if report.has_errors() || below { crate::exit_codes::FAILED } else { crate::exit_codes::OK })
 }

@@ -426,6 +426,7 @@ impl CaseReader for DiscoveredFile {
 /// Reads and plans one test case file. A suite file (`*.suite.toml`) is
 /// not one case: it is an error here, pointing at `Project::discover`,
 /// which expands it into its spec lines.
+#[cfg(any(test, feature = "internals"))] // for tests
 pub fn load_case(file: &CaseFile, keys: &dyn KeySet, env: &CaseEnv) -> LoadedCase {
     load_case_from(&FileAccess::anywhere(), file, keys, env)
 }

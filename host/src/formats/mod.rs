@@ -24,7 +24,9 @@ mod scenario;
 pub mod suite;
 mod yaml_lines;
 
-pub use hocon::{MAX_CASE_FILE_BYTES, MAX_HOCON_BYTES, load_case, parse_case, read_case_file};
+#[cfg(any(test, feature = "internals"))]
+pub use hocon::load_case;
+pub use hocon::{MAX_CASE_FILE_BYTES, MAX_HOCON_BYTES, parse_case, read_case_file};
 pub use scenario::{
     DEFAULT_EXPECTATION_KEY, Expectation, MockResponse, Scenario, ScenarioFile, Validation, WantedResult,
     read_scenario_file,
@@ -89,6 +91,7 @@ pub fn expand(file: CaseFile, trust: &Trust) -> Vec<PendingCase> {
 
 /// The neuro-san test case files `inputs` name (files, directories
 /// searched for `*.hocon`, globs), in a stable order.
+#[cfg(any(test, feature = "internals"))] // for tests
 pub fn discover(inputs: &[PathBuf]) -> Result<Vec<CaseFile>, DiscoverError> {
     discover_with(inputs, &[HOCON_EXTENSION])
 }

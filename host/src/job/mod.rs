@@ -37,8 +37,10 @@ pub use outcome::{
 };
 pub use pending::{
     BrokenCase, CaseAdjustment, CaseFilter, CaseReader, CaseSource, DistinctIds, LoadedCase, PendingCase, PendingCases,
-    load_cases, with_distinct_ids,
+    load_cases,
 };
+#[cfg(any(test, feature = "internals"))]
+pub use pending::with_distinct_ids;
 pub use prerequisite::{Prerequisite, PrerequisiteWork};
 pub(crate) use recording::json_error;
 pub use recording::{RecordedAnswer, Recording, Replay};

@@ -116,6 +116,7 @@ impl CaseReader for BrokenCase {
 /// (`a/x.hocon` and `b/x.hocon` given as `a/ b/`, a suite `qa.suite.toml`
 /// beside `qa/a1.hocon`) becomes an error case `ID~N` naming both files,
 /// so that every case is reported, and replayed, under an id of its own.
+#[cfg(any(test, feature = "internals"))] // for tests
 pub fn with_distinct_ids(cases: Vec<PendingCase>) -> Vec<PendingCase> {
     let mut distinct = DistinctIds::default();
     cases.into_iter().map(|case| distinct.admit(case)).collect()

@@ -127,7 +127,7 @@ fn pinned_entry(path: &str, sha256: &str) -> toml_edit::Item {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ProjectOptions;
+    use crate::project::ProjectOptions;
     use crate::plugin::BUILTIN_MATCHERS;
 
     const CONFIG: &str = "# my plugins\n[plugins.mine]\npath = \"mine.wasm\" # keep this comment\nsha256 = \"00\"\n";

@@ -309,23 +309,3 @@ pub(crate) fn suite_cases() -> Vec<CaseResult> {
         ),
     ]
 }
-
-/// A results directory `dir` as read back, of cases `(id, status, rouge
-/// score)` in that order: what the diff tests compare.
-pub(crate) fn run_of(dir: &str, cases: &[(&str, CaseStatus, Option<f64>)]) -> crate::report::ResultsOfRun {
-    let cases = cases
-        .iter()
-        .enumerate()
-        .map(|(index, &(id, status, score))| crate::report::CaseOfRun {
-            id: id.to_owned(),
-            file: PathBuf::from(format!("{id}.hocon")),
-            agent: "echo".to_owned(),
-            status,
-            flags: crate::report::CaseFlags::default(),
-            scores: score.map(|s| std::collections::BTreeMap::from([("rouge".to_owned(), s)])).unwrap_or_default(),
-            line: index + 1,
-            json: serde_json::Value::Null,
-        })
-        .collect();
-    crate::report::ResultsOfRun { dir: PathBuf::from(dir), summary: None, cases }
-}

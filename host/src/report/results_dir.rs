@@ -16,7 +16,6 @@
 
 use crate::job::{CaseResult, MAX_RESULT_LINE_BYTES};
 use crate::private_files;
-use crate::report::merge::MergedDir;
 use crate::report::{CaseFlags, FlagCounts, Redactor, SuiteSummary, SuiteTally};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
 use serde::Serialize;
@@ -276,6 +275,37 @@ impl Reporter for ResultsDir {
             | EventKind::CaseSlow { .. } => Ok(()),
         }
     }
+}
+
+
+/// One directory merged, as `summary.json`'s `merged_from` lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MergedDir {
+    /// The directory.
+    pub dir: PathBuf,
+    /// How many of the merged cases are its results.
+    pub cases: usize,
+    /// Its shard, if it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// The directory it reran the failed cases of, if it is a rerun.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<PathBuf>,
+    /// For a rerun: how many results of the directories before it it
+    /// replaced.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub replaced: usize,
+    /// Its run's wall-clock time, in milliseconds (unknown for an
+    /// incomplete run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// Whether its run never finished (no `summary.json`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

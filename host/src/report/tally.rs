@@ -164,7 +164,7 @@ pub(crate) fn case_scores(case: &CaseResult) -> BTreeMap<String, f64> {
 /// Per key, the mean of the finite scores among `scores` (each a check's
 /// key and score); keys with none are left out. A case's score per key,
 /// for the tally here and for a results directory read back
-/// ([`crate::report::read_results_dir`]).
+/// (`crate::results::read_results_dir`).
 pub(crate) fn mean_per_key<'a>(scores: impl IntoIterator<Item = (&'a str, Option<f64>)>) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     for (key, score) in scores {

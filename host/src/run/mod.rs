@@ -49,13 +49,11 @@ mod conversation;
 mod cpu_threads;
 mod event;
 mod group;
-mod rerun;
 mod shard;
 mod slow;
 mod timeout;
 
 pub use event::{EventKind, Reporter, RunEvent, RunSummary};
-pub use rerun::{Rerun, RerunSelection};
 pub use shard::{Shard, stable_hash};
 pub use timeout::{DEFAULT_CASE_TIMEOUT, RunTimeout};
 
@@ -89,7 +87,7 @@ pub struct RunOptions {
     /// sample's whole time, streaming included).
     pub sample_timeout: Option<RunTimeout>,
     /// The bound on a sample whose case sets no `timeout_in_seconds` and
-    /// the run none either (default [`DEFAULT_CASE_TIMEOUT`]; `[cases]
+    /// the run none either (default `DEFAULT_CASE_TIMEOUT`; `[cases]
     /// timeout_in_seconds` of assay.toml sets it).
     pub default_timeout: Duration,
     /// Runs every one of a case's `n` samples, with no early stopping (the
@@ -105,12 +103,12 @@ pub struct RunOptions {
     pub replay: Option<Arc<Replay>>,
     /// The most samples one case may ask for (`n` of its `success_ratio`,
     /// after `--samples`): a case asking more is an error case, never run
-    /// (default [`DEFAULT_MAX_SAMPLES`]; `[cases] max_samples` in
+    /// (default `DEFAULT_MAX_SAMPLES`; `[cases] max_samples` in
     /// assay.toml raises it, a case file cannot).
     pub max_samples: u32,
     /// The most checks one case may plan, over all its interactions (a list
     /// `expected` is a check per element): a case planning more is an error
-    /// case, never run (default [`DEFAULT_MAX_CHECKS`]; `[cases]
+    /// case, never run (default `DEFAULT_MAX_CHECKS`; `[cases]
     /// max_checks` in assay.toml raises it).
     pub max_checks: usize,
     /// Stops admitting cases once this many have failed or errored

@@ -5,7 +5,7 @@
 
 /// Bindings for `assay:plugin/capable-matcher-plugin@0.2.0`: `judge` and
 /// `embeddings` fail with a typed `capability-error`.
-#[expect(missing_docs, reason = "generated code")]
+#[allow(missing_docs, reason = "generated code")]
 pub mod matcher_0_2 {
     wasmtime::component::bindgen!({
         path: "../wit/plugin-0.2",
@@ -20,7 +20,7 @@ pub mod matcher_0_2 {
 
 /// Bindings for `assay:plugin/capable-matcher-plugin@0.1.0`: `judge` and
 /// `embeddings` fail with a string.
-#[expect(missing_docs, reason = "generated code")]
+#[allow(missing_docs, reason = "generated code")]
 pub mod matcher_0_1 {
     wasmtime::component::bindgen!({
         path: "../wit/plugin",
@@ -43,7 +43,7 @@ pub mod matcher_0_1 {
 pub use matcher_0_2::assay::plugin::types as matcher_types;
 
 /// Bindings for `assay:agent/agent`.
-#[expect(missing_docs, reason = "generated code")]
+#[allow(missing_docs, reason = "generated code")]
 pub mod agent {
     wasmtime::component::bindgen!({
         path: "../wit/agent",

@@ -39,7 +39,7 @@ mod runs;
 
 pub use auth::Token;
 
-use crate::Project;
+use crate::project::Project;
 use crate::agent::serve::{ConnectionLimits, serve_connections};
 use crate::errors::ServeError;
 use crate::plugin::Registry;

@@ -47,6 +47,7 @@ impl AssertTemplates {
     }
 
     /// The texts parsed, in no order.
+    #[cfg(any(test, feature = "internals"))] // for tests
     pub fn sources(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
     }

@@ -84,11 +84,13 @@ impl DocumentsOfState {
     }
 
     /// The time zone templates are written in.
+    #[cfg(any(test, feature = "internals"))] // for tests
     pub fn time_zone(&self) -> Tz {
         self.time_zone
     }
 
     /// The cluster state these are the documents of.
+    #[cfg(any(test, feature = "internals"))] // for tests
     pub fn state(&self) -> &str {
         &self.state
     }

@@ -6,9 +6,9 @@
 
 use crate::job::CaseStatus;
 use crate::plural;
-use crate::report::diff::{KeyScores, RunDiff, RunSide, StatusChange};
+use crate::results::diff::{KeyScores, RunDiff, RunSide, StatusChange};
 use crate::report::escape;
-use crate::report::terminal::paint;
+use crate::report::paint;
 use std::io::{self, Write};
 
 /// How wide the label column is, as `NEWLY FAILING` needs.
@@ -104,8 +104,8 @@ fn counts_line(diff: &RunDiff) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::diff::{DiffOptions, diff};
-    use crate::report::fixtures::run_of;
+    use crate::results::diff::{DiffOptions, diff};
+    use crate::results::fixtures::run_of;
     use CaseStatus::{Error, Failed, Flaky, Passed};
 
     /// Every kind of line, in colour; an id that would drive the terminal

@@ -1,7 +1,7 @@
 //! A results directory read back: `results.jsonl` (every line, whole, and
 //! typed as far as comparing runs needs: id, status, flags, per check key
 //! the case's score) and `summary.json` when the run got to write it (a
-//! killed run did not). What [`crate::report::diff`] compares, and what a
+//! killed run did not). What [`crate::results::diff`] compares, and what a
 //! report of a finished run starts from.
 //!
 //! Lines are read leniently: what an older assay did not write (the flags)
@@ -11,8 +11,9 @@
 use crate::errors::ReadResultsError;
 use crate::job::{CaseStatus, json_error};
 use crate::report::CaseFlags;
-use crate::report::tally::mean_per_key;
-use crate::run::{Rerun, Shard};
+use crate::report::mean_per_key;
+use crate::run::Shard;
+use crate::results::Rerun;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};

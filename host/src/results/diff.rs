@@ -2,7 +2,7 @@
 //! status, which cases were added or removed, how each check key's scores
 //! moved, and whether the new run regressed beyond what the
 //! [`Allowances`] allow. `assay diff` prints the [`RunDiff`]
-//! ([`crate::report::write_diff`]) or writes it as JSON, and exits 1 on a
+//! ([`crate::results::write_diff`]) or writes it as JSON, and exits 1 on a
 //! regression.
 //!
 //! A case that meets its success ratio (passed or flaky) is *passing*, one
@@ -10,7 +10,7 @@
 //! in exactly one of the lists or counts of a [`RunDiff`].
 
 use crate::job::CaseStatus;
-use crate::report::{CaseOfRun, ResultsOfRun, RunCounts};
+use crate::results::{CaseOfRun, ResultsOfRun, RunCounts};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -373,7 +373,7 @@ fn regressions(diff: &RunDiff, allow: &Allowances) -> Vec<Regression> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixtures::run_of as run;
+    use crate::results::fixtures::run_of as run;
 
     fn ids(changes: &[StatusChange]) -> Vec<&str> {
         changes.iter().map(|c| c.id.as_str()).collect()

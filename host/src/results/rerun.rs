@@ -1,7 +1,7 @@
 //! `--rerun-failed DIR`: the cases of a run to run again, by id (those
 //! that failed or errored in an earlier run, and with `--rerun-flaky` the
 //! flaky ones), and which of them the case files no longer hold.
-//! [`crate::report::ResultsOfRun::rerun`] makes one from a results
+//! [`crate::results::ResultsOfRun::rerun`] makes one from a results
 //! directory read back.
 
 use std::collections::BTreeSet;
@@ -32,6 +32,7 @@ impl Rerun {
     }
 
     /// The results directory the cases come from.
+    #[cfg(any(test, feature = "internals"))] // for tests
     pub fn source(&self) -> &Path {
         &self.source
     }

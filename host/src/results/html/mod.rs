@@ -27,7 +27,7 @@ mod model;
 
 use crate::errors::HtmlReportError;
 use crate::private_files;
-use crate::report::RunDiff;
+use crate::results::RunDiff;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ pub fn render_diff_to(diff: &RunDiff, path: &Path) -> Result<(), HtmlReportError
 /// (`assay report A B C…`): each run's counts, pass rate and mean score per
 /// check key, the pass rate drawn across them, and the cases whose status
 /// changed from each run to the next.
-pub fn render_history_to(runs: &[crate::report::ResultsOfRun], path: &Path) -> Result<(), HtmlReportError> {
+pub fn render_history_to(runs: &[crate::results::ResultsOfRun], path: &Path) -> Result<(), HtmlReportError> {
     let page = history::history(runs);
     write_page(path, &format!("assay history: {}", page.title), HISTORY_JS, &page)
 }

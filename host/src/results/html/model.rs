@@ -13,8 +13,8 @@
 use crate::errors::HtmlReportError;
 use crate::eval::{FailureMode, assess};
 use crate::job::CaseResult;
-use crate::report::read::{StreamError, stream_results_dir};
-use crate::report::tally::case_scores;
+use crate::results::read::{StreamError, stream_results_dir};
+use crate::report::case_scores;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -26,10 +26,11 @@
 
 use crate::errors::{MergeError, ReadResultsError};
 use crate::job::CaseResult;
-use crate::report::read::{IdHasher, LineAt, StreamError, each_line_at, line_error, open_results_dir};
-use crate::report::{JunitReport, Provenance, Redactor, ResultsDir, SummaryOfRun, render_report_to};
+use crate::results::read::{IdHasher, LineAt, StreamError, each_line_at, line_error, open_results_dir};
+use crate::report::{JunitReport, MergedDir, Provenance, Redactor, ResultsDir};
+use crate::results::{SummaryOfRun, render_report_to};
 use crate::run::{EventKind, Reporter, RunEvent, RunSummary, Shard};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,35 +46,6 @@ pub struct MergeOptions {
     pub redactor: Redactor,
 }
 
-/// One directory merged, as `summary.json`'s `merged_from` lists it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MergedDir {
-    /// The directory.
-    pub dir: PathBuf,
-    /// How many of the merged cases are its results.
-    pub cases: usize,
-    /// Its shard, if it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<Shard>,
-    /// The directory it reran the failed cases of, if it is a rerun.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rerun_of: Option<PathBuf>,
-    /// For a rerun: how many results of the directories before it it
-    /// replaced.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub replaced: usize,
-    /// Its run's wall-clock time, in milliseconds (unknown for an
-    /// incomplete run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<f64>,
-    /// Whether its run never finished (no `summary.json`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub incomplete: bool,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
 
 /// What a merge wrote.
 #[derive(Clone, Debug)]

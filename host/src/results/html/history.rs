@@ -2,8 +2,8 @@
 //! counts, pass rate and per-key mean score, and between each run and the
 //! next the cases whose status changed (the library's own [`diff()`]).
 
-use crate::report::diff::{DiffOptions, StatusChange, diff};
-use crate::report::{ResultsOfRun, RunCounts};
+use crate::results::diff::{DiffOptions, StatusChange, diff};
+use crate::results::{ResultsOfRun, RunCounts};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
