@@ -1,7 +1,7 @@
 //! Connections to the agent under test.
 //!
-//! [`Agents`] sends one [`ChatRequest`] over a case's connection and reduces
-//! the streamed messages to an [`AgentResponse`]:
+//! [`Agents`] sends one [`ChatRequest`] over a case's connection, each a
+//! [`Transport`], and reduces the streamed messages to an [`AgentResponse`]:
 //! - `direct`: an agent component from the [`AgentCatalog`], in-process and
 //!   sandboxed (`transport/direct/`);
 //! - `http`/`https`: a neuro-san server (`transport/neuro_san.rs`);
@@ -10,7 +10,9 @@
 //!   an OpenAI-compatible endpoint ([`OpenAiAgents`], `transport/openai/`),
 //!   a local program per request ([`ExecAgents`], `transport/exec.rs`) or
 //!   long-lived ([`CommandAgents`], `transport/command.rs`), or any JSON API
-//!   by templates and JSONPath ([`HttpApi`], `transport/http/`).
+//!   by templates and JSONPath ([`HttpApi`], `transport/http/`);
+//! - `grpc`, and `replay` without a recording: refused, saying what to use
+//!   instead (`transport/refused.rs`).
 //!
 //! `message.rs` and `reduce.rs`, which every transport shares, stay here.
 //!
@@ -33,10 +35,10 @@ pub(crate) use transport::command::{
     StderrTail, describe_exit, environment as process_environment, keep_stderr_tail, shown_command,
 };
 pub use transport::direct::catalog::{AgentCatalog, DEMO_AGENTS};
-pub use transport::direct::{AgentCallError, AgentComponent};
+pub use transport::direct::{AgentCallError, AgentComponent, DirectAgents};
 pub use transport::exec::ExecAgents;
 pub use transport::http::HttpApi;
-pub use transport::neuro_san::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings};
+pub use transport::neuro_san::{DEFAULT_AGENT_URL, HttpAgents, HttpSettings, NeuroSanScheme};
 pub use transport::openai::{OpenAiAgents, OpenAiSettings};
 pub use transport::{Reply, Transport};
 
@@ -46,18 +48,25 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Every way of reaching an agent, configured once per run.
+/// Every way of reaching an agent, configured once per run: a transport
+/// per connection a case may name.
 #[derive(Clone)]
 pub struct Agents {
-    catalog: Arc<AgentCatalog>,
-    http: HttpAgents,
+    direct: DirectAgents,
+    http: Arc<NeuroSanScheme>,
+    https: Arc<NeuroSanScheme>,
     named: Arc<BTreeMap<String, Arc<dyn Transport>>>,
 }
 
 impl Agents {
     /// Agents reached through `catalog` (direct) and `http` (servers).
     pub fn new(catalog: AgentCatalog, http: HttpAgents) -> Agents {
-        Agents { catalog: Arc::new(catalog), http, named: Arc::default() }
+        Agents {
+            direct: DirectAgents::new(catalog),
+            https: Arc::new(NeuroSanScheme { agents: http.clone(), connection: Connection::Https }),
+            http: Arc::new(NeuroSanScheme { agents: http, connection: Connection::Http }),
+            named: Arc::default(),
+        }
     }
 
     /// The same, with the named connections `named` (`[connections.NAME]`).
@@ -72,7 +81,7 @@ impl Agents {
 
     /// The direct agents.
     pub fn catalog(&self) -> &AgentCatalog {
-        &self.catalog
+        self.direct.catalog()
     }
 
     /// Compiles the direct agents named, in parallel, so that no request's
@@ -82,7 +91,7 @@ impl Agents {
         let loads: Vec<_> = names
             .into_iter()
             .map(|name| {
-                let catalog = self.catalog.clone();
+                let catalog = self.direct.catalog().clone();
                 tokio::task::spawn_blocking(move || {
                     let _ = catalog.get(&name);
                 })
@@ -91,6 +100,25 @@ impl Agents {
         for load in loads {
             let _ = load.await;
         }
+    }
+
+    /// The transport of `connection`, or what is wrong with it.
+    fn transport(&self, connection: &Connection) -> Result<&dyn Transport, AgentErrorKind> {
+        Ok(match connection {
+            Connection::Direct => &self.direct,
+            Connection::Http => self.http.as_ref(),
+            Connection::Https => self.https.as_ref(),
+            Connection::Grpc => &transport::refused::GRPC,
+            Connection::Replay => &transport::refused::REPLAY,
+            Connection::Named(name) => match self.named.get(name.as_ref()) {
+                Some(transport) => transport.as_ref(),
+                None => {
+                    return Err(AgentErrorKind::Unsupported(format!(
+                        "no connection named `{name}` is configured\n\nConsider [connections.{name}] in assay.toml"
+                    )));
+                }
+            },
+        })
     }
 
     /// Sends one turn over `connection`. `deadline` bounds a direct call
@@ -103,51 +131,13 @@ impl Agents {
         deadline: Option<Duration>,
     ) -> Result<AgentResponse, AgentError> {
         let agent = request.agent.clone();
-        let (endpoint, result) = match connection {
-            Connection::Named(name) => match self.named.get(name.as_ref()) {
-                Some(transport) => {
-                    let endpoint = transport.endpoint(&agent);
-                    return transport.chat(&request).await.map_err(|kind| AgentError { agent, endpoint, kind });
-                }
-                None => (
-                    name.to_string(),
-                    Err(AgentErrorKind::Unsupported(format!(
-                        "no connection named `{name}` is configured\n\nConsider [connections.{name}] in assay.toml"
-                    ))),
-                ),
-            },
-            Connection::Direct => self.chat_direct(request, deadline).await,
-            Connection::Http | Connection::Https => {
-                let url = self.http.url(connection, &agent);
-                let result = self.http.chat(&url, &request).await;
-                (crate::credentials::redact_urls(&url).into_owned(), result)
+        match self.transport(connection) {
+            Ok(transport) => {
+                let answer = transport.chat_within(&request, deadline).await;
+                answer.map_err(|kind| AgentError { endpoint: transport.endpoint(&agent), agent, kind })
             }
-            Connection::Grpc => (
-                "grpc".to_owned(),
-                Err(AgentErrorKind::Unsupported(
-                    "assay does not speak neuro-san's gRPC service\n\nConsider `connections: [http]`: the same server answers over HTTP".into(),
-                )),
-            ),
-            // The runner answers a job with a recording itself; no agent is
-            // asked.
-            Connection::Replay => (
-                "replay".to_owned(),
-                Err(AgentErrorKind::Unsupported("`replay` answers only from a recording, and the job has none".into())),
-            ),
-        };
-        result.map(reduce).map_err(|kind| AgentError { agent, endpoint, kind })
-    }
-
-    async fn chat_direct(
-        &self,
-        request: ChatRequest,
-        deadline: Option<Duration>,
-    ) -> (String, Result<Vec<ChatMessage>, AgentErrorKind>) {
-        let catalog = self.catalog.clone();
-        let call = tokio::task::spawn_blocking(move || direct_call(&catalog, &request, deadline));
-        call.await.unwrap_or_else(|e| {
-            ("direct".to_owned(), Err(AgentErrorKind::Load(format!("the agent call panicked: {e}"))))
-        })
+            Err(kind) => Err(AgentError { endpoint: connection.name().to_owned(), agent, kind }),
+        }
     }
 
     /// One turn with an in-process agent, on the calling thread: for callers
@@ -158,32 +148,10 @@ impl Agents {
         request: &ChatRequest,
         deadline: Option<Duration>,
     ) -> Result<AgentResponse, AgentError> {
-        let (endpoint, result) = direct_call(&self.catalog, request, deadline);
-        result.map(reduce).map_err(|kind| AgentError { agent: request.agent.clone(), endpoint, kind })
+        self.direct.chat_blocking(request, deadline).map_err(|kind| AgentError {
+            agent: request.agent.clone(),
+            endpoint: self.direct.endpoint(&request.agent),
+            kind,
+        })
     }
-}
-
-/// Calls an in-process agent: where it was reached, and its messages.
-fn direct_call(
-    catalog: &AgentCatalog,
-    request: &ChatRequest,
-    deadline: Option<Duration>,
-) -> (String, Result<Vec<ChatMessage>, AgentErrorKind>) {
-    let endpoint = match catalog.source(&request.agent) {
-        Some(source) => format!("direct ({source})"),
-        None => "direct".to_owned(),
-    };
-    let component = match catalog.get(&request.agent) {
-        Ok(Some(component)) => component,
-        Ok(None) => {
-            let known = catalog.names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-            return (endpoint, Err(AgentErrorKind::UnknownAgent(known)));
-        }
-        Err(load) => return (endpoint, Err(AgentErrorKind::Load(load))),
-    };
-    let result = component.chat(request, deadline).map_err(|e| match e {
-        AgentCallError::Fault(fault) => AgentErrorKind::Fault(fault),
-        AgentCallError::Refused(message) => AgentErrorKind::Refused(message),
-    });
-    (endpoint, result)
 }

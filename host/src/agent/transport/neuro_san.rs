@@ -232,6 +232,28 @@ pub(crate) fn classify_send_error(error: reqwest::Error) -> AgentErrorKind {
     }
 }
 
+/// The built-in `http` or `https` connection: the run's neuro-san server
+/// (`--agent-url`, `[agent] url`) over that scheme.
+pub struct NeuroSanScheme {
+    /// The run's client.
+    pub agents: HttpAgents,
+    /// `http` or `https`.
+    pub connection: Connection,
+}
+
+impl crate::agent::transport::Transport for NeuroSanScheme {
+    fn endpoint(&self, agent: &str) -> String {
+        redact_urls(&self.agents.url(&self.connection, agent)).into_owned()
+    }
+
+    fn chat<'a>(&'a self, request: &'a ChatRequest) -> crate::agent::transport::Reply<'a> {
+        Box::pin(async move {
+            let url = self.agents.url(&self.connection, &request.agent);
+            self.agents.chat(&url, request).await.map(reduce)
+        })
+    }
+}
+
 /// A named connection of type `neuro-san`: a server of its own (its URL,
 /// CA and caps from `[connections.NAME]`), spoken to as `http`/`https` are.
 impl crate::agent::transport::Transport for HttpAgents {

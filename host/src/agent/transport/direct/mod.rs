@@ -8,6 +8,9 @@
 //! request and its messages to and from WIT.
 
 pub(crate) mod catalog;
+mod transport;
+
+pub use transport::DirectAgents;
 
 use crate::agent::message::{ChatMessage, ChatRequest, Origin};
 use crate::case::ChatFilter;
