@@ -411,7 +411,7 @@ pub enum ReplayError {
     Read {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// A line is not a case's result.
@@ -462,7 +462,7 @@ pub enum ReadResultsError {
     Read {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// A line of `results.jsonl` is not a case's result.
@@ -540,7 +540,7 @@ pub enum HtmlReportError {
     Write {
         /// The report's file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
 }
@@ -579,7 +579,7 @@ pub enum ProjectError {
         path: std::path::PathBuf,
         /// Its `[plugins.NAME]`, when configured there.
         configured_as: Option<String>,
-        /// Why.
+        /// What failed underneath, in the words of the library or tool that failed.
         cause: String,
     },
     /// A plugin could not be loaded.
@@ -596,7 +596,7 @@ pub enum ProjectError {
     FetchPlugin {
         /// Its `[plugins.NAME]`, when configured there.
         configured_as: Option<String>,
-        /// Why.
+        /// Why the plugin could not be fetched.
         error: FetchError,
     },
     /// The plugins could not make a registry (key conflicts, labels,
@@ -1091,7 +1091,7 @@ pub enum CaseErrorKind {
     Invalid {
         /// Where.
         path: String,
-        /// Why.
+        /// What is wrong, in words a person can act on.
         message: String,
     },
     /// A required key is absent.
@@ -1219,7 +1219,7 @@ pub enum DiscoverError {
     BadGlob {
         /// The pattern.
         pattern: String,
-        /// Why.
+        /// What failed, in words a person can act on.
         error: String,
     },
     /// A directory that cannot be read.
@@ -1227,7 +1227,7 @@ pub enum DiscoverError {
     Io {
         /// The directory.
         path: std::path::PathBuf,
-        /// Why.
+        /// What failed, in words a person can act on.
         error: String,
     },
 }
@@ -1256,7 +1256,7 @@ pub enum AuthoringError {
     Absolute {
         /// The path as given.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// A folder of the scaffold could not be created.
@@ -1264,7 +1264,7 @@ pub enum AuthoringError {
     CreateDir {
         /// The folder.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// A file (of the scaffold, or the built component) could not be
@@ -1273,7 +1273,7 @@ pub enum AuthoringError {
     Write {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// The crate's `Cargo.toml` is not a plugin crate's.
@@ -1303,7 +1303,7 @@ pub enum AuthoringError {
     ReadModule {
         /// The module.
         path: std::path::PathBuf,
-        /// Why.
+        /// What failed underneath, in the words of the library or tool that failed.
         cause: String,
     },
     /// The module could not be made a component.
@@ -1339,7 +1339,7 @@ pub enum AuthoringError {
     Componentizer {
         /// The virtual environment's Python.
         python: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// componentize-py ran and failed.
@@ -1398,7 +1398,7 @@ pub enum RequirementsErrorKind {
     ReadWheel {
         /// The wheel.
         wheel: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// pip could not be started.
@@ -1406,7 +1406,7 @@ pub enum RequirementsErrorKind {
     RunPip {
         /// The virtual environment's Python.
         python: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// pip ran and failed.
@@ -1517,7 +1517,7 @@ pub enum LockError {
     Read {
         /// The configuration file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
     /// The configuration is not TOML, or its `plugins` is not a table.
@@ -1533,7 +1533,7 @@ pub enum LockError {
     ReadPlugin {
         /// The plugin file.
         path: std::path::PathBuf,
-        /// Why.
+        /// What failed underneath, in the words of the library or tool that failed.
         cause: String,
     },
     /// The pinned configuration could not be written.
@@ -1541,7 +1541,7 @@ pub enum LockError {
     Write {
         /// The configuration file.
         path: std::path::PathBuf,
-        /// Why.
+        /// The I/O error underneath, as the system reported it.
         cause: std::io::Error,
     },
 }
@@ -1889,7 +1889,7 @@ pub enum FetchError {
     CosignKey {
         /// The key file.
         path: std::path::PathBuf,
-        /// Why.
+        /// What is wrong, in words a person can act on.
         message: String,
     },
     /// The plugin store could not be used.
@@ -1897,7 +1897,7 @@ pub enum FetchError {
     Store {
         /// The store's folder.
         dir: std::path::PathBuf,
-        /// Why.
+        /// What is wrong, in words a person can act on.
         message: String,
     },
 }
@@ -1914,7 +1914,7 @@ pub enum CommunityError {
     Load {
         /// The reference.
         reference: String,
-        /// Why.
+        /// Why the component could not be loaded.
         error: ComponentLoadError,
     },
     /// The configuration could not be read or written.

@@ -35,7 +35,7 @@ pub enum CliError {
     Results {
         /// The directory.
         path: PathBuf,
-        /// Why.
+        /// What failed underneath, in the words of the library or tool that failed.
         cause: String,
     },
     /// A plugin crate could not be scaffolded or built.

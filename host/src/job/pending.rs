@@ -26,7 +26,7 @@ pub enum LoadedCase {
     Broken {
         /// The case's id (from its path).
         id: String,
-        /// Why.
+        /// The case file's error, located in its file.
         error: CaseError,
     },
 }

@@ -422,64 +422,24 @@ async fn admit(
     cancelled: Arc<AtomicBool>,
     stopped: watch::Receiver<Option<Arc<str>>>,
 ) {
-    let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
-    // In-process cases take their slots here, waited for a few at a time
-    // (half of them, at most two per CPU): the cases queued meanwhile keep
-    // the CPU threads busy.
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut in_process_slots = BatchedPermits::new(samples.clone(), (options.jobs / 2).min(2 * cpus));
-    let in_flight = Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT));
-    let parked_places = Arc::new(Semaphore::new(PARKED_CASES));
-    // Cases whose checks wait on the judge have places of their own, one per
-    // check they ask at once (up to the judge's concurrency), enough to keep
-    // every request the judge allows in flight and no more waiting than that
-    // again: a case waiting on the network holds no sample slot meanwhile
-    // (see `CaseTask::sample`).
-    let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
-    let judge_in_flight = Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT));
+    let mut places = Places::new(&context, &options);
     let mut prepared: HashSet<String> = HashSet::new();
     for seq in 0.. {
         if cancelled.load(Ordering::Acquire) {
             break;
         }
-        let Some(mut case) = cases.next().await else { break };
-        if let LoadedCase::Ready(job) = &case
-            && job.success_ratio.samples > options.max_samples
-        {
-            case = too_many_samples(job, options.max_samples);
-        }
-        if let LoadedCase::Ready(job) = &case {
-            let checks = job.turns.iter().map(|turn| turn.checks.len()).sum::<usize>();
-            if checks > options.max_checks {
-                case = too_many_checks(job, checks, options.max_checks);
-            }
-        }
+        let Some(case) = cases.next().await else { break };
+        let mut case = within_caps(case, &options);
         let judge_checks = match &case {
-            LoadedCase::Ready(job) if judge_concurrency > 0 => job.judge_checks(&context.registry),
+            LoadedCase::Ready(job) if places.judge_concurrency > 0 => job.judge_checks(&context.registry),
             _ => 0,
         };
         let waits_on_judge = judge_checks > 0;
-        let permit = match waits_on_judge {
-            true => judge_in_flight.clone().acquire_many_owned(judge_checks.min(judge_concurrency) as u32).await,
-            false => in_flight.clone().acquire_owned().await,
-        };
-        let permit = permit.expect("the semaphore is never closed");
+        let permit = places.in_flight(judge_checks).await;
         if cancelled.load(Ordering::Acquire) {
             break;
         }
-        let unrecorded = match (&mut case, &options.replay) {
-            (LoadedCase::Ready(job), Some(replay)) => match replay.recording(&job.id) {
-                Some(recording) => {
-                    if let Some(compared) = &job.grouped {
-                        compared.group.replay_from(|id| replay.recording(id));
-                    }
-                    job.recording = Some(recording);
-                    None
-                }
-                None => Some(replay.not_recorded(&job.id)),
-            },
-            _ => None,
-        };
+        let unrecorded = attach_recording(&mut case, options.replay.as_deref());
         // An in-process case waits for its sample slot before it is
         // admitted, so that a cancellation while it waits still stops it.
         // One with a prerequisite, the judge or an embeddings backend to
@@ -487,24 +447,10 @@ async fn admit(
         // thread is held while it waits.
         let checks_wait = matches!(&case, LoadedCase::Ready(job) if job.asks_network(&context.registry));
         let in_process = match &case {
-            LoadedCase::Ready(job) => {
-                unrecorded.is_none()
-                    && !checks_wait
-                    && job.is_in_process()
-                    && job.grouped.is_none()
-                    && (job.prerequisite.is_none() || job.recording.is_some())
-            }
+            LoadedCase::Ready(job) => unrecorded.is_none() && !checks_wait && runs_on_cpu_thread(job),
             LoadedCase::Broken { .. } => false,
         };
-        let slot = match in_process {
-            true => Some(in_process_slots.one().await),
-            false => {
-                // A case run as a task takes its slots from the semaphore
-                // itself: none may wait on slots held back here.
-                in_process_slots.give_back();
-                None
-            }
-        };
+        let slot = places.sample_slot(in_process).await;
         if cancelled.load(Ordering::Acquire) {
             break;
         }
@@ -537,7 +483,7 @@ async fn admit(
         let task = CaseTask {
             context: context.clone(),
             job: Arc::new(job),
-            semaphore: samples.clone(),
+            semaphore: places.samples.clone(),
             waits_on_judge,
             checks_wait,
             sample_timeout: options.sample_timeout,
@@ -547,53 +493,166 @@ async fn admit(
             stopped: stopped.clone(),
             events: results.clone(),
         };
-        let results = results.clone();
-        let identity = Identity::of(&task.job);
         // Every case is reported: a case whose task panicked is reported as
-        // an error, never lost. An in-process case runs on one of the
-        // run's CPU threads and reports itself from there.
+        // an error, never lost.
         match slot {
-            Some(slot) => {
-                let runtime = tokio::runtime::Handle::current();
-                let place = Arc::new(Place {
-                    permit: std::sync::Mutex::new(Some(permit)),
-                    parked_places: parked_places.clone(),
-                });
-                context.cpu.run(move || {
-                    let held = super::cpu_threads::hold_slot((slot, SwapAtPark(place.clone())));
-                    let result = decide_here(|| task.run_in_process(&runtime), identity);
-                    let place = place.take();
-                    drop(held);
-                    let unannounced = result.samples.last().map(|sample| sample.index);
-                    let _ = results.send(Admission::Finished { seq, result, place, unannounced });
-                });
+            Some(slot) => start_on_cpu_thread(task, seq, slot, permit, places.parked_places.clone()),
+            None => start_task(task, seq, permit, stopped.clone()),
+        }
+    }
+}
+
+/// The places a case holds while the run admits it and runs it.
+struct Places {
+    /// The run's sample slots (`-j`).
+    samples: Arc<Semaphore>,
+    /// In-process cases take their slots here, waited for a few at a time
+    /// (half of them, at most two per CPU): the cases queued meanwhile keep
+    /// the CPU threads busy.
+    in_process_slots: BatchedPermits,
+    /// Places of the cases admitted and not yet reported.
+    in_flight: Arc<Semaphore>,
+    /// Places of the in-process cases parked on a CPU thread.
+    parked_places: Arc<Semaphore>,
+    /// Cases whose checks wait on the judge have places of their own, one
+    /// per check they ask at once (up to the judge's concurrency), enough
+    /// to keep every request the judge allows in flight and no more waiting
+    /// than that again: a case waiting on the network holds no sample slot
+    /// meanwhile (see `CaseTask::sample`).
+    judge_in_flight: Arc<Semaphore>,
+    /// The judge's concurrency (0: no judge).
+    judge_concurrency: usize,
+}
+
+impl Places {
+    fn new(context: &Context, options: &RunOptions) -> Places {
+        let samples = Arc::new(Semaphore::new(options.jobs.max(1)));
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let judge_concurrency = context.registry.judge_concurrency().unwrap_or(0);
+        Places {
+            in_process_slots: BatchedPermits::new(samples.clone(), (options.jobs / 2).min(2 * cpus)),
+            samples,
+            in_flight: Arc::new(Semaphore::new(options.jobs.max(1) * CASES_PER_SLOT)),
+            parked_places: Arc::new(Semaphore::new(PARKED_CASES)),
+            judge_in_flight: Arc::new(Semaphore::new(judge_concurrency * CASES_PER_SLOT)),
+            judge_concurrency,
+        }
+    }
+
+    /// A case's place in flight: among those waiting on the judge when it
+    /// asks `judge_checks` of it, among the others otherwise.
+    async fn in_flight(&self, judge_checks: usize) -> OwnedSemaphorePermit {
+        let permit = match judge_checks > 0 {
+            true => {
+                let places = judge_checks.min(self.judge_concurrency) as u32;
+                self.judge_in_flight.clone().acquire_many_owned(places).await
             }
-            None => {
-                let mut handle = tokio::spawn(async move { task.run().await });
-                let mut stopped = stopped.clone();
-                tokio::spawn(async move {
-                    let result = tokio::select! {
-                        joined = &mut handle => {
-                            joined.unwrap_or_else(|error| identity.internal_error(panic_message(error)))
-                        }
-                        reason = stop_reason(&mut stopped) => {
-                            // The task reports its own stop, with the samples
-                            // it finished; one that cannot at once (waiting
-                            // on a prerequisite, say) is stopped here.
-                            match tokio::time::timeout(STOP_GRACE, &mut handle).await {
-                                Ok(joined) => joined.unwrap_or_else(|error| identity.internal_error(panic_message(error))),
-                                Err(_) => {
-                                    handle.abort();
-                                    identity.failed(stopped_error(&reason))
-                                }
-                            }
-                        }
-                    };
-                    let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced: None });
-                });
+            false => self.in_flight.clone().acquire_owned().await,
+        };
+        permit.expect("the semaphore is never closed")
+    }
+
+    /// An in-process case's sample slot; `None` for a case run as a task,
+    /// which takes its slots from the semaphore itself (none may wait on
+    /// slots held back here).
+    async fn sample_slot(&mut self, in_process: bool) -> Option<OwnedSemaphorePermit> {
+        match in_process {
+            true => Some(self.in_process_slots.one().await),
+            false => {
+                self.in_process_slots.give_back();
+                None
             }
         }
     }
+}
+
+/// `case`, or the error case it is when it asks for more samples or plans
+/// more checks than the run allows.
+fn within_caps(case: LoadedCase, options: &RunOptions) -> LoadedCase {
+    let LoadedCase::Ready(job) = &case else { return case };
+    if job.success_ratio.samples > options.max_samples {
+        return too_many_samples(job, options.max_samples);
+    }
+    let checks = job.turns.iter().map(|turn| turn.checks.len()).sum::<usize>();
+    if checks > options.max_checks {
+        return too_many_checks(job, checks, options.max_checks);
+    }
+    case
+}
+
+/// Gives a replayed case its recording (and its group's members theirs):
+/// the error of a case the replay has none of.
+fn attach_recording(case: &mut LoadedCase, replay: Option<&Replay>) -> Option<RunError> {
+    let (LoadedCase::Ready(job), Some(replay)) = (case, replay) else { return None };
+    match replay.recording(&job.id) {
+        Some(recording) => {
+            if let Some(compared) = &job.grouped {
+                compared.group.replay_from(|id| replay.recording(id));
+            }
+            job.recording = Some(recording);
+            None
+        }
+        None => Some(replay.not_recorded(&job.id)),
+    }
+}
+
+/// Whether `job` runs start to end on one of the run's CPU threads: its
+/// agents and checks are all in-process, it is no member of a group, and
+/// it waits on no prerequisite.
+fn runs_on_cpu_thread(job: &Job) -> bool {
+    job.is_in_process() && job.grouped.is_none() && (job.prerequisite.is_none() || job.recording.is_some())
+}
+
+/// Runs an in-process case on one of the run's CPU threads, holding
+/// `slot`; it reports itself from there.
+fn start_on_cpu_thread(
+    task: CaseTask,
+    seq: u64,
+    slot: OwnedSemaphorePermit,
+    permit: OwnedSemaphorePermit,
+    parked_places: Arc<Semaphore>,
+) {
+    let runtime = tokio::runtime::Handle::current();
+    let results = task.events.clone();
+    let identity = Identity::of(&task.job);
+    let place = Arc::new(Place { permit: std::sync::Mutex::new(Some(permit)), parked_places });
+    let cpu = task.context.cpu.clone();
+    cpu.run(move || {
+        let held = super::cpu_threads::hold_slot((slot, SwapAtPark(place.clone())));
+        let result = decide_here(|| task.run_in_process(&runtime), identity);
+        let place = place.take();
+        drop(held);
+        let unannounced = result.samples.last().map(|sample| sample.index);
+        let _ = results.send(Admission::Finished { seq, result, place, unannounced });
+    });
+}
+
+/// Runs a case as a task on the runtime, and reports it when it ends, is
+/// stopped, or panics.
+fn start_task(task: CaseTask, seq: u64, permit: OwnedSemaphorePermit, mut stopped: watch::Receiver<Option<Arc<str>>>) {
+    let results = task.events.clone();
+    let identity = Identity::of(&task.job);
+    let mut handle = tokio::spawn(async move { task.run().await });
+    tokio::spawn(async move {
+        let result = tokio::select! {
+            joined = &mut handle => {
+                joined.unwrap_or_else(|error| identity.internal_error(panic_message(error)))
+            }
+            reason = stop_reason(&mut stopped) => {
+                // The task reports its own stop, with the samples it
+                // finished; one that cannot at once (waiting on a
+                // prerequisite, say) is stopped here.
+                match tokio::time::timeout(STOP_GRACE, &mut handle).await {
+                    Ok(joined) => joined.unwrap_or_else(|error| identity.internal_error(panic_message(error))),
+                    Err(_) => {
+                        handle.abort();
+                        identity.failed(stopped_error(&reason))
+                    }
+                }
+            }
+        };
+        let _ = results.send(Admission::Finished { seq, result, place: permit, unannounced: None });
+    });
 }
 
 /// How many bytes of answers a case has kept of its samples so far: past

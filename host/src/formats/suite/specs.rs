@@ -32,7 +32,7 @@ pub enum Indexed {
     Bad {
         /// 1-based line number.
         line: usize,
-        /// Why.
+        /// What is wrong, in words a person can act on.
         message: String,
     },
 }
