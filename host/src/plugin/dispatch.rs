@@ -70,54 +70,18 @@ pub fn evaluate(
 
     for (i, check) in checks.iter().enumerate() {
         let slot = *actual_index.entry(&check.target).or_insert_with(|| {
-            let value = match &check.target {
-                Target::Text if response.text_is_json => response.text.map(Found::JsonText),
-                Target::Text => response.text.map(Found::Text),
-                Target::SlyData(path) => lookup(response.sly_data, path).map(Found::Value),
-                Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
-                Target::Latency => response.latency_ms.map(Found::Value),
-                Target::Cost => response.cost.map(Found::Value),
-                Target::Derived(index) => response.derived.get(*index).and_then(|v| v.as_ref().ok()).map(Found::Value),
-            };
-            value.map(|v| {
+            find_actual(&check.target, response).map(|v| {
                 actuals.push(v);
                 actuals.len() - 1
             })
         });
         let Some(_) = slot else {
-            let verdict = match &check.target {
-                Target::Derived(index) => match response.derived.get(*index) {
-                    Some(Err(verdict)) => verdict.clone(),
-                    _ => Verdict::error(ErrorKind::Internal, format!("{} was never computed", check.target)),
-                },
-                target => Verdict::fail(missing_message(target, response)),
-            };
-            results[i] = Some(CheckResult {
-                target: check.target.to_string(),
-                key: check.display_key(),
-                expected: check.expected.clone(),
-                actual: None,
-                actual_is_answer: false,
-                line: check.line,
-                verdict,
-                gate: check.gate,
-            });
+            results[i] = Some(without_actual(check, missing_verdict(&check.target, response)));
             continue;
         };
         let Some(plugin) = registry.plugin_for(&check.key) else {
-            results[i] = Some(CheckResult {
-                target: check.target.to_string(),
-                key: check.display_key(),
-                expected: check.expected.clone(),
-                actual: None,
-                actual_is_answer: false,
-                verdict: Verdict::error(
-                    crate::errors::ErrorKind::UnknownKey,
-                    format!("no loaded plugin provides the key `{}`", check.key),
-                ),
-                gate: check.gate,
-                line: check.line,
-            });
+            let message = format!("no loaded plugin provides the key `{}`", check.key);
+            results[i] = Some(without_actual(check, Verdict::error(ErrorKind::UnknownKey, message)));
             continue;
         };
         let plugin_index = plugins.iter().position(|p| std::sync::Arc::ptr_eq(p, plugin)).expect("registered");
@@ -163,24 +127,7 @@ pub fn evaluate(
             plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index), grader, response.until)
         };
         let lanes = plugin.judge().map_or(1, |judge| judge.concurrency()).clamp(1, members.len());
-        let outputs: Vec<(Vec<usize>, BatchOutput)> = if lanes == 1 {
-            let output = call(&members);
-            vec![(members, output)]
-        } else {
-            // Checks alike (same key, target and expected value) share a
-            // lane: the later one finds the earlier one's answer in the
-            // cache instead of asking the judge again at the same moment.
-            let mut alike: HashMap<(&str, &Target, &str), usize> = HashMap::new();
-            let lane_of: Vec<usize> = members
-                .iter()
-                .map(|&i| {
-                    let check = &checks[i];
-                    let distinct = alike.len();
-                    *alike.entry((&check.key, &check.target, &check.expected_json)).or_insert(distinct) % lanes
-                })
-                .collect();
-            overlapped(&members, &lane_of, lanes, &call)
-        };
+        let outputs = in_lanes(checks, members, lanes, &call);
         for (members, output) in outputs {
             if !output.log.is_empty() || output.log_dropped > 0 {
                 logs.push(PluginLog {
@@ -215,6 +162,72 @@ pub fn evaluate(
         result
     });
     (results.collect(), logs)
+}
+
+/// The value of `response` that `target` names, if it has one.
+fn find_actual<'r>(target: &Target, response: &ResponseView<'r>) -> Option<Found<'r>> {
+    match target {
+        Target::Text if response.text_is_json => response.text.map(Found::JsonText),
+        Target::Text => response.text.map(Found::Text),
+        Target::SlyData(path) => lookup(response.sly_data, path).map(Found::Value),
+        Target::Structure(path) => lookup(response.structure, path).map(Found::Value),
+        Target::Latency => response.latency_ms.map(Found::Value),
+        Target::Cost => response.cost.map(Found::Value),
+        Target::Derived(index) => response.derived.get(*index).and_then(|v| v.as_ref().ok()).map(Found::Value),
+    }
+}
+
+/// The verdict of a check whose target `response` lacks: a failure naming
+/// what is missing, or the error of the derived value it reads.
+fn missing_verdict(target: &Target, response: &ResponseView<'_>) -> Verdict {
+    match target {
+        Target::Derived(index) => match response.derived.get(*index) {
+            Some(Err(verdict)) => verdict.clone(),
+            _ => Verdict::error(ErrorKind::Internal, format!("{target} was never computed")),
+        },
+        target => Verdict::fail(missing_message(target, response)),
+    }
+}
+
+/// `check`'s result, decided without asking a plugin.
+fn without_actual(check: &Check, verdict: Verdict) -> CheckResult {
+    CheckResult {
+        target: check.target.to_string(),
+        key: check.display_key(),
+        expected: check.expected.clone(),
+        actual: None,
+        actual_is_answer: false,
+        line: check.line,
+        verdict,
+        gate: check.gate,
+    }
+}
+
+/// A plugin's batch `members` of `checks`, answered by `call` in one call,
+/// or over `lanes` calls at once for a plugin that asks the judge. Checks
+/// alike (same key, target and expected value) share a lane: the later one
+/// finds the earlier one's answer in the cache instead of asking the judge
+/// again at the same moment.
+fn in_lanes(
+    checks: &[Check],
+    members: Vec<usize>,
+    lanes: usize,
+    call: &(dyn Fn(&[usize]) -> BatchOutput + Sync),
+) -> Vec<(Vec<usize>, BatchOutput)> {
+    if lanes == 1 {
+        let output = call(&members);
+        return vec![(members, output)];
+    }
+    let mut alike: HashMap<(&str, &Target, &str), usize> = HashMap::new();
+    let lane_of: Vec<usize> = members
+        .iter()
+        .map(|&i| {
+            let check = &checks[i];
+            let distinct = alike.len();
+            *alike.entry((&check.key, &check.target, &check.expected_json)).or_insert(distinct) % lanes
+        })
+        .collect();
+    overlapped(&members, &lane_of, lanes, call)
 }
 
 /// The values `derived` (a turn's derivations, in order) compute from
