@@ -8,30 +8,25 @@
 //! kinds, as promptfoo has them:
 //!
 //! - compared ([`Order::AtOnce`] with [`CompareRule`]s): promptfoo's
-//!   `select-best` and `max-score` decide the outputs of one test on every
-//!   prompt × provider against one another, and pass only the best;
+//!   `select-best` and `max-score` (`formats/promptfoo/compare.rs`) decide
+//!   the outputs of one test on every prompt × provider against one
+//!   another, and pass only the best;
 //! - in turn ([`Order::InTurn`]): promptfoo's `storeOutputAs` gives a
 //!   case's answer to the cases after it as a var, so each member's job is
 //!   made again, when its turn comes, from what the earlier ones stored.
 //!
-//! This module owns what the rules decide from the members' results; the
-//! select-best judge is asked through its check's plugin.
+//! This module owns the group and its samples; what a comparison decides
+//! is its rule's, and how a group runs is the runner's.
 
-use crate::check::{Check, CheckResult, KeySet, Outcome, Verdict, check_score};
+use crate::check::{Check, CheckResult, KeySet, Verdict};
 use crate::errors::ErrorKind;
 use crate::job::{Job, Recording, SampleResult};
-use crate::template::NunjucksTemplate;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::watch;
-
-/// The key of `select-best`'s results.
-pub(crate) const SELECT_BEST_KEY: &str = "pf_select_best";
-/// The key of `max-score`'s results.
-pub(crate) const MAX_SCORE_KEY: &str = "pf_max_score";
 
 /// Cases run together (see the module doc).
 pub struct CaseGroup {
@@ -44,7 +39,7 @@ pub struct CaseGroup {
     pub order: Order,
     /// The rules comparing the members' answers, applied in order
     /// (promptfoo: `select-best` first).
-    pub rules: Vec<CompareRule>,
+    pub rules: Vec<Box<dyn CompareRule>>,
     /// Each member's recording, when the run replays recorded results.
     recordings: OnceLock<Vec<Option<Arc<Recording>>>>,
     /// The members' samples, by sample index, each decided once.
@@ -136,50 +131,38 @@ impl PartialEq for InGroup {
     }
 }
 
-/// How members are compared; each gives every member one more check,
-/// which it must pass besides its own.
-#[derive(Clone, Debug)]
-pub enum CompareRule {
-    /// promptfoo's `select-best`: the judge picks the best output for the
-    /// criteria.
-    SelectBest(SelectBest),
-    /// promptfoo's `max-score`: the output whose other checks score best.
-    MaxScore(MaxScore),
+/// A rule comparing a group's members' answers; it gives every member one
+/// more check, which the member must pass besides its own. promptfoo's
+/// `select-best` and `max-score` are its rules
+/// (`formats/promptfoo/compare.rs`); the runner applies them in order,
+/// each once every member's sample is decided (`run/group.rs`).
+pub trait CompareRule: Send + Sync {
+    /// Its first step on the members' samples (`None`: a member with no
+    /// sample): every member's verdict, or a check to compute first.
+    fn first(&self, samples: &[Option<SampleResult>]) -> Deciding;
+    /// Every one of `members`' verdicts from what the check of
+    /// [`Deciding::AfterComputing`] computed (a rule that never asks for one
+    /// keeps this default).
+    fn decide(&self, computed: Result<Value, Verdict>, members: usize) -> Vec<Verdict> {
+        let _ = computed;
+        vec![Verdict::error(ErrorKind::Internal, "a comparison asked for no check decided from one"); members]
+    }
+    /// Its result on a member that answered, of `verdict`.
+    fn result(&self, verdict: Verdict) -> CheckResult;
 }
 
-/// promptfoo's `select-best` (see [`CompareRule::SelectBest`]).
-#[derive(Clone, Debug)]
-pub struct SelectBest {
-    /// What the judge looks for.
-    pub criteria: String,
-    /// The grading prompt's messages, templates of the test's vars,
-    /// `criteria` and `outputs` (each output parsed as JSON when it is).
-    pub messages: Vec<NunjucksTemplate>,
-    /// The test's vars.
-    pub vars: Map<String, Value>,
-    /// The check that asks the judge: its key computes the index the
-    /// judge chose (see [`SelectBest::verdicts`]) from the rendered prompt
-    /// (its `prompt` expected value) and the number of outputs
-    /// (`outputs`).
-    pub check: Check,
-    /// Its line in the case's file.
-    pub line: Option<u32>,
-}
-
-/// promptfoo's `max-score` (see [`CompareRule::MaxScore`]).
-#[derive(Clone, Debug)]
-pub struct MaxScore {
-    /// Each of a member's own checks' weight, in check order (by its
-    /// assertion type, 1 unless the rule says otherwise).
-    pub weights: Vec<f64>,
-    /// Whether the weighted scores are summed, not averaged.
-    pub sum: bool,
-    /// The lowest score the best may have to pass.
-    pub threshold: Option<f64>,
-    /// The expected value its results show (the assertion's `value`).
-    pub expected: Value,
-    /// Its line in the case's file.
-    pub line: Option<u32>,
+/// What a [`CompareRule`] needs to decide.
+pub enum Deciding {
+    /// Nothing more: these are the members' verdicts, in member order.
+    Now(Vec<Verdict>),
+    /// The value `check` computes, asked of its plugin by the comparison's
+    /// deadline (a judge's answer); `name` names the rule in a timeout.
+    AfterComputing {
+        /// The check to compute.
+        check: Check,
+        /// The rule, for messages (`select-best`).
+        name: &'static str,
+    },
 }
 
 impl CaseGroup {
@@ -188,7 +171,7 @@ impl CaseGroup {
         name: String,
         members: Vec<Result<Arc<Job>, String>>,
         order: Order,
-        rules: Vec<CompareRule>,
+        rules: Vec<Box<dyn CompareRule>>,
     ) -> CaseGroup {
         CaseGroup { name, members, order, rules, recordings: OnceLock::new(), outcomes: Mutex::default() }
     }
@@ -268,141 +251,4 @@ pub(crate) fn output_of(sample: Option<&SampleResult>) -> &str {
         .and_then(|interaction| interaction.response.as_ref())
         .and_then(|response| response.text.as_deref())
         .unwrap_or("")
-}
-
-impl SelectBest {
-    /// The prompt that asks the judge to pick one of `outputs`: the
-    /// messages rendered, joined by a blank line.
-    pub(crate) fn prompt(&self, outputs: &[&str]) -> Result<String, String> {
-        let mut vars = self.vars.clone();
-        vars.insert("criteria".into(), Value::String(self.criteria.clone()));
-        let parsed = outputs.iter().map(|o| serde_json::from_str(o).unwrap_or_else(|_| Value::String((*o).into())));
-        vars.insert("outputs".into(), Value::Array(parsed.collect()));
-        let rendered: Result<Vec<String>, String> = self.messages.iter().map(|m| m.render(&vars)).collect();
-        Ok(rendered?.join("\n\n"))
-    }
-
-    /// The check asking the judge to pick one of `outputs` with `prompt`.
-    pub(crate) fn asking(&self, prompt: String, outputs: usize) -> Check {
-        let expected = json!({ "prompt": prompt, "outputs": outputs });
-        Check { expected_json: expected.to_string(), expected, ..self.check.clone() }
-    }
-
-    /// Each member's verdict from what the judge's check computed: `{"chosen":
-    /// N}`, the index it chose, or `{"failed": REASON}`, where every member
-    /// fails as promptfoo's do; an error verdict (the judge could not be
-    /// asked) is every member's.
-    pub(crate) fn verdicts(&self, computed: Result<Value, Verdict>, members: usize) -> Vec<Verdict> {
-        let value = match computed {
-            Ok(value) => value,
-            Err(verdict) => return vec![verdict; members],
-        };
-        let chosen = match (&value["chosen"], &value["failed"]) {
-            (Value::Number(n), _) => match n.as_u64().map(|n| n as usize).filter(|&n| n < members) {
-                Some(index) => index,
-                None => return vec![scored(Verdict::fail(format!("Invalid select-best verdict: {n}")), 0.0); members],
-            },
-            (_, Value::String(reason)) => return vec![scored(Verdict::fail(reason.clone()), 0.0); members],
-            _ => {
-                let message = format!("select-best's check gave {value}, not a chosen output");
-                return vec![Verdict::error(ErrorKind::BadAnswer, message); members];
-            }
-        };
-        (0..members)
-            .map(|index| match index == chosen {
-                true => scored(pass(format!("Output selected as the best: {}", self.criteria)), 1.0),
-                false => scored(Verdict::fail(format!("Output not selected: {}", self.criteria)), 0.0),
-            })
-            .collect()
-    }
-
-    /// Its result on a member that answered.
-    pub(crate) fn result(&self, verdict: Verdict) -> CheckResult {
-        compared(SELECT_BEST_KEY, Value::String(self.criteria.clone()), verdict, self.line)
-    }
-}
-
-impl MaxScore {
-    /// Each member's verdict from its own checks' results (`None`: it
-    /// has none, its request failed), promptfoo's `selectMaxScore`.
-    pub(crate) fn verdicts(&self, members: &[Option<&[CheckResult]>]) -> Vec<Verdict> {
-        let mut scores = Vec::with_capacity(members.len());
-        for checks in members {
-            let own: Vec<(usize, &CheckResult)> = checks
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .filter(|(_, check)| ![SELECT_BEST_KEY, MAX_SCORE_KEY].contains(&check.key.as_str()))
-                .collect();
-            if own.is_empty() {
-                let why = "max-score requires at least one other assertion (besides max-score or select-best) to \
-                           aggregate scores from";
-                return vec![Verdict::error(ErrorKind::BadAnswer, why); members.len()];
-            }
-            let (mut total, mut weights) = (0.0, 0.0);
-            for (index, check) in &own {
-                let weight = self.weights.get(*index).copied().unwrap_or(1.0);
-                total += check_score(check) * weight;
-                weights += weight;
-            }
-            let score = match self.sum {
-                true => total,
-                false if weights > 0.0 => total / weights,
-                false => 0.0,
-            };
-            scores.push((score, own.len(), weights));
-        }
-        let (mut best, mut winner) = (f64::NEG_INFINITY, 0);
-        for (index, (score, _, _)) in scores.iter().enumerate() {
-            if *score > best {
-                (best, winner) = (*score, index);
-            }
-        }
-        let meets = self.threshold.is_none_or(|threshold| best >= threshold);
-        scores
-            .iter()
-            .enumerate()
-            .map(|(index, &(score, count, weight))| {
-                let verdict = if index == winner && meets {
-                    scored(pass(format!("Selected as highest scoring output (score: {score:.3})")), 1.0)
-                } else if score == best && !meets {
-                    let threshold = self.threshold.unwrap_or_default();
-                    scored(Verdict::fail(format!("Not selected - score {score:.3} below threshold {threshold}")), 0.0)
-                } else {
-                    scored(Verdict::fail(format!("Not selected (score: {score:.3}, max: {best:.3})")), 0.0)
-                };
-                let named = json!({ "maxScore": score, "assertionCount": count, "totalWeight": weight });
-                Verdict { extras: Some(json!({ "named_scores": named })), ..verdict }
-            })
-            .collect()
-    }
-
-    /// Its result on a member that answered.
-    pub(crate) fn result(&self, verdict: Verdict) -> CheckResult {
-        compared(MAX_SCORE_KEY, self.expected.clone(), verdict, self.line)
-    }
-}
-
-/// A rule's result on a member: its verdict on the member's answer text.
-fn compared(key: &str, expected: Value, verdict: Verdict, line: Option<u32>) -> CheckResult {
-    CheckResult {
-        target: "text".into(),
-        key: key.to_owned(),
-        expected,
-        actual: None,
-        actual_is_answer: true,
-        verdict,
-        gate: true,
-        line,
-    }
-}
-
-/// A passing verdict decided by the host.
-fn pass(message: String) -> Verdict {
-    Verdict { outcome: Outcome::Pass, ..Verdict::fail(message) }
-}
-
-/// `verdict` with `score`.
-fn scored(verdict: Verdict, score: f64) -> Verdict {
-    Verdict { score: Some(score), ..verdict }
 }

@@ -29,8 +29,8 @@ mod recording;
 mod scoring;
 
 pub use compiled::{Job, PassRule, Turn, weighted_score};
-pub use group::{CaseGroup, CompareRule, InGroup, InTurn, MaxScore, Order, SelectBest};
-pub(crate) use group::{Publisher, SELECT_BEST_KEY, output_of};
+pub use group::{CaseGroup, CompareRule, Deciding, InGroup, InTurn, Order};
+pub(crate) use group::{Publisher, output_of};
 pub use outcome::{
     CaseResult, CaseStatus, ConnectionRun, InteractionResult, MAX_KEPT_ANSWER_BYTES, MAX_RESULT_LINE_BYTES,
     RESULTS_FILE, RequestRecord, ResponseRecord, RunError, SampleResult,

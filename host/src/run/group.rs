@@ -8,7 +8,7 @@
 use crate::check::{CheckResult, Verdict};
 use crate::errors::ErrorKind;
 use crate::job::{
-    CaseGroup, CompareRule, ConnectionRun, InGroup, InTurn, InteractionResult, Job, Order, Publisher, RunError,
+    CaseGroup, CompareRule, ConnectionRun, Deciding, InGroup, InTurn, InteractionResult, Job, Order, Publisher, RunError,
     SampleResult, output_of,
 };
 use crate::plugin::{self, ResponseView};
@@ -67,15 +67,11 @@ async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds
                 let message = format!("{}'s outputs cannot be compared: {why}", group.name);
                 vec![Verdict::error(ErrorKind::Setup, message); samples.len()]
             }
-            None => decide(&context, rule, &samples, deadline).await,
+            None => decide(&context, rule.as_ref(), &samples, deadline).await,
         };
         for ((sample, verdict), member) in samples.iter_mut().zip(verdicts).zip(&group.members) {
             let (Some(sample), Ok(_)) = (sample, member) else { continue };
-            let result = match rule {
-                CompareRule::SelectBest(rule) => rule.result(verdict),
-                CompareRule::MaxScore(rule) => rule.result(verdict),
-            };
-            add_result(sample, result);
+            add_result(sample, rule.result(verdict));
         }
     }
     for (member, sample) in samples.into_iter().enumerate() {
@@ -173,58 +169,40 @@ async fn member_sample(context: &Context, job: &Arc<Job>, index: u32, bounds: Bo
     SampleResult { index, passed, runs, duration_ms: millis(started.elapsed()), answers_left_out: false }
 }
 
-/// Each member's verdict by `rule`.
+/// Each member's verdict by `rule`: at once, or from the check it asks to
+/// compute first (a judge's answer), by `deadline`.
 async fn decide(
     context: &Context,
-    rule: &CompareRule,
+    rule: &dyn CompareRule,
     samples: &[Option<SampleResult>],
     deadline: Deadline,
 ) -> Vec<Verdict> {
-    match rule {
-        CompareRule::MaxScore(rule) => {
-            let checks: Vec<Option<&[CheckResult]>> = samples.iter().map(|s| own_checks(s.as_ref())).collect();
-            rule.verdicts(&checks)
-        }
-        CompareRule::SelectBest(rule) => {
-            let outputs: Vec<&str> = samples.iter().map(|s| output_of(s.as_ref())).collect();
-            let prompt = match rule.prompt(&outputs) {
-                Ok(prompt) => prompt,
-                Err(why) => {
-                    let message = format!("select-best could not render its grading prompt: {why}");
-                    return vec![Verdict::error(ErrorKind::BadAnswer, message); samples.len()];
-                }
-            };
-            let check = rule.asking(prompt, outputs.len());
-            let registry = context.registry.clone();
-            let until = deadline.at().into_std();
-            // The judge is asked off the async workers: its plugin waits on
-            // the network.
-            let asked = tokio::task::spawn_blocking(move || {
-                let view = ResponseView {
-                    text: Some(""),
-                    text_is_json: false,
-                    sly_data: None,
-                    structure: None,
-                    latency_ms: None,
-                    cost: None,
-                    until: Some(until),
-                    derived: &[],
-                };
-                plugin::compute(&check, &view, &registry, "select-best").0
-            });
-            let chosen = match tokio::time::timeout_at(deadline.at(), asked).await {
-                Ok(joined) => joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic())),
-                Err(_) => Err(Verdict::error(ErrorKind::CaseTimeout, "select-best: the judge did not answer in time")),
-            };
-            rule.verdicts(chosen, samples.len())
-        }
-    }
-}
-
-/// The checks of a member's first answer, or `None` when it has none.
-fn own_checks(sample: Option<&SampleResult>) -> Option<&[CheckResult]> {
-    let interaction = sample?.runs.first()?.interactions.first()?;
-    interaction.response.as_ref().map(|_| interaction.checks.as_slice())
+    let (check, name) = match rule.first(samples) {
+        Deciding::Now(verdicts) => return verdicts,
+        Deciding::AfterComputing { check, name } => (check, name),
+    };
+    let registry = context.registry.clone();
+    let until = deadline.at().into_std();
+    // The check is computed off the async workers: a judge's plugin waits
+    // on the network.
+    let asked = tokio::task::spawn_blocking(move || {
+        let view = ResponseView {
+            text: Some(""),
+            text_is_json: false,
+            sly_data: None,
+            structure: None,
+            latency_ms: None,
+            cost: None,
+            until: Some(until),
+            derived: &[],
+        };
+        plugin::compute(&check, &view, &registry, name).0
+    });
+    let computed = match tokio::time::timeout_at(deadline.at(), asked).await {
+        Ok(joined) => joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic())),
+        Err(_) => Err(Verdict::error(ErrorKind::CaseTimeout, format!("{name}: the judge did not answer in time"))),
+    };
+    rule.decide(computed, samples.len())
 }
 
 /// Adds a comparison's `result` to a member's first answer, which passes
