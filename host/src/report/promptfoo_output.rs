@@ -11,9 +11,12 @@
 //! promptfoo's: the weighted mean of its assertions' scores (see
 //! [`crate::job::weighted_score`]), 1 for a test with no assertions.
 //!
-//! Results are kept as they come, each as its compact JSON text with the
-//! run's secrets hidden (about 1.5 KB a case: a `serde_json::Value` would
-//! take twenty times that), and written once, when the run finishes.
+//! Each result is written as it comes, as its compact JSON text with the
+//! run's secrets hidden, to an unnamed temporary file beside the output
+//! (nothing is left of it if the run is killed); memory keeps only where
+//! each result is in it (32 bytes a case). When the run finishes, the
+//! document is written around the results, copied from there in
+//! promptfoo's order.
 
 use crate::check::check_score;
 use crate::check::{CheckResult, Outcome};
@@ -24,7 +27,8 @@ use crate::report::Redactor;
 use crate::run::{EventKind, Reporter, RunEvent};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -34,7 +38,13 @@ pub struct PromptfooOutput {
     path: PathBuf,
     suites: Vec<Arc<Suite>>,
     redactor: Redactor,
-    results: Vec<((usize, usize, usize), Box<str>)>,
+    /// Each result's place in promptfoo's order (suite, test, prompt
+    /// column) and where its text is in `spilled`.
+    results: Vec<((usize, usize, usize), Spilled)>,
+    /// The results' texts, one after another, made with the first.
+    spilled: Option<BufWriter<File>>,
+    /// How many bytes `spilled` holds.
+    spilled_len: u64,
     stats: Stats,
     /// Each prompt column's metrics, by (suite, promptIdx).
     columns: BTreeMap<(usize, usize), ColumnMetrics>,
@@ -74,16 +84,18 @@ impl PromptfooOutput {
             suites,
             redactor,
             results: Vec::new(),
+            spilled: None,
+            spilled_len: 0,
             stats: Stats::default(),
             columns: BTreeMap::new(),
         }
     }
 
-    fn add(&mut self, case: &CaseResult) {
+    fn add(&mut self, case: &CaseResult) -> std::io::Result<()> {
         let Some((suite_index, (prompt, provider, test))) =
             self.suites.iter().enumerate().find_map(|(i, suite)| Some((i, suite.case(&case.id)?)))
         else {
-            return;
+            return Ok(());
         };
         let suite = &self.suites[suite_index];
         let config = suite.config();
@@ -224,15 +236,36 @@ impl PromptfooOutput {
             "failureReason": failure_reason,
             "testCase": test_case,
         });
-        let text = match self.redactor.to_json(&result, false) {
-            Ok(bytes) => String::from_utf8(bytes).unwrap_or_default(),
-            Err(_) => return,
+        let Ok(text) = self.redactor.to_json(&result, false) else { return Ok(()) };
+        let spilled = self.spill((suite_index, test, prompt_index), &text);
+        spilled.map_err(|e| self.named(e, "keep a result for"))
+    }
+
+    /// Appends `text`, the result at `order`, to the spilled results.
+    fn spill(&mut self, order: (usize, usize, usize), text: &[u8]) -> std::io::Result<()> {
+        let spilled = match &mut self.spilled {
+            Some(spilled) => spilled,
+            None => {
+                let dir = self.path.parent().filter(|dir| !dir.as_os_str().is_empty());
+                let file = tempfile::tempfile_in(dir.unwrap_or(std::path::Path::new(".")))?;
+                self.spilled.insert(BufWriter::new(file))
+            }
         };
-        self.results.push(((suite_index, test, prompt_index), text.into_boxed_str()));
+        spilled.write_all(text)?;
+        let len = u32::try_from(text.len()).map_err(std::io::Error::other)?;
+        self.results.push((order, Spilled { offset: self.spilled_len, len }));
+        self.spilled_len += u64::from(len);
+        Ok(())
+    }
+
+    /// `error` while doing `what` promptfoo's output file, naming it.
+    fn named(&self, error: std::io::Error, what: &str) -> std::io::Error {
+        std::io::Error::new(error.kind(), format!("{what} promptfoo's output file `{}`: {error}", self.path.display()))
     }
 
     fn write(&mut self) -> std::io::Result<()> {
         self.results.sort_by_key(|(order, _)| *order);
+        let spilled = self.spilled.take().map(BufWriter::into_inner).transpose();
         let mut prompts = Vec::new();
         for (suite_index, suite) in self.suites.iter().enumerate() {
             let config = suite.config();
@@ -258,8 +291,10 @@ impl PromptfooOutput {
             },
         });
         let json = |value: &Value| self.redactor.to_json(value, false).map_err(std::io::Error::other);
-        let named = |e: std::io::Error| {
-            std::io::Error::new(e.kind(), format!("write promptfoo's output file `{}`: {e}", self.path.display()))
+        let named = |e: std::io::Error| self.named(e, "write");
+        let mut spilled = match spilled {
+            Ok(spilled) => spilled,
+            Err(e) => return Err(named(e.into_error())),
         };
         let file = std::fs::File::create(&self.path).map_err(named)?;
         let mut out = std::io::BufWriter::new(file);
@@ -274,11 +309,16 @@ impl PromptfooOutput {
             out.write_all(b",\"prompts\":")?;
             out.write_all(&json(&Value::Array(prompts))?)?;
             out.write_all(b",\"results\":[")?;
-            for (i, (_, result)) in self.results.iter().enumerate() {
+            let mut text = Vec::new();
+            for (i, (_, at)) in self.results.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",\n")?;
                 }
-                out.write_all(result.as_bytes())?;
+                let spilled = spilled.as_mut().expect("a result was spilled");
+                spilled.seek(SeekFrom::Start(at.offset))?;
+                text.resize(at.len as usize, 0);
+                spilled.read_exact(&mut text)?;
+                out.write_all(&text)?;
             }
             out.write_all(b"],\"stats\":")?;
             out.write_all(&json(&stats)?)?;
@@ -287,8 +327,16 @@ impl PromptfooOutput {
         };
         write().map_err(named)?;
         self.results.clear();
+        self.spilled_len = 0;
         Ok(())
     }
+}
+
+/// Where a result's text is among the spilled results.
+#[derive(Clone, Copy)]
+struct Spilled {
+    offset: u64,
+    len: u32,
 }
 
 impl ColumnMetrics {
@@ -313,7 +361,7 @@ impl ColumnMetrics {
 impl Reporter for PromptfooOutput {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
         match event.kind {
-            EventKind::CaseFinished(case) => self.add(case),
+            EventKind::CaseFinished(case) => self.add(case)?,
             EventKind::RunFinished(_) => self.write()?,
             _ => {}
         }

@@ -353,6 +353,30 @@ tests:
 }
 
 #[test]
+fn promptfoos_output_file_lists_results_in_promptfoos_order_and_leaves_nothing_beside_it() {
+    // Two prompts × 60 tests, eight at a time: the cases end in any order,
+    // and their results wait in a temporary file until the run ends.
+    let tests: String = (0..60).map(|i| format!("  - vars: {{word: w{i}}}\n")).collect();
+    let config = format!("prompts: ['Say {{{{word}}}}', 'Repeat {{{{word}}}}']\nproviders: [echo]\ntests:\n{tests}");
+    let dir = suite(&config, &[]);
+    let ran = run(dir.path(), &["-j", "8"]);
+    assert!(ran.output.status.success(), "{}{}", stdout(&ran.output), stderr(&ran.output));
+    let results = ran.promptfoo["results"]["results"].as_array().unwrap();
+    let order: Vec<(u64, u64)> =
+        results.iter().map(|r| (r["testIdx"].as_u64().unwrap(), r["promptIdx"].as_u64().unwrap())).collect();
+    let promptfoos: Vec<(u64, u64)> = (0..60).flat_map(|test| (0..2).map(move |prompt| (test, prompt))).collect();
+    assert_eq!(order, promptfoos);
+    for (result, (test, prompt)) in results.iter().zip(&promptfoos) {
+        let said = if *prompt == 0 { "Say" } else { "Repeat" };
+        assert_eq!(result["response"]["output"], format!("{said} w{test}"));
+    }
+    let mut beside: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    beside.sort();
+    assert_eq!(beside, ["assay.toml", "out.json", "promptfooconfig.yaml", "results"]);
+}
+
+#[test]
 fn openai_providers_reach_an_openai_compatible_server() {
     let served = Served::start(&["--protocol", "openai", "echo"]);
     let config = format!(
