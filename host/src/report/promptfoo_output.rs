@@ -126,7 +126,7 @@ impl PromptfooOutput {
         let weights: Vec<f64> =
             written.asserts.iter().map(|a| a.get("weight").and_then(Value::as_f64).unwrap_or(1.0)).collect();
         let metrics = config.metrics(written);
-        let components = component_results(checks, &written.asserts);
+        let components = component_results(checks, &written.asserts.iter().map(|a| &**a).collect::<Vec<_>>());
         let (mut named_scores, named_weights) = named_scores(own, &weights, &metrics);
         for check in compared {
             if let Some(Value::Object(scores)) = check.verdict.extras.as_ref().map(|extras| &extras["named_scores"]) {
@@ -185,7 +185,7 @@ impl PromptfooOutput {
             test_case.insert("description".into(), json!(description));
         }
         test_case.insert("vars".into(), Value::Object(written.vars.clone()));
-        test_case.insert("assert".into(), Value::Array(written.asserts.iter().cloned().map(Value::Object).collect()));
+        test_case.insert("assert".into(), Value::Array(written.asserts.iter().map(|a| Value::Object(Map::clone(a))).collect()));
         if let Some(threshold) = written.threshold {
             test_case.insert("threshold".into(), json!(threshold));
         }

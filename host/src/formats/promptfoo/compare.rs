@@ -34,7 +34,7 @@ pub fn rules(
     grader: &dyn Fn(&Value) -> Result<crate::sandbox::Grader, String>,
     keys: &dyn KeySet,
 ) -> Result<Vec<Box<dyn CompareRule>>, String> {
-    let own: Vec<&str> = test.asserts.iter().filter_map(kind).filter(|k| !is_comparison(k)).collect();
+    let own: Vec<&str> = test.asserts.iter().filter_map(|a| kind(a)).filter(|k| !is_comparison(k)).collect();
     // promptfoo decides every select-best before any max-score.
     let mut select_best_rules: Vec<Box<dyn CompareRule>> = Vec::new();
     let mut max_score_rules: Vec<Box<dyn CompareRule>> = Vec::new();

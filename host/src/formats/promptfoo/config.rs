@@ -23,6 +23,7 @@ use crate::template::NunjucksTemplate;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The largest config file read.
 pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
@@ -152,8 +153,9 @@ pub struct Test {
     pub combination: Option<usize>,
     /// The variables.
     pub vars: Map<String, Value>,
-    /// The assertions, `defaultTest`'s first.
-    pub asserts: Vec<Map<String, Value>>,
+    /// The assertions, `defaultTest`'s first (shared by every test: 10,000
+    /// tests of a config keep one copy of them).
+    pub asserts: Vec<Arc<Map<String, Value>>>,
     /// The test-level `threshold`.
     pub threshold: Option<f64>,
     /// `options` (promptfoo's `prefix`, `suffix`, `rubricPrompt`, …).
@@ -210,7 +212,7 @@ impl Test {
             test.insert("description".into(), Value::String(description.clone()));
         }
         test.insert("vars".into(), Value::Object(self.vars.clone()));
-        test.insert("assert".into(), Value::Array(self.asserts.iter().cloned().map(Value::Object).collect()));
+        test.insert("assert".into(), Value::Array(self.asserts.iter().map(|a| Value::Object(Map::clone(a))).collect()));
         test.insert("options".into(), Value::Object(self.options.clone()));
         if let Some(threshold) = self.threshold {
             test.insert("threshold".into(), serde_json::json!(threshold));
@@ -450,6 +452,7 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
         Some(Value::Array(list)) => list.iter().filter(|entry| entry.is_object()).count(),
         _ => 0,
     };
+    let default_test = DefaultTest::new(default_test);
     let mut tests = Vec::new();
     for (index, (test, written_at)) in written.into_iter().enumerate() {
         let expanded = tests.len();
@@ -507,8 +510,8 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
             }
         }
     }
-    let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| &test.asserts));
-    let python_files = PythonFiles::read(tests.iter().flat_map(|test| &test.asserts), |reference| {
+    let assert_templates = AssertTemplates::of(tests.iter().flat_map(|test| test.asserts.iter().map(|a| &**a)));
+    let python_files = PythonFiles::read(tests.iter().flat_map(|test| test.asserts.iter().map(|a| &**a)), |reference| {
         files.text(reference).map(|(_, text)| text).map_err(|e| e.to_string())
     });
     let read_script = |reference: &str| {
@@ -517,7 +520,7 @@ pub fn read(access: &FileAccess, path: &Path, compute: ComputeValue<'_>) -> Resu
             other => other.to_string(),
         })
     };
-    let mut assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| &test.asserts), read_script);
+    let mut assert_scripts = AssertScripts::read(tests.iter().flat_map(|test| test.asserts.iter().map(|a| &**a)), read_script);
     let transforms = tests.iter().flat_map(|test| {
         let assertion_transforms = test.asserts.iter().filter_map(|assertion| assertion.get("transform"));
         let transforms = test.output_transform().into_iter().chain(assertion_transforms).filter_map(Value::as_str);
@@ -1346,7 +1349,7 @@ fn uuid_v4() -> String {
 /// counted before any is made).
 fn expand_test(
     index: usize,
-    default_test: &Map<String, Value>,
+    default_test: &DefaultTest,
     test: Map<String, Value>,
     room: usize,
     transform_vars: &dyn Fn(&mut Test),
@@ -1406,10 +1409,47 @@ fn combinations(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
     combinations
 }
 
+/// `defaultTest` with its assertions read once, for every test to share.
+struct DefaultTest {
+    /// Everything of it but its `assert`.
+    test: Map<String, Value>,
+    /// Its assertions.
+    asserts: Vec<Arc<Map<String, Value>>>,
+    /// What is wrong with its `assert`, which every test reports.
+    error: Option<String>,
+}
+
+impl DefaultTest {
+    fn new(mut test: Map<String, Value>) -> DefaultTest {
+        let (asserts, error) = match assertions(&mut test, "defaultTest") {
+            Ok(asserts) => (asserts, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        DefaultTest { test, asserts, error }
+    }
+}
+
+/// The assertions `test` (`whose`, for messages) lists under `assert`,
+/// taken out of it.
+fn assertions(test: &mut Map<String, Value>, whose: &str) -> Result<Vec<Arc<Map<String, Value>>>, String> {
+    match test.remove("assert") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .into_iter()
+            .map(|entry| match entry {
+                Value::Object(assertion) => Ok(Arc::new(assertion)),
+                other => Err(format!("an `assert` entry of {whose} is {}, not an assertion", describe_json(&other))),
+            })
+            .collect(),
+        Some(other) => Err(format!("{whose}'s `assert` is {}, not a list", describe_json(&other))),
+    }
+}
+
 /// A test with `defaultTest` merged in as promptfoo merges it: vars and
 /// options of the test win, assertions are the default's then the test's,
 /// the threshold is the test's or the default's.
-fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, Value>) -> Test {
+fn merge(index: usize, default: &DefaultTest, mut test: Map<String, Value>) -> Test {
+    let default_test = &default.test;
     let mut error = None;
     let mut object = |test: &mut Map<String, Value>, key: &str, default: bool| -> Map<String, Value> {
         match test.remove(key) {
@@ -1427,26 +1467,14 @@ fn merge(index: usize, default_test: &Map<String, Value>, mut test: Map<String, 
     vars.extend(object(&mut test, "vars", false));
     let mut options = object(&mut default_test, "options", true);
     options.extend(object(&mut test, "options", false));
-    let mut asserts = Vec::new();
-    for (whose, source) in [("defaultTest", &mut default_test), ("the test", &mut test)] {
-        match source.remove("assert") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(list)) => {
-                for entry in list {
-                    match entry {
-                        Value::Object(assertion) => asserts.push(assertion),
-                        other => {
-                            error.get_or_insert(format!(
-                                "an `assert` entry of {whose} is {}, not an assertion",
-                                describe_json(&other)
-                            ));
-                        }
-                    }
-                }
-            }
-            Some(other) => {
-                error.get_or_insert(format!("{whose}'s `assert` is {}, not a list", describe_json(&other)));
-            }
+    let mut asserts = default.asserts.clone();
+    if let Some(why) = &default.error {
+        error.get_or_insert(why.clone());
+    }
+    match assertions(&mut test, "the test") {
+        Ok(own) => asserts.extend(own),
+        Err(why) => {
+            error.get_or_insert(why);
         }
     }
     let threshold_of = |test: &Map<String, Value>| test.get("threshold").and_then(Value::as_f64);
@@ -1569,7 +1597,7 @@ mod tests {
              tests:\n  - assert: [{$ref: '#/assertionTemplates/check'}]\n",
         )
         .unwrap();
-        assert_eq!(config.tests[0].asserts[0], *json!({"type": "icontains", "value": "O"}).as_object().unwrap());
+        assert_eq!(*config.tests[0].asserts[0], *json!({"type": "icontains", "value": "O"}).as_object().unwrap());
         for (text, error) in [
             ("prompts: [{$ref: '#/prompts'}]\nproviders: [echo]\n", "nest too deep"),
             ("prompts: [{$ref: '#/nowhere'}]\nproviders: [echo]\n", "names nothing"),
@@ -1629,5 +1657,38 @@ mod tests {
         assert!(config.assert_templates.render("{{ x", vars).unwrap_err().starts_with("syntax error"));
         // A string it has not seen is parsed when asked for.
         assert_eq!(config.assert_templates.render("{{ topic }}!", vars).unwrap(), "owls!");
+    }
+
+    #[test]
+    fn default_test_assertions_are_read_once_and_shared_and_a_bad_one_is_every_tests_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("promptfooconfig.yaml");
+        let read_config = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            read(&FileAccess::anywhere(), &path, &no_javascript).unwrap()
+        };
+        let config = read_config(
+            "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: o}]\n\
+             tests:\n  - vars: {q: one}\n  - vars: {q: two}\n    assert: [{type: icontains, value: T}]\n",
+        );
+        let (first, second) = (&config.tests[0], &config.tests[1]);
+        assert_eq!((first.asserts.len(), second.asserts.len()), (1, 2));
+        assert!(Arc::ptr_eq(&first.asserts[0], &second.asserts[0]), "defaultTest's assertion is one copy");
+        assert_eq!(*second.asserts[1], *json!({"type": "icontains", "value": "T"}).as_object().unwrap());
+        assert_eq!((first.error.as_deref(), second.error.as_deref()), (None, None));
+        let config = read_config(
+            "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: o}, 5]\n\
+             tests:\n  - vars: {q: one}\n  - vars: {q: two}\n",
+        );
+        for test in &config.tests {
+            let error = test.error.as_deref().unwrap_or_default();
+            assert_eq!(error, "an `assert` entry of defaultTest is the number 5, not an assertion");
+        }
+        let config = read_config(
+            "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: one}\n    assert: {type: contains}\n",
+        );
+        let error = config.tests[0].error.as_deref().unwrap_or_default();
+        assert!(error.starts_with("the test's `assert` is "), "{error}");
+        assert!(error.ends_with(", not a list"), "{error}");
     }
 }

@@ -473,7 +473,7 @@ impl PromptfooCase {
             metrics,
             weights,
             threshold: test.threshold,
-            assertions: test.asserts.iter().cloned().map(Value::Object).collect(),
+            assertions: test.asserts.iter().map(|a| Value::Object(serde_json::Map::clone(a))).collect(),
         })
     }
 
