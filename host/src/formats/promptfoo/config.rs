@@ -1659,14 +1659,17 @@ mod tests {
         assert_eq!(config.assert_templates.render("{{ topic }}!", vars).unwrap(), "owls!");
     }
 
-    #[test]
-    fn default_test_assertions_are_read_once_and_shared_and_a_bad_one_is_every_tests_error() {
+    /// `text` read as a config of its own folder.
+    fn config_of(text: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("promptfooconfig.yaml");
-        let read_config = |text: &str| {
-            std::fs::write(&path, text).unwrap();
-            read(&FileAccess::anywhere(), &path, &no_javascript).unwrap()
-        };
+        std::fs::write(&path, text).unwrap();
+        read(&FileAccess::anywhere(), &path, &no_javascript).unwrap()
+    }
+
+    #[test]
+    fn default_test_assertions_are_read_once_and_shared_and_a_bad_one_is_every_tests_error() {
+        let read_config = config_of;
         let config = read_config(
             "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n  assert: [{type: contains, value: o}]\n\
              tests:\n  - vars: {q: one}\n  - vars: {q: two}\n    assert: [{type: icontains, value: T}]\n",
