@@ -45,6 +45,9 @@ pub struct PromptfooOutput {
     spilled: Option<BufWriter<File>>,
     /// How many bytes `spilled` holds.
     spilled_len: u64,
+    /// Whether keeping a result failed: the error was reported then, and
+    /// no file is written.
+    failed: bool,
     stats: Stats,
     /// Each prompt column's metrics, by (suite, promptIdx).
     columns: BTreeMap<(usize, usize), ColumnMetrics>,
@@ -86,6 +89,7 @@ impl PromptfooOutput {
             results: Vec::new(),
             spilled: None,
             spilled_len: 0,
+            failed: false,
             stats: Stats::default(),
             columns: BTreeMap::new(),
         }
@@ -361,7 +365,12 @@ impl ColumnMetrics {
 impl Reporter for PromptfooOutput {
     fn report(&mut self, event: &RunEvent<'_>) -> std::io::Result<()> {
         match event.kind {
-            EventKind::CaseFinished(case) => self.add(case)?,
+            EventKind::CaseFinished(_) | EventKind::RunFinished(_) if self.failed => {}
+            EventKind::CaseFinished(case) => {
+                let added = self.add(case);
+                self.failed = added.is_err();
+                added?
+            }
             EventKind::RunFinished(_) => self.write()?,
             _ => {}
         }

@@ -377,6 +377,30 @@ fn promptfoos_output_file_lists_results_in_promptfoos_order_and_leaves_nothing_b
 }
 
 #[test]
+fn an_output_file_that_cannot_be_kept_is_one_error_naming_it_and_every_case_is_still_reported() {
+    let tests: String = (0..20).map(|i| format!("  - vars: {{word: w{i}}}\n")).collect();
+    let dir = suite(&format!("prompts: ['Say {{{{word}}}}']\nproviders: [echo]\ntests:\n{tests}"), &[]);
+    let out = dir.path().join("missing/out.json");
+    let results = dir.path().join("results");
+    let config = dir.path().join("promptfooconfig.yaml");
+    let output = assay_command()
+        .args(["run", config.to_str().unwrap(), "--config", dir.path().join("assay.toml").to_str().unwrap()])
+        .args(["--results", results.to_str().unwrap(), "-o", out.to_str().unwrap(), "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let errors: Vec<String> = stderr(&output).lines().filter(|l| l.starts_with("error")).map(str::to_owned).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("promptfoo's output file") && errors[0].contains("missing/out.json"), "{errors:?}");
+    // The run stops admitting cases; each one admitted is reported once.
+    let lines = std::fs::read_to_string(results.join("results.jsonl")).unwrap();
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap()).unwrap();
+    let (reported, not_run) = (lines.lines().count() as u64, summary["not_run"].as_u64().unwrap());
+    assert!(reported < 20, "the run went on after the error: {reported} cases");
+    assert_eq!(reported + not_run, 20, "{summary}");
+}
+
+#[test]
 fn openai_providers_reach_an_openai_compatible_server() {
     let served = Served::start(&["--protocol", "openai", "echo"]);
     let config = format!(
