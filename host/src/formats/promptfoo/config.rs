@@ -1449,7 +1449,6 @@ fn assertions(test: &mut Map<String, Value>, whose: &str) -> Result<Vec<Arc<Map<
 /// options of the test win, assertions are the default's then the test's,
 /// the threshold is the test's or the default's.
 fn merge(index: usize, default: &DefaultTest, mut test: Map<String, Value>) -> Test {
-    let default_test = &default.test;
     let mut error = None;
     let mut object = |test: &mut Map<String, Value>, key: &str, default: bool| -> Map<String, Value> {
         match test.remove(key) {
@@ -1462,7 +1461,7 @@ fn merge(index: usize, default: &DefaultTest, mut test: Map<String, Value>) -> T
             }
         }
     };
-    let mut default_test = default_test.clone();
+    let mut default_test = default.test.clone();
     let mut vars = object(&mut default_test, "vars", true);
     vars.extend(object(&mut test, "vars", false));
     let mut options = object(&mut default_test, "options", true);
