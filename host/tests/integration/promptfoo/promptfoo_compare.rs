@@ -24,10 +24,10 @@ fn with_judge(judge: &FakeServer) -> std::process::Command {
     command
 }
 
-/// `assay run` of the config in `dir` with `judge`, its answers never
-/// cached, and `extra`.
+/// `assay run` of the config in `dir` with `judge` (its answers never
+/// cached, as every run of `run_with`), and `extra`.
 fn run_judged(judge: &FakeServer, dir: &std::path::Path, extra: &[&str]) -> super::promptfoo_suite::Ran {
-    run_with(with_judge(judge), dir, &[&["--no-judge-cache"], extra].concat())
+    run_with(with_judge(judge), dir, extra)
 }
 
 /// The judge's prompts that compare outputs.

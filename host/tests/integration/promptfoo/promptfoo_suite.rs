@@ -65,8 +65,8 @@ impl Ran {
     }
 }
 
-/// `assay run DIR/promptfooconfig.yaml` with the folder's assay.toml and
-/// `-o DIR/out.json`, plus `extra`.
+/// `assay run DIR/promptfooconfig.yaml` with the folder's assay.toml,
+/// `-o DIR/out.json` and no answer cache, plus `extra`.
 pub(crate) fn run(dir: &Path, extra: &[&str]) -> Ran {
     run_with(assay_command(), dir, extra)
 }
@@ -85,6 +85,10 @@ pub(crate) fn run_with(mut command: std::process::Command, dir: &Path, extra: &[
         results.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
+        // A judge on a port an earlier run's judge had, asked the same
+        // prompt, would be answered from that run's cache, and the test
+        // would not see the request it looks for.
+        "--no-judge-cache",
     ];
     let output = command.args(args).args(extra).output().unwrap();
     let lines = std::fs::read_to_string(results.join("results.jsonl"))
