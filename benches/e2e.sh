@@ -110,8 +110,9 @@ echo
 printf '%-16s %8s %9s %9s %11s %5s %8s\n' run cases wall_s cpu_s max_rss_MB exit results
 # One case: cold = an empty compile cache each time; warm = a cache filled
 # by an earlier run. `1-stock-*`: stock checks only (the stock plugin and
-# the echo agent are compiled); `1-rouge-*`: the generated case, whose
-# rouge check also compiles the rouge plugin from its file.
+# the echo agent, which the binary embeds precompiled: cold compiles
+# nothing); `1-rouge-*`: the generated case, whose rouge check compiles the
+# rouge plugin from its file.
 #
 # Max RSS counts the pages of assay's own executable that the run maps, and
 # how many one fault maps depends on how the file came into the page cache:

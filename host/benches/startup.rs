@@ -1,27 +1,29 @@
 //! Startup cost: creating the runtime, compiling components cold vs loading
-//! them from the compile cache, and creating instances.
+//! them from the compile cache or from the artifacts the binary embeds, and
+//! creating instances.
 //!
 //! Criterion benchmarks (ids `startup/...`):
 //!
 //! - `runtime/new`: `Runtime::new` (the engine, with the pooling allocator's
 //!   reservation, and its epoch ticker thread).
-//! - `load/NAME/cold`: compiling a component with no cache, then what a load
-//!   does after (link, one instance, `describe`). NAME is each built-in
-//!   matcher plugin (`stock`, ...: `MatcherPlugin::load`) or `agent-X` for
-//!   each demo agent (`AgentComponent::load`). One runtime for all
-//!   iterations.
-//! - `load/NAME/cached`: the same load with a filled `CompileCache` in a
+//! - `load/NAME/embedded`: loading a built-in as a run does: from the
+//!   native artifact the binary embeds (`sandbox/precompiled.rs`), then what
+//!   a load does after (link, one instance, `describe`). NAME is each
+//!   built-in matcher plugin (`stock`, ...: `MatcherPlugin::load`) or
+//!   `agent-X` for each demo agent (`AgentComponent::load`). One runtime for
+//!   all iterations.
+//! - `load/NAME/cold`: the same component with a custom section appended
+//!   (bytes with no embedded artifact), compiled with no cache: what a
+//!   component of its size costs to compile.
+//! - `load/NAME/cached`: that load with a filled `CompileCache` in a
 //!   temporary directory (a verified artifact is deserialized instead of
 //!   compiled).
 //! - `start/cold` and `start/cached`: what `assay run` does for one case of
 //!   one stock check, in-process: a runtime with a compile cache (a fresh
 //!   empty directory each iteration for cold, a filled one for cached), the
-//!   built-in registry (compiled on first use), the `echo` agent and the
-//!   stock plugin compiled one after the other, one chat and one check.
-//! - `start/cold-parallel`: the same, with `echo` and `stock` compiled at
-//!   once on two threads (as the run does before its first case).
-//! - `start/cold-eager`: the same as `start/cold` with every built-in
-//!   compiled up front, as the registry did before it compiled on first use.
+//!   built-in registry (loaded on first use), the `echo` agent and the
+//!   stock plugin loaded one after the other (from their embedded
+//!   artifacts: cold compiles nothing), one chat and one check.
 //! - `call/evaluate-warm`: one `keywords` check on a 100-byte text with an
 //!   idle instance in the plugin's pool.
 //! - `call/echo-chat`: one chat with the `echo` agent; agents get a fresh
@@ -72,6 +74,14 @@ fn load_stock(runtime: &Runtime, options: ComponentOptions) -> MatcherPlugin {
     load_builtin(runtime, &stock(), options)
 }
 
+/// `bytes` with a custom section appended: the same component, but bytes
+/// the binary embeds no artifact for, so that loading them compiles.
+fn unembedded(bytes: &[u8]) -> Vec<u8> {
+    const NAME: &[u8] = b"assay-bench";
+    let section_size = 1 + NAME.len() as u8;
+    [bytes, &[0, section_size, NAME.len() as u8], NAME].concat()
+}
+
 fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentComponent {
     AgentComponent::load(runtime, ComponentSource::Builtin(name), bytes, Limits::default()).expect("the agent loads")
 }
@@ -93,39 +103,15 @@ fn echo_request() -> ChatRequest {
     ChatRequest { agent: "echo".into(), text: TEXT.into(), sly_data, ..ChatRequest::default() }
 }
 
-/// How [`start`] compiles what it needs.
-#[derive(Clone, Copy)]
-enum Compile {
-    /// The agent, then the plugin when its check runs.
-    OneByOne,
-    /// The agent and the plugin at once, on two threads.
-    AtOnce,
-    /// Every built-in plugin first, then the agent.
-    Eagerly,
-}
-
 /// What `assay run` does for one case of one stock check, against `cache`
 /// with the cache key in `key_file`.
-fn start(cache: &std::path::Path, key_file: &std::path::Path, compile: Compile) {
+fn start(cache: &std::path::Path, key_file: &std::path::Path) {
     let runtime =
         Runtime::with_cache(Limits::default().memory_bytes, Some(CompileCache::with_key_file(cache, key_file)));
     let registry = Registry::with_builtins(&runtime).expect("the built-ins are registered");
     let stock = registry.plugin_for("keywords").expect("stock has keywords");
     let catalog = AgentCatalog::with_demo_agents(runtime, Limits::default());
-    let echo = match compile {
-        Compile::OneByOne => catalog.get("echo"),
-        Compile::AtOnce => std::thread::scope(|scope| {
-            let plugin = scope.spawn(|| stock.get().is_ok());
-            let echo = catalog.get("echo");
-            assert!(plugin.join().expect("no panic"), "stock loads");
-            echo
-        }),
-        Compile::Eagerly => {
-            assert!(registry.plugins().iter().all(|plugin| plugin.get().is_ok()), "the built-ins load");
-            catalog.get("echo")
-        }
-    };
-    let echo = echo.expect("echo loads").expect("echo is a demo agent");
+    let echo = catalog.get("echo").expect("echo loads").expect("echo is a demo agent");
     let messages = echo.chat(&echo_request(), None).expect("echo answers");
     assert!(!messages.is_empty());
     assert!(one_check(stock.get().expect("stock loads")));
@@ -145,47 +131,53 @@ fn startup(c: &mut Criterion) {
     let key_file = key_dir.path().join("secret.key");
     let cache = CompileCache::with_key_file(cache_dir.path(), &key_file);
     let cached = Runtime::with_cache(Limits::default().memory_bytes, Some(cache));
-    // Fill the cache.
-    for plugin in BUILTIN_MATCHERS {
-        load_builtin(&cached, plugin, builtin_options(plugin));
+    // Fill the cache with the components as bytes it has no artifact for.
+    let plugins: Vec<(BuiltinPlugin, Vec<u8>)> =
+        BUILTIN_MATCHERS.iter().map(|plugin| (*plugin, unembedded(plugin.bytes))).collect();
+    let agents: Vec<(&'static str, &'static [u8], Vec<u8>)> =
+        DEMO_AGENTS.iter().map(|(name, bytes)| (*name, *bytes, unembedded(bytes))).collect();
+    for (plugin, compiled) in &plugins {
+        MatcherPlugin::load(&cached, ComponentSource::Builtin(plugin.name), compiled, builtin_options(plugin))
+            .expect("the built-in plugin loads");
     }
-    for (name, bytes) in DEMO_AGENTS {
-        load_agent(&cached, name, bytes);
+    for (name, _, compiled) in &agents {
+        load_agent(&cached, name, compiled);
     }
-    assert_eq!(load_stock(&cached, stock_options()).cache_status(), CacheStatus::Hit);
+    assert_eq!(load_stock(&cached, stock_options()).cache_status(), CacheStatus::Embedded);
 
-    for plugin in BUILTIN_MATCHERS {
+    for (plugin, compiled) in &plugins {
         let options = builtin_options(plugin);
-        group.bench_function(format!("load/{}/cold", plugin.name), |b| {
-            b.iter(|| black_box(load_builtin(&uncached, plugin, options.clone())))
+        let load = |runtime: &Runtime, bytes: &[u8]| {
+            MatcherPlugin::load(runtime, ComponentSource::Builtin(plugin.name), bytes, options.clone())
+                .expect("the built-in plugin loads")
+        };
+        group.bench_function(format!("load/{}/embedded", plugin.name), |b| {
+            b.iter(|| black_box(load(&uncached, plugin.bytes)))
         });
-        group.bench_function(format!("load/{}/cached", plugin.name), |b| {
-            b.iter(|| black_box(load_builtin(&cached, plugin, options.clone())))
-        });
+        group.bench_function(format!("load/{}/cold", plugin.name), |b| b.iter(|| black_box(load(&uncached, compiled))));
+        assert_eq!(load(&cached, compiled).cache_status(), CacheStatus::Hit);
+        group.bench_function(format!("load/{}/cached", plugin.name), |b| b.iter(|| black_box(load(&cached, compiled))));
     }
-    for (name, bytes) in DEMO_AGENTS {
-        group.bench_function(format!("load/agent-{name}/cold"), |b| {
+    for (name, bytes, compiled) in &agents {
+        group.bench_function(format!("load/agent-{name}/embedded"), |b| {
             b.iter(|| black_box(load_agent(&uncached, name, bytes)))
         });
+        group.bench_function(format!("load/agent-{name}/cold"), |b| {
+            b.iter(|| black_box(load_agent(&uncached, name, compiled)))
+        });
         group.bench_function(format!("load/agent-{name}/cached"), |b| {
-            b.iter(|| black_box(load_agent(&cached, name, bytes)))
+            b.iter(|| black_box(load_agent(&cached, name, compiled)))
         });
     }
 
-    for (name, compile) in [
-        ("start/cold", Compile::OneByOne),
-        ("start/cold-parallel", Compile::AtOnce),
-        ("start/cold-eager", Compile::Eagerly),
-    ] {
-        group.bench_function(name, |b| {
-            b.iter_batched(
-                || tempfile::tempdir().expect("a temporary directory"),
-                |empty| start(empty.path(), &key_file, compile),
-                BatchSize::PerIteration,
-            )
-        });
-    }
-    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path(), &key_file, Compile::OneByOne)));
+    group.bench_function("start/cold", |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("a temporary directory"),
+            |empty| start(empty.path(), &key_file),
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("start/cached", |b| b.iter(|| start(cache_dir.path(), &key_file)));
 
     group.sample_size(50).sampling_mode(SamplingMode::Auto);
     let plugin = load_stock(&cached, stock_options());

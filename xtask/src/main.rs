@@ -7,7 +7,9 @@
 //! WAT fixture `fixtures/plugins/wat/*.wat` (hostile plugins that cannot be
 //! written in Rust) into a component next to it; those need no Rust
 //! toolchain. Last it writes the record `plugins/components.txt` (toolchain
-//! and sha256 of every component, WAT fixtures included).
+//! and sha256 of every component, WAT fixtures included), and the built-ins
+//! compiled to native code for the binary to embed (`NAME.x86_64-linux.cwasm`,
+//! by the host's `precompile_builtins` example).
 //!
 //! `cargo xtask build --check` does the same into a scratch directory and
 //! fails if any committed component differs from its source build; for a
@@ -85,7 +87,28 @@ fn run() -> Result<()> {
         }
     }
     let root = workspace_root();
-    components::build_all(&root, choice, check)
+    components::build_all(&root, choice, check)?;
+    if !check {
+        precompile_builtins(&root)?;
+    }
+    Ok(())
+}
+
+/// Writes the built-ins' native artifacts, which the assay binary embeds
+/// (`host/src/sandbox/precompiled.rs`), from the components just written:
+/// compiled by the host's own wasmtime, so through one of its examples. A
+/// check leaves them to the host's test that compiles each again
+/// (`host/tests/integration/plugins/precompiled.rs`).
+fn precompile_builtins(root: &std::path::Path) -> Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .current_dir(root)
+        .args(["run", "--quiet", "-p", "assay", "--example", "precompile_builtins"])
+        .status()?;
+    if !status.success() {
+        bail!("precompiling the built-in components failed (see above)");
+    }
+    Ok(())
 }
 
 /// The workspace root: the parent of this crate's directory.

@@ -34,7 +34,7 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
         };
         writeln!(out, "{} {} ({source}){labelled}", plugin.name(), plugin.version())?;
         writeln!(out, "  sha256 {}", plugin.sha256())?;
-        // A built-in is compiled on first use: listing it compiles it, so
+        // A plugin is loaded on first use: listing it loads it, so
         // that what the listing says of the cache is what a run meets.
         let loaded = plugin.get().map_err(|cause| anyhow::anyhow!("{cause}"))?;
         let cache = match loaded.cache_status() {
@@ -42,6 +42,7 @@ pub fn run(args: PluginsArgs) -> Result<u8> {
             CacheStatus::Compiled => "compiled, and cached",
             CacheStatus::Rebuilt => "compiled (a bad cache file was replaced)",
             CacheStatus::Uncached => "compiled (no cache)",
+            CacheStatus::Embedded => "precompiled, embedded in assay (nothing compiled)",
         };
         writeln!(out, "  {cache}")?;
         let keys = plugin.keys();

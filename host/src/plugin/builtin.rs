@@ -2,11 +2,14 @@
 //! `cargo xtask build`) and embedded in the binary, so that assay works with
 //! a plain stable toolchain and no wasm target. Each comes with what its
 //! `describe()` answers, committed here, so that the registry knows its keys
-//! without compiling it (a test compiles each and compares); it is compiled
-//! the first time one of its checks runs ([`crate::plugin::LazyPlugin`]).
+//! without compiling it (a test compiles each and compares); it is loaded
+//! the first time one of its checks runs ([`crate::plugin::LazyPlugin`]):
+//! from the native code embedded beside it (`sandbox/precompiled.rs`; all
+//! but the JavaScript and Python runners), else compiled.
 
 use crate::plugin::matcher::MatcherKey;
 use crate::sandbox::Grants;
+use std::time::Duration;
 
 /// One built-in matcher component.
 #[derive(Clone, Copy, Debug)]
@@ -31,6 +34,9 @@ pub struct BuiltinPlugin {
     /// The largest extras kept ([`crate::sandbox::Limits::max_extras_bytes`]),
     /// when not the default: a plugin that computes values in them.
     pub max_extras_bytes: Option<usize>,
+    /// The wall-clock bound of one call ([`crate::sandbox::Limits::deadline`]),
+    /// when not the default: a plugin that interprets code.
+    pub deadline: Option<Duration>,
 }
 
 /// The judge calls a check may make, for a built-in that asks once per
@@ -68,6 +74,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         fresh_instances: false,
         capability_calls_per_check: ONE_ASK,
         max_extras_bytes: None,
+    deadline: None,
     },
     BuiltinPlugin {
         name: "gist",
@@ -78,6 +85,7 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
         fresh_instances: false,
         capability_calls_per_check: ONE_ASK,
         max_extras_bytes: None,
+    deadline: None,
     },
 ];
 
@@ -85,8 +93,8 @@ pub const BUILTIN_MATCHERS: &[BuiltinPlugin] = &[
 /// keys): embedded, and registered for a run that holds promptfoo configs
 /// and loads no plugin of its own for them (`Project::registry`), so that
 /// `assay run promptfooconfig.yaml` needs no configuration. Like every
-/// built-in it is compiled only when one of its checks runs (~0.8 s with
-/// an empty cache).
+/// built-in it is loaded only when one of its checks runs, from its
+/// embedded native code (compiling it would take ~0.8 s).
 pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     name: "promptfoo",
     bytes: include_bytes!("../../../plugins/promptfoo/promptfoo.wasm"),
@@ -156,6 +164,7 @@ pub const PROMPTFOO_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     fresh_instances: false,
     capability_calls_per_check: MANY_ASKS,
     max_extras_bytes: None,
+    deadline: None,
 };
 
 /// The `javascript` plugin (`plugins/javascript/`, the key
@@ -194,7 +203,15 @@ pub const JAVASCRIPT_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     // `pf_js_value` returns a config, tests or a transformed answer in its
     // extras: as large as a config may be.
     max_extras_bytes: Some(JS_VALUE_BYTES),
+    // An is-sql check evaluates node-sql-parser's grammar for its database
+    // in the engine: the fixture's slowest took 1.0-1.7 s on a 2-core
+    // machine under load and once over 2 s (the default) in CI's tests,
+    // which run in parallel. An endless loop is still stopped.
+    deadline: Some(INTERPRETER_DEADLINE),
 };
+
+/// The deadline of one call of the JavaScript runner.
+const INTERPRETER_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The largest value `pf_js_value` returns: a promptfoo config's cap.
 const JS_VALUE_BYTES: usize = 8 << 20;
@@ -233,6 +250,7 @@ pub const PROMPTFOO_PYTHON_PLUGIN: BuiltinPlugin = BuiltinPlugin {
     capability_calls_per_check: ONE_ASK,
     // `pf_py_value` returns a transformed answer or vars in its extras.
     max_extras_bytes: Some(JS_VALUE_BYTES),
+    deadline: None,
 };
 
 /// The built-ins a run of promptfoo configs registers, each unless a plugin

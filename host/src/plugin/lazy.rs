@@ -78,6 +78,9 @@ impl LazyPlugin {
         if let Some(bytes) = builtin.max_extras_bytes {
             options.limits.max_extras_bytes = bytes;
         }
+        if let Some(deadline) = builtin.deadline {
+            options.limits.deadline = deadline;
+        }
         LazyPlugin {
             name: builtin.name.to_owned(),
             version: builtin.version.to_owned(),

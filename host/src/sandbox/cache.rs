@@ -46,6 +46,9 @@ pub enum CacheStatus {
     Rebuilt,
     /// Compiled without a cache (none configured, or it was refused).
     Uncached,
+    /// Compiled when assay was built: loaded from the artifact embedded in
+    /// the binary (`precompiled.rs`).
+    Embedded,
 }
 
 impl CompileCache {
@@ -78,22 +81,23 @@ impl CompileCache {
     /// the next run a compile). A cache that is refused compiles in memory
     /// ([`CacheStatus::Uncached`]).
     pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, CacheStatus)> {
-        self.load_or_compile_announced(engine, bytes, &|| {})
+        self.load_or_compile_announced(engine, bytes, &Sha256::digest(bytes).into(), &|| {})
     }
 
-    /// [`CompileCache::load_or_compile`], calling `announce` before it
-    /// compiles.
-    pub(crate) fn load_or_compile_announced(
+    /// [`CompileCache::load_or_compile`] of the component whose sha256 is
+    /// `component_sha`, calling `announce` before it compiles.
+    fn load_or_compile_announced(
         &self,
         engine: &Engine,
         bytes: &[u8],
+        component_sha: &[u8; 32],
         announce: &dyn Fn(),
     ) -> wasmtime::Result<(Component, CacheStatus)> {
         let Some(key) = self.access.key() else {
             announce();
             return Ok((Component::new(engine, bytes)?, CacheStatus::Uncached));
         };
-        let component_sha: [u8; 32] = Sha256::digest(bytes).into();
+        let component_sha = *component_sha;
         let compatibility = compatibility_hash(engine).to_le_bytes();
         let name: [u8; 32] = Sha256::new().chain_update(component_sha).chain_update(compatibility).finalize().into();
         let file = self.dir().join(format!("{}.cwasm", hex(&name)));
@@ -128,16 +132,17 @@ impl CompileCache {
     }
 }
 
-/// Compiles `bytes` with `cache` if there is one, calling `announce`
-/// before compiling (not when the cache has it).
+/// Compiles `bytes` (whose sha256 is `component_sha`) with `cache` if there
+/// is one, calling `announce` before compiling (not when the cache has it).
 pub(crate) fn compile(
     engine: &Engine,
     cache: Option<&CompileCache>,
     bytes: &[u8],
+    component_sha: &[u8; 32],
     announce: &dyn Fn(),
 ) -> wasmtime::Result<(Component, CacheStatus)> {
     match cache {
-        Some(cache) => cache.load_or_compile_announced(engine, bytes, announce),
+        Some(cache) => cache.load_or_compile_announced(engine, bytes, component_sha, announce),
         None => {
             announce();
             Ok((Component::new(engine, bytes)?, CacheStatus::Uncached))

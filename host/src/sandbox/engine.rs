@@ -7,24 +7,19 @@
 //! instance.
 
 use crate::sandbox::cache::{self, CacheStatus, CompileCache};
+use crate::sandbox::engine_config::{POOLED_MEMORY_MAX, config};
 use crate::sandbox::limits::Limits;
+use crate::sandbox::precompiled;
+use sha2::{Digest, Sha256};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::Engine;
 
 /// How often the ticker thread advances the epoch: the granularity of every
 /// deadline.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// How many freed slots are decommitted together.
-const DECOMMIT_BATCH: usize = 64;
-
-/// The largest linear memory a pooled instance can have. A plugin configured
-/// with more memory than this still gets it: the engine then allocates on
-/// demand instead (see [`Runtime::new`]).
-const POOLED_MEMORY_MAX: usize = 1 << 30;
 
 /// The wasmtime engines shared by every plugin and agent of a process.
 ///
@@ -152,8 +147,10 @@ impl Runtime {
         }
     }
 
-    /// Compiles a component for `engine`, one of this runtime's, through
-    /// the compile cache if there is one.
+    /// Compiles a component for `engine`, one of this runtime's: from the
+    /// artifact embedded in the binary when there is one that `engine` can
+    /// run (`precompiled.rs`), else through the compile cache if there is
+    /// one.
     pub(crate) fn compile_for(
         &self,
         what: &str,
@@ -167,7 +164,11 @@ impl Runtime {
                 notice(&CompileNotice { what: what.to_owned(), bytes: bytes.len() });
             }
         };
-        cache::compile(engine, self.inner.cache.as_ref(), bytes, &announce)
+        let component_sha: [u8; 32] = Sha256::digest(bytes).into();
+        if let Some(component) = precompiled::load(engine, &component_sha) {
+            return Ok((component, CacheStatus::Embedded));
+        }
+        cache::compile(engine, self.inner.cache.as_ref(), bytes, &component_sha, &announce)
     }
 
     /// The compile cache, if any.
@@ -186,35 +187,6 @@ impl Default for Runtime {
     fn default() -> Self {
         Runtime::new(Limits::default().memory_bytes)
     }
-}
-
-/// An engine's configuration: with fuel metering or not, and with a pool of
-/// `pool` component instance slots or allocating on demand.
-fn config(fuel: bool, pool: Option<u32>) -> Config {
-    let mut config = Config::new();
-    config.wasm_component_model(true).epoch_interruption(true).consume_fuel(fuel);
-    if let Some(instances) = pool {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(instances)
-            // Every instance's store keeps one fiber stack for its async
-            // calls.
-            .total_stacks(instances)
-            .total_core_instances(2048)
-            .total_memories(1024)
-            .total_tables(1024)
-            .max_memories_per_component(8)
-            .max_tables_per_component(8)
-            .max_core_instances_per_component(64)
-            .max_component_instance_size(1 << 20)
-            .max_core_instance_size(1 << 20)
-            .table_elements(100_000)
-            .max_memory_size(POOLED_MEMORY_MAX)
-            // Freed slots are decommitted in batches: one madvise, and one
-            // round of TLB shootdowns on the other cores, per batch.
-            .decommit_batch_size(DECOMMIT_BATCH);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    }
-    config
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is

@@ -13,8 +13,10 @@
 //! Files, from the ground up: `limits.rs`, `limiter.rs` and `call_clock.rs`
 //! (the bounds of an instance and of one call), `policy.rs` (the imports a
 //! component's grants allow), `cache.rs` (the compile cache),
+//! `precompiled.rs` (the built-ins compiled when assay is built),
 //! `component_file.rs` (reading a component, its source and sha256),
-//! `engine.rs` (the [`Runtime`]), `bindings.rs` (the only `bindgen!`s),
+//! `engine_config.rs` (how every engine is configured), `engine.rs` (the
+//! [`Runtime`]), `bindings.rs` (the only `bindgen!`s),
 //! `host/` (the host side of every imported interface: log, judge,
 //! embeddings, WASI's standard streams and clocks, each with its own
 //! state), `state.rs` (the store's data, composed of those states),
@@ -36,12 +38,14 @@ mod call_clock;
 mod component_file;
 mod component_host;
 mod engine;
+mod engine_config;
 mod guest;
 pub(crate) mod hand_off;
 pub mod host;
 mod limiter;
 mod limits;
 mod policy;
+pub mod precompiled;
 mod state;
 mod worlds;
 

@@ -9,8 +9,8 @@
 //! root) and fail, never skip, without it.
 
 use crate::judge::judge_server;
-use crate::util::{assay_command, stderr, stdout};
-use assay::plugin::{BUILTIN_MATCHERS, MatcherPlugin};
+use crate::util::{COMPILED_PLUGINS, assay_command, compiled_plugin_args, root, stderr, stdout};
+use assay::plugin::MatcherPlugin;
 use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use sha2::Digest;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -35,11 +35,18 @@ fn runtime(cache: &Path, home: &Path) -> Runtime {
     Runtime::with_cache(Limits::default().memory_bytes, Some(cache))
 }
 
-/// Loads the built-in plugin `index` (0: stock, 1: gist) with its grants.
-fn load_builtin(runtime: &Runtime, index: usize) -> MatcherPlugin {
-    let builtin = &BUILTIN_MATCHERS[index];
-    let options = ComponentOptions { grants: builtin.grants, ..ComponentOptions::default() };
-    MatcherPlugin::load(runtime, ComponentSource::Builtin(builtin.name), builtin.bytes, options).unwrap()
+/// The bytes of [`COMPILED_PLUGINS`]`[index]` (0: rouge, 1: levenshtein).
+fn compiled_bytes(index: usize) -> Vec<u8> {
+    std::fs::read(root().join(COMPILED_PLUGINS[index])).unwrap()
+}
+
+/// Loads [`COMPILED_PLUGINS`]`[index]` (0: rouge, 1: levenshtein) from its
+/// file: components the binary does not embed compiled, so that loading
+/// one goes through the compile cache.
+fn load_compiled(runtime: &Runtime, index: usize) -> MatcherPlugin {
+    let path = root().join(COMPILED_PLUGINS[index]);
+    MatcherPlugin::load(runtime, ComponentSource::File(path), &compiled_bytes(index), ComponentOptions::default())
+        .unwrap()
 }
 
 fn files_with_extension(dir: &Path, extension: &str) -> Vec<PathBuf> {
@@ -63,38 +70,42 @@ fn a_valid_artifact_of_another_component_planted_under_a_key_is_never_run() {
     let home = tempfile::tempdir().unwrap();
     let cache = home.path().join("cache");
     let first = runtime(&cache, home.path());
-    assert_eq!(load_builtin(&first, 0).cache_status(), CacheStatus::Compiled);
-    let [stock_file] = files_with_extension(&cache, "cwasm").try_into().unwrap();
-    assert_eq!(load_builtin(&first, 1).cache_status(), CacheStatus::Compiled);
-    let gist_file = files_with_extension(&cache, "cwasm").into_iter().find(|f| *f != stock_file).unwrap();
+    assert_eq!(load_compiled(&first, 0).cache_status(), CacheStatus::Compiled);
+    let [rouge_file] = files_with_extension(&cache, "cwasm").try_into().unwrap();
+    assert_eq!(load_compiled(&first, 1).cache_status(), CacheStatus::Compiled);
+    let levenshtein_file = files_with_extension(&cache, "cwasm").into_iter().find(|f| *f != rouge_file).unwrap();
 
-    // stock's whole cache file, and every file beside it, under gist's key,
+    // rouge's whole cache file, and every file beside it, under levenshtein's key,
     // with a digest of it as the cache once had.
-    let stock_bytes = std::fs::read(&stock_file).unwrap();
-    std::fs::write(&gist_file, &stock_bytes).unwrap();
-    std::fs::write(gist_file.with_extension("sha256"), sha256_hex(&stock_bytes)).unwrap();
-    let gist = load_builtin(&runtime(&cache, home.path()), 1);
-    assert_eq!((gist.name(), gist.cache_status()), ("gist", CacheStatus::Rebuilt));
-    let stock = load_builtin(&runtime(&cache, home.path()), 0);
-    assert_eq!((stock.name(), stock.cache_status()), ("stock", CacheStatus::Hit), "stock's own file still serves");
+    let rouge_bytes = std::fs::read(&rouge_file).unwrap();
+    std::fs::write(&levenshtein_file, &rouge_bytes).unwrap();
+    std::fs::write(levenshtein_file.with_extension("sha256"), sha256_hex(&rouge_bytes)).unwrap();
+    let levenshtein = load_compiled(&runtime(&cache, home.path()), 1);
+    assert_eq!((levenshtein.name(), levenshtein.cache_status()), ("levenshtein", CacheStatus::Rebuilt));
+    let rouge = load_compiled(&runtime(&cache, home.path()), 0);
+    assert_eq!((rouge.name(), rouge.cache_status()), ("rouge", CacheStatus::Hit), "rouge's own file still serves");
 
     // What the finding planted: a bare artifact that this very engine
-    // compiled from stock, with its sha256 beside it.
+    // compiled from rouge, with its sha256 beside it.
     let engine_runtime = runtime(&cache, home.path());
-    let artifact = engine_runtime.engine().precompile_component(BUILTIN_MATCHERS[0].bytes).unwrap();
-    std::fs::write(&gist_file, &artifact).unwrap();
-    std::fs::write(gist_file.with_extension("sha256"), sha256_hex(&artifact)).unwrap();
-    let gist = load_builtin(&engine_runtime, 1);
-    assert_eq!((gist.name(), gist.cache_status()), ("gist", CacheStatus::Rebuilt));
-    let gist = load_builtin(&runtime(&cache, home.path()), 1);
-    assert_eq!((gist.name(), gist.cache_status()), ("gist", CacheStatus::Hit), "the rebuilt file is gist's own");
+    let artifact = engine_runtime.engine().precompile_component(&compiled_bytes(0)).unwrap();
+    std::fs::write(&levenshtein_file, &artifact).unwrap();
+    std::fs::write(levenshtein_file.with_extension("sha256"), sha256_hex(&artifact)).unwrap();
+    let levenshtein = load_compiled(&engine_runtime, 1);
+    assert_eq!((levenshtein.name(), levenshtein.cache_status()), ("levenshtein", CacheStatus::Rebuilt));
+    let levenshtein = load_compiled(&runtime(&cache, home.path()), 1);
+    assert_eq!(
+        (levenshtein.name(), levenshtein.cache_status()),
+        ("levenshtein", CacheStatus::Hit),
+        "the rebuilt file is levenshtein's own"
+    );
 }
 
 #[test]
 fn a_flipped_byte_anywhere_or_another_users_key_means_a_rebuild() {
     let home = tempfile::tempdir().unwrap();
     let cache = home.path().join("cache");
-    load_builtin(&runtime(&cache, home.path()), 0);
+    load_compiled(&runtime(&cache, home.path()), 0);
     let [file] = files_with_extension(&cache, "cwasm").try_into().unwrap();
     let genuine = std::fs::read(&file).unwrap();
     // The tag (the first bytes), the artifact (the middle, the last byte).
@@ -102,34 +113,34 @@ fn a_flipped_byte_anywhere_or_another_users_key_means_a_rebuild() {
         let mut bytes = genuine.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&file, &bytes).unwrap();
-        assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt, "byte {at}");
+        assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt, "byte {at}");
         assert_eq!(std::fs::read(&file).unwrap(), genuine, "byte {at}: the rebuild writes the genuine file back");
     }
     // Cut short, down to less than a tag.
     for length in [genuine.len() - 1, 10, 0] {
         std::fs::write(&file, &genuine[..length]).unwrap();
-        assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
+        assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
     }
     // A directory, or a symbolic link to the genuine file, at its name.
     let elsewhere = home.path().join("elsewhere.cwasm");
     std::fs::write(&elsewhere, &genuine).unwrap();
     std::fs::remove_file(&file).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
-    assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
+    assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
     assert!(std::fs::symlink_metadata(&file).unwrap().is_file(), "the link was replaced, not written through");
-    assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Hit);
+    assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Hit);
 
     // The same directory with another user's key: their files do not count.
     let other_home = tempfile::tempdir().unwrap();
-    assert_eq!(load_builtin(&runtime(&cache, other_home.path()), 0).cache_status(), CacheStatus::Rebuilt);
-    assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
+    assert_eq!(load_compiled(&runtime(&cache, other_home.path()), 0).cache_status(), CacheStatus::Rebuilt);
+    assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Rebuilt);
 }
 
 #[test]
 fn the_cache_directory_and_its_files_are_private() {
     let home = tempfile::tempdir().unwrap();
     let cache = home.path().join("made").join("cache");
-    load_builtin(&runtime(&cache, home.path()), 0);
+    load_compiled(&runtime(&cache, home.path()), 0);
     assert_eq!(mode(&home.path().join("made")), 0o700);
     assert_eq!(mode(&cache), 0o700);
     let files: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
@@ -144,13 +155,13 @@ fn a_cache_directory_open_to_others_or_owned_by_someone_else_is_not_used() {
     let open = home.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    assert_eq!(load_builtin(&runtime(&open, home.path()), 0).cache_status(), CacheStatus::Uncached);
+    assert_eq!(load_compiled(&runtime(&open, home.path()), 0).cache_status(), CacheStatus::Uncached);
     assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0);
 
     let theirs = home.path().join("theirs");
     std::fs::create_dir(&theirs).unwrap();
     give_away(&theirs);
-    assert_eq!(load_builtin(&runtime(&theirs, home.path()), 0).cache_status(), CacheStatus::Uncached);
+    assert_eq!(load_compiled(&runtime(&theirs, home.path()), 0).cache_status(), CacheStatus::Uncached);
     assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
 }
 
@@ -161,7 +172,7 @@ fn a_refused_key_turns_the_cache_off_and_is_left_alone() {
     std::fs::write(&key, [9u8; 32]).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     let cache = home.path().join("cache");
-    assert_eq!(load_builtin(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Uncached);
+    assert_eq!(load_compiled(&runtime(&cache, home.path()), 0).cache_status(), CacheStatus::Uncached);
     assert!(!cache.exists(), "nothing is written without a key");
     assert_eq!(std::fs::read(&key).unwrap(), [9u8; 32]);
     assert_eq!(mode(&key), 0o644);
@@ -174,7 +185,16 @@ fn assay_in(home: &Path, args: &[&str]) -> std::process::Command {
     command
 }
 
-/// What `assay plugins` said about each plugin's cache, in order.
+/// `assay plugins` with [`COMPILED_PLUGINS`] loaded, and `args`: the
+/// built-ins come precompiled, so these two are what meets the cache.
+fn plugins_in(home: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = assay_in(home, &["plugins"]);
+    command.args(compiled_plugin_args()).args(args);
+    command
+}
+
+/// What `assay plugins` said about each plugin's cache, in order (the
+/// built-ins, which nothing compiles, say neither).
 fn cache_lines(output: &Output) -> Vec<String> {
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(output), stderr(output));
     stdout(output)
@@ -226,7 +246,7 @@ fn a_cache_directory_open_to_others_is_warned_about_and_compiled_around() {
     let open = home.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let output = assay_in(home.path(), &["plugins", "--cache-dir", open.to_str().unwrap()]).output().unwrap();
+    let output = plugins_in(home.path(), &["--cache-dir", open.to_str().unwrap()]).output().unwrap();
     assert_eq!(cache_lines(&output), [UNCACHED, UNCACHED]);
     let warning = stderr(&output);
     assert!(
@@ -256,7 +276,7 @@ fn a_projects_cache_dir_is_ignored_unless_the_user_allows_it() {
     let config = config.to_str().unwrap();
     let per_user = home.path().join("cache").join("assay").join("components");
 
-    let ignored = assay_in(home.path(), &["plugins", "--config", config]).output().unwrap();
+    let ignored = plugins_in(home.path(), &["--config", config]).output().unwrap();
     assert_eq!(cache_lines(&ignored), [COMPILED, COMPILED]);
     let warning = stderr(&ignored);
     assert!(
@@ -268,22 +288,18 @@ fn a_projects_cache_dir_is_ignored_unless_the_user_allows_it() {
     assert!(!project_cache.exists(), "nothing is written there");
     assert_eq!(files_with_extension(&per_user, "cwasm").len(), 2, "the per-user cache is used instead");
     // A false value of the variable does not allow it either.
-    let still_ignored = assay_in(home.path(), &["plugins", "--config", config])
-        .env("ASSAY_ALLOW_PROJECT_CACHE_DIR", "0")
-        .output()
-        .unwrap();
+    let still_ignored =
+        plugins_in(home.path(), &["--config", config]).env("ASSAY_ALLOW_PROJECT_CACHE_DIR", "0").output().unwrap();
     assert_eq!(cache_lines(&still_ignored), [HIT, HIT]);
     assert!(stderr(&still_ignored).contains("warning: ignoring `[cache] dir"));
     assert!(!project_cache.exists());
 
-    let flag = assay_in(home.path(), &["plugins", "--config", config, "--allow-project-cache-dir"]).output().unwrap();
+    let flag = plugins_in(home.path(), &["--config", config, "--allow-project-cache-dir"]).output().unwrap();
     assert_eq!(cache_lines(&flag), [COMPILED, COMPILED]);
     assert_eq!(stderr(&flag), "");
     assert_eq!(files_with_extension(&project_cache, "cwasm").len(), 2);
-    let env = assay_in(home.path(), &["plugins", "--config", config])
-        .env("ASSAY_ALLOW_PROJECT_CACHE_DIR", "1")
-        .output()
-        .unwrap();
+    let env =
+        plugins_in(home.path(), &["--config", config]).env("ASSAY_ALLOW_PROJECT_CACHE_DIR", "1").output().unwrap();
     assert_eq!(cache_lines(&env), [HIT, HIT]);
     assert_eq!(stderr(&env), "");
 }
@@ -293,12 +309,10 @@ fn artifacts_swapped_in_an_allowed_project_cache_dir_are_not_run() {
     let home = tempfile::tempdir().unwrap();
     let (_project, config, project_cache) = project_with_cache_dir();
     let plugins = || {
-        assay_in(home.path(), &["plugins", "--config", config.to_str().unwrap(), "--allow-project-cache-dir"])
-            .output()
-            .unwrap()
+        plugins_in(home.path(), &["--config", config.to_str().unwrap(), "--allow-project-cache-dir"]).output().unwrap()
     };
     assert_eq!(cache_lines(&plugins()), [COMPILED, COMPILED]);
-    // Whoever can write the project swaps stock's and gist's artifacts,
+    // Whoever can write the project swaps rouge's and levenshtein's artifacts,
     // digests as the cache once had included.
     let [a, b] = files_with_extension(&project_cache, "cwasm").try_into().unwrap();
     let (a_bytes, b_bytes) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -311,7 +325,7 @@ fn artifacts_swapped_in_an_allowed_project_cache_dir_are_not_run() {
     let listing = stdout(&swapped);
     let names: Vec<&str> =
         listing.lines().filter(|l| !l.starts_with(' ')).map(|l| l.split(' ').next().unwrap()).collect();
-    assert_eq!(names, ["stock", "gist"]);
+    assert_eq!(names, ["stock", "gist", "rouge", "levenshtein"]);
     assert_eq!(cache_lines(&plugins()), [HIT, HIT]);
 }
 
@@ -361,6 +375,7 @@ fn the_key_and_the_caches_live_where_the_environment_says() {
     let cache = scratch.path().join("from-env");
     let output = assay_command()
         .arg("plugins")
+        .args(compiled_plugin_args())
         .current_dir(scratch.path())
         .env("HOME", &home)
         // Relative: ignored, as the XDG specification says.

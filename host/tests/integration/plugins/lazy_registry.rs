@@ -9,7 +9,9 @@ use crate::util::{Collect, run_dir, runtime};
 use assay::agent::HttpSettings;
 use assay::errors::ErrorKind;
 use assay::job::CaseResult;
-use assay::plugin::{BUILTIN_MATCHERS, BuiltinPlugin, Registry};
+use assay::plugin::{
+    BUILTIN_MATCHERS, BuiltinPlugin, JAVASCRIPT_PLUGIN, PROMPTFOO_PLUGIN, PROMPTFOO_PYTHON_PLUGIN, Registry,
+};
 use assay::run::RunOptions;
 use assay::sandbox::{Capabilities, Grants};
 use assay::{Project, ProjectOptions};
@@ -44,7 +46,7 @@ fn cwasm_files(dir: &Path) -> usize {
 }
 
 #[test]
-fn a_run_of_stock_checks_compiles_stock_and_its_agent_and_nothing_else() {
+fn a_run_of_stock_checks_loads_stock_and_its_agent_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::write(
@@ -54,7 +56,7 @@ fn a_run_of_stock_checks_compiles_stock_and_its_agent_and_nothing_else() {
     .unwrap();
     let project = project(dir.path(), &cache);
     let registry = project.registry().unwrap();
-    assert!(registry.plugins().iter().all(|p| !p.is_loaded()), "nothing is compiled before a check runs");
+    assert!(registry.plugins().iter().all(|p| !p.is_loaded()), "nothing is loaded before a check runs");
     assert!(registry.has_key("gist") && registry.has_key("keywords"), "the built-ins' keys are known uncompiled");
 
     let results = run_project(&project, &[dir.path().join("one.hocon")]);
@@ -64,8 +66,9 @@ fn a_run_of_stock_checks_compiles_stock_and_its_agent_and_nothing_else() {
     assert!(registry.plugin_for("keywords").unwrap().is_loaded());
     assert!(!registry.plugin_for("gist").unwrap().is_loaded(), "gist is never compiled without a gist check");
     assert!(!registry.has_key("pf_equals"), "no promptfoo config, no promptfoo plugin");
-    // Compiled and cached: stock and the echo agent, nothing else.
-    assert_eq!(cwasm_files(&cache), 2);
+    // stock and the echo agent come precompiled in the binary: nothing was
+    // compiled, so nothing was cached.
+    assert_eq!(cwasm_files(&cache), 0);
 }
 
 /// A built-in whose component is no component at all.
@@ -78,6 +81,7 @@ const BROKEN: BuiltinPlugin = BuiltinPlugin {
     fresh_instances: false,
     capability_calls_per_check: 4,
     max_extras_bytes: None,
+    deadline: None,
 };
 
 /// The stock component with a table that does not match its describe().
@@ -180,4 +184,17 @@ fn promptfoo_configs_discovered_after_the_registry_was_built_get_the_promptfoo_p
         Arc::ptr_eq(before.plugin_for("keywords").unwrap(), after.plugin_for("keywords").unwrap()),
         "the plugins of the first registry are kept"
     );
+}
+
+#[test]
+fn the_javascript_runner_gets_a_longer_deadline_and_the_others_the_default() {
+    let capabilities = Capabilities::default();
+    let deadline = |builtin: &BuiltinPlugin| {
+        assay::plugin::LazyPlugin::builtin(runtime(), builtin, &capabilities).options().limits.deadline
+    };
+    assert_eq!(deadline(&JAVASCRIPT_PLUGIN), std::time::Duration::from_secs(10));
+    let default = assay::sandbox::Limits::default().deadline;
+    for builtin in BUILTIN_MATCHERS.iter().chain([&PROMPTFOO_PLUGIN, &PROMPTFOO_PYTHON_PLUGIN]) {
+        assert_eq!(deadline(builtin), default, "{}", builtin.name);
+    }
 }

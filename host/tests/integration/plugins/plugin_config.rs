@@ -11,8 +11,11 @@ fn stock_bytes() -> &'static [u8] {
     BUILTIN_MATCHERS[0].bytes
 }
 
+/// The stock plugin, as bytes the binary has no precompiled artifact for:
+/// loading it goes through the compile cache.
 fn load_stock(runtime: &Runtime) -> MatcherPlugin {
-    MatcherPlugin::load(runtime, ComponentSource::Builtin("stock"), stock_bytes(), ComponentOptions::default()).unwrap()
+    let bytes = crate::util::unembedded(stock_bytes());
+    MatcherPlugin::load(runtime, ComponentSource::Builtin("stock"), &bytes, ComponentOptions::default()).unwrap()
 }
 
 /// A runtime (as a new process would make) with the compile cache in
@@ -79,11 +82,20 @@ fn only_file_with_extension(dir: &Path, extension: &str) -> std::path::PathBuf {
 fn assay_plugins_shows_the_cache_at_work() {
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
-    let first = assay(&["plugins", "--cache-dir", cache_dir]);
+    // rouge and levenshtein from their files; the built-ins come compiled.
+    let plugins = crate::util::compiled_plugin_args();
+    let plugins_with = |flags: &[&str]| {
+        let mut args = vec!["plugins"];
+        args.extend(plugins.iter().map(String::as_str));
+        args.extend(flags);
+        assay(&args)
+    };
+    let first = plugins_with(&["--cache-dir", cache_dir]);
     assert!(stdout(&first).contains("  compiled, and cached\n"), "{}", stdout(&first));
-    let second = assay(&["plugins", "--cache-dir", cache_dir]);
+    assert!(stdout(&first).contains("  precompiled, embedded in assay (nothing compiled)\n"), "{}", stdout(&first));
+    let second = plugins_with(&["--cache-dir", cache_dir]);
     assert!(stdout(&second).contains("  loaded from the compile cache\n"), "{}", stdout(&second));
-    let off = assay(&["plugins", "--no-cache"]);
+    let off = plugins_with(&["--no-cache"]);
     assert!(stdout(&off).contains("  compiled (no cache)\n"), "{}", stdout(&off));
 }
 

@@ -150,7 +150,7 @@ tests:
     };
     let (status, message) = check("/endless loop");
     assert_eq!(status, "error");
-    assert!(message.contains("exceeded its deadline of 2000 ms"), "{message}");
+    assert!(message.contains("exceeded its deadline of 10000 ms"), "{message}");
     let (status, message) = check("/memory bomb");
     assert_eq!(status, "error");
     assert!(message.contains("exceeded its memory limit of 64 MiB"), "{message}");

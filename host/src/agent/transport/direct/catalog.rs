@@ -1,7 +1,8 @@
 //! The agents `direct` can reach: the built-in demo agents, plus components
 //! the user names (`--agent NAME=FILE.wasm`, or `[agents]` in the config).
-//! Components are compiled on first use, so a run that never goes `direct`
-//! never pays for them.
+//! Components are loaded on first use, so a run that never goes `direct`
+//! never pays for them (the demo agents from their embedded native code,
+//! `sandbox/precompiled.rs`; the user's compiled, or from the compile cache).
 
 use crate::agent::transport::direct::AgentComponent;
 use crate::sandbox::{ComponentSource, Limits, Runtime, read_component_file};
