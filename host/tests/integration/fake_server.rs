@@ -80,7 +80,11 @@ impl FakeServer {
                 tokio::spawn(async move {
                     let Some(request) = read_request(&mut stream).await else { return };
                     recorded.lock().unwrap().push(request.clone());
-                    match reply(&request) {
+                    // A reply may block (a test's slow agent sleeps): on a
+                    // blocking thread, so that it never holds up the
+                    // connections beside it.
+                    let Ok(answer) = tokio::task::spawn_blocking(move || reply(&request)).await else { return };
+                    match answer {
                         Reply::Raw(bytes) => {
                             let _ = stream.write_all(&bytes).await;
                         }
