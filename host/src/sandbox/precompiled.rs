@@ -13,10 +13,11 @@
 //! (`plugins/precompiled.rs`) compiles each listed component again and
 //! fails if an artifact is stale.
 //!
-//! The artifacts are compiled for the target's baseline (no CPU feature
-//! beyond x86-64's: wasmtime then infers none from the machine that
-//! compiles), so that one artifact serves every x86-64 Linux machine and
-//! `cargo xtask build` writes the same bytes wherever it runs. Why not in
+//! The artifacts are compiled for an explicit target and CPU level,
+//! x86-64-v3 (wasmtime then infers nothing from the machine that
+//! compiles), so that `cargo xtask build` writes the same bytes wherever it
+//! runs and they serve every x86-64 Linux machine of the last decade; on
+//! an older CPU wasmtime refuses them and the built-ins compile as before. Why not in
 //! a build script: that needs wasmtime as a build dependency, which cargo
 //! compiles a second time (measured: 12 minutes more on a 2-core machine)
 //! in every build from scratch, CI's included.
@@ -27,6 +28,26 @@ use wasmtime::component::Component;
 /// The target the artifacts are compiled for.
 #[cfg(any(test, feature = "internals"))]
 pub const PRECOMPILED_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// The CPU features the artifacts may use: x86-64-v3's (Intel since 2013,
+/// AMD since 2015), what wasmtime would use on most machines compiling for
+/// themselves. The bare baseline would leave them all unused (rounding a
+/// float, for one, becomes a call).
+#[cfg(any(test, feature = "internals"))]
+const X86_64_V3: &[&str] = &[
+    "has_cmpxchg16b",
+    "has_sse3",
+    "has_ssse3",
+    "has_sse41",
+    "has_sse42",
+    "has_popcnt",
+    "has_avx",
+    "has_avx2",
+    "has_fma",
+    "has_bmi1",
+    "has_bmi2",
+    "has_lzcnt",
+];
 
 /// The suffix an artifact's file has in place of the component's `.wasm`.
 #[cfg(any(test, feature = "internals"))]
@@ -75,6 +96,12 @@ pub fn precompile(bytes: &[u8]) -> wasmtime::Result<Vec<u8>> {
     use sha2::{Digest, Sha256};
     let mut config = super::engine_config::config(false, None);
     config.target(PRECOMPILED_TARGET)?;
+    for feature in X86_64_V3 {
+        // SAFETY: the code may use these CPU features; wasmtime checks on
+        // load that the CPU it runs on has each (`Component::deserialize`
+        // refuses the artifact otherwise, and `load` then compiles).
+        unsafe { config.cranelift_flag_enable(feature) };
+    }
     let compiled = Engine::new(&config)?.precompile_component(bytes)?;
     Ok([&Sha256::digest(bytes)[..], &compiled].concat())
 }
