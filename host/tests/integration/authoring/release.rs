@@ -48,15 +48,17 @@ fn package(out: &Path) -> PathBuf {
 }
 
 /// The `assay` under test packed once for all the tests (which copy what
-/// they change).
+/// they change), in a folder of the target directory that each test run
+/// empties first: a temporary directory held by a static is never
+/// removed, and left 68 MB behind in /tmp at every run.
 fn packed() -> &'static Path {
-    static PACKED: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, archive) = PACKED.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let archive = package(dir.path());
-        (dir, archive)
-    });
-    archive
+    static PACKED: OnceLock<PathBuf> = OnceLock::new();
+    PACKED.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("release-packed");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        package(&dir)
+    })
 }
 
 /// Serves the files of `dir` over HTTP on 127.0.0.1 (GET only, one request

@@ -23,10 +23,12 @@ const METRICS: &[(&str, &str)] = &[
 
 /// One compile cache for every test here: compiled components are keyed by
 /// their sha256, so sharing is safe, and each is compiled once (the Python
-/// one takes half a minute).
+/// one takes half a minute). It lives in the target directory: a temporary
+/// directory held by a static is never removed, and left the compiled
+/// Python plugin behind in /tmp at every run.
 fn compile_cache() -> &'static std::path::Path {
-    static CACHE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    CACHE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+    static CACHE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("metrics-compile-cache"))
 }
 
 /// A project folder whose assay.toml loads the metric plugins labelled
