@@ -44,6 +44,7 @@
 
 use assay::agent::{AgentCatalog, AgentComponent, ChatRequest, DEMO_AGENTS};
 use assay::plugin::{ActualValue, BUILTIN_MATCHERS, BuiltinPlugin, CheckInput, MatcherPlugin, PluginScope, Registry};
+use assay::sandbox::precompiled::without_artifact;
 use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -72,14 +73,6 @@ fn stock_options() -> ComponentOptions {
 
 fn load_stock(runtime: &Runtime, options: ComponentOptions) -> MatcherPlugin {
     load_builtin(runtime, &stock(), options)
-}
-
-/// `bytes` with a custom section appended: the same component, but bytes
-/// the binary embeds no artifact for, so that loading them compiles.
-fn unembedded(bytes: &[u8]) -> Vec<u8> {
-    const NAME: &[u8] = b"assay-bench";
-    let section_size = 1 + NAME.len() as u8;
-    [bytes, &[0, section_size, NAME.len() as u8], NAME].concat()
 }
 
 fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentComponent {
@@ -133,9 +126,9 @@ fn startup(c: &mut Criterion) {
     let cached = Runtime::with_cache(Limits::default().memory_bytes, Some(cache));
     // Fill the cache with the components as bytes it has no artifact for.
     let plugins: Vec<(BuiltinPlugin, Vec<u8>)> =
-        BUILTIN_MATCHERS.iter().map(|plugin| (*plugin, unembedded(plugin.bytes))).collect();
+        BUILTIN_MATCHERS.iter().map(|plugin| (*plugin, without_artifact(plugin.bytes))).collect();
     let agents: Vec<(&'static str, &'static [u8], Vec<u8>)> =
-        DEMO_AGENTS.iter().map(|(name, bytes)| (*name, *bytes, unembedded(bytes))).collect();
+        DEMO_AGENTS.iter().map(|(name, bytes)| (*name, *bytes, without_artifact(bytes))).collect();
     for (plugin, compiled) in &plugins {
         MatcherPlugin::load(&cached, ComponentSource::Builtin(plugin.name), compiled, builtin_options(plugin))
             .expect("the built-in plugin loads");

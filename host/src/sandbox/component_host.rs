@@ -12,7 +12,10 @@
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
 use crate::sandbox::cache::CacheStatus;
-use crate::sandbox::component_file::{ComponentSource, as_component, sha256_hex};
+use crate::private_files::hex;
+use crate::sandbox::component_file::{ComponentSource, as_component};
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use crate::sandbox::engine::Runtime;
 use crate::sandbox::guest;
 use crate::sandbox::host::clocks::link_virtual_timers;
@@ -112,6 +115,8 @@ pub(crate) struct ComponentHost<W: World> {
     runtime: Runtime,
     /// The component's bytes, for compiling it again for the fallback engine.
     bytes: Arc<[u8]>,
+    /// Their sha256, which finds their precompiled or cached artifact.
+    digest: [u8; 32],
     sha256: String,
     /// The grants its imports ask for.
     requested_grants: Vec<&'static str>,
@@ -134,15 +139,21 @@ impl<W: World> ComponentHost<W> {
         options: ComponentOptions,
     ) -> Result<ComponentHost<W>, ComponentLoadError> {
         let fail = |kind| ComponentLoadError { role: W::ROLE, component: source.to_string(), kind };
-        let sha256 = sha256_hex(bytes);
+        let given: [u8; 32] = Sha256::digest(bytes).into();
+        let sha256 = hex(&given);
         if let Some(pinned) = &options.sha256
             && !pinned.eq_ignore_ascii_case(&sha256)
         {
             return Err(fail(ComponentLoadErrorKind::Sha256Mismatch { pinned: pinned.clone(), actual: sha256 }));
         }
         let bytes = as_component(bytes).map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(e)))?;
+        // A core module made a component is other bytes.
+        let digest = match &bytes {
+            Cow::Borrowed(_) => given,
+            Cow::Owned(made) => Sha256::digest(made).into(),
+        };
         let (component, cache_status) = runtime
-            .compile(&source.to_string(), &bytes, options.limits.fuel.is_some())
+            .compile(&source.to_string(), &bytes, &digest, options.limits.fuel.is_some())
             .map_err(|e| fail(ComponentLoadErrorKind::NotAComponent(format!("{e:#}"))))?;
         check_imports(component.engine(), &component, W::ROLE, &options.grants)
             .map_err(|d| fail(ComponentLoadErrorKind::Denied(d)))?;
@@ -151,6 +162,7 @@ impl<W: World> ComponentHost<W> {
         let host = ComponentHost {
             runtime: runtime.clone(),
             bytes: Arc::from(bytes),
+            digest,
             sha256,
             requested_grants,
             cache_status,
@@ -294,7 +306,7 @@ impl<W: World> ComponentHost<W> {
     fn prepare_fallback(&self) -> Result<W::Pre, String> {
         let engine = self.runtime.on_demand_engine();
         let what = format!("the fallback of component {}", self.sha256);
-        let (component, _) = self.runtime.compile_for(&what, engine, &self.bytes).map_err(|e| format!("{e:#}"))?;
+        let (component, _) = self.runtime.compile_for(&what, engine, &self.bytes, &self.digest).map_err(|e| format!("{e:#}"))?;
         prepare::<W>(&component, self.options.deterministic).map_err(|e| e.to_string())
     }
 }

@@ -10,7 +10,6 @@ use crate::sandbox::cache::{self, CacheStatus, CompileCache};
 use crate::sandbox::engine_config::{POOLED_MEMORY_MAX, config};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::precompiled;
-use sha2::{Digest, Sha256};
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
@@ -137,25 +136,33 @@ impl Runtime {
     /// tables per module than a pool slot has) is compiled for the
     /// on-demand engine instead: multi-memory is standard WebAssembly, and
     /// a plugin must not load on one machine and not on another.
-    pub fn compile(&self, what: &str, bytes: &[u8], fuel: bool) -> wasmtime::Result<(Component, CacheStatus)> {
+    /// `component_sha` is the sha256 of `bytes`, which the caller has.
+    pub fn compile(
+        &self,
+        what: &str,
+        bytes: &[u8],
+        component_sha: &[u8; 32],
+        fuel: bool,
+    ) -> wasmtime::Result<(Component, CacheStatus)> {
         let engine = if fuel { self.fuel_engine() } else { self.engine() };
-        match self.compile_for(what, engine, bytes) {
+        match self.compile_for(what, engine, bytes, component_sha) {
             Err(error) if !fuel && self.inner.pooling && format!("{error:#}").contains("pooling allocator") => {
-                self.compile_for(what, self.on_demand_engine(), bytes)
+                self.compile_for(what, self.on_demand_engine(), bytes, component_sha)
             }
             compiled => compiled,
         }
     }
 
-    /// Compiles a component for `engine`, one of this runtime's: from the
-    /// artifact embedded in the binary when there is one that `engine` can
-    /// run (`precompiled.rs`), else through the compile cache if there is
-    /// one.
+    /// Compiles a component (`bytes`, whose sha256 is `component_sha`) for
+    /// `engine`, one of this runtime's: from the artifact embedded in the
+    /// binary when there is one that `engine` can run (`precompiled.rs`),
+    /// else through the compile cache if there is one.
     pub(crate) fn compile_for(
         &self,
         what: &str,
         engine: &Engine,
         bytes: &[u8],
+        component_sha: &[u8; 32],
     ) -> wasmtime::Result<(Component, CacheStatus)> {
         let announce = || {
             if let Some(notice) = self.inner.notice.get()
@@ -164,11 +171,10 @@ impl Runtime {
                 notice(&CompileNotice { what: what.to_owned(), bytes: bytes.len() });
             }
         };
-        let component_sha: [u8; 32] = Sha256::digest(bytes).into();
-        if let Some(component) = precompiled::load(engine, &component_sha) {
+        if let Some(component) = precompiled::load(engine, component_sha) {
             return Ok((component, CacheStatus::Embedded));
         }
-        cache::compile(engine, self.inner.cache.as_ref(), bytes, &component_sha, &announce)
+        cache::compile(engine, self.inner.cache.as_ref(), bytes, component_sha, &announce)
     }
 
     /// The compile cache, if any.

@@ -106,6 +106,17 @@ pub fn precompile(bytes: &[u8]) -> wasmtime::Result<Vec<u8>> {
     Ok([&Sha256::digest(bytes)[..], &compiled].concat())
 }
 
+/// The component in `bytes` with a custom section appended: the same
+/// component to run, but bytes no artifact is for, so that loading it
+/// compiles it. (For the tests and benches of the compile path.)
+#[cfg(any(test, feature = "internals"))]
+pub fn without_artifact(bytes: &[u8]) -> Vec<u8> {
+    const NAME: &[u8] = b"assay-not-precompiled";
+    // Section id 0 (custom), its size, then its name; no payload.
+    let size = 1 + NAME.len() as u8;
+    [bytes, &[0, size, NAME.len() as u8], NAME].concat()
+}
+
 /// The embedded artifact file compiled from the component whose sha256 is
 /// `component_sha`, if there is one.
 pub fn artifact(component_sha: &[u8; 32]) -> Option<&'static [u8]> {

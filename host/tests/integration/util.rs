@@ -56,19 +56,6 @@ pub fn fixture(path: &str) -> PathBuf {
 /// compile cache's tests need.
 pub const COMPILED_PLUGINS: [&str; 2] = ["plugins/rouge/rouge.wasm", "plugins/levenshtein/levenshtein.wasm"];
 
-/// The component in `bytes` with a custom section appended: the same
-/// component to run, but bytes the binary has no precompiled artifact for,
-/// so that loading it compiles it.
-pub fn unembedded(bytes: &[u8]) -> Vec<u8> {
-    const NAME: &[u8] = b"assay-test";
-    const PAYLOAD: &[u8] = b"not precompiled";
-    let size = 1 + NAME.len() + PAYLOAD.len();
-    let mut section = vec![0u8, size as u8, NAME.len() as u8];
-    section.extend_from_slice(NAME);
-    section.extend_from_slice(PAYLOAD);
-    [bytes, &section].concat()
-}
-
 /// `--plugin` arguments that load [`COMPILED_PLUGINS`].
 pub fn compiled_plugin_args() -> Vec<String> {
     COMPILED_PLUGINS.iter().flat_map(|path| ["--plugin".to_owned(), root().join(path).display().to_string()]).collect()

@@ -14,7 +14,7 @@ fn stock_bytes() -> &'static [u8] {
 /// The stock plugin, as bytes the binary has no precompiled artifact for:
 /// loading it goes through the compile cache.
 fn load_stock(runtime: &Runtime) -> MatcherPlugin {
-    let bytes = crate::util::unembedded(stock_bytes());
+    let bytes = assay::sandbox::precompiled::without_artifact(stock_bytes());
     MatcherPlugin::load(runtime, ComponentSource::Builtin("stock"), &bytes, ComponentOptions::default()).unwrap()
 }
 

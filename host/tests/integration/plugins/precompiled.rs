@@ -4,10 +4,10 @@
 //! engine, and what the artifact does not fit (a fuel budget, other bytes)
 //! compiles as before.
 
-use crate::util::{assay_command, eval_one, root, stderr, stdout, unembedded};
+use crate::util::{assay_command, eval_one, root, stderr, stdout};
 use assay::agent::DEMO_AGENTS;
 use assay::plugin::{BUILTIN_MATCHERS, JAVASCRIPT_PLUGIN, MatcherPlugin, PROMPTFOO_BUILTINS, PROMPTFOO_PYTHON_PLUGIN};
-use assay::sandbox::precompiled::{ARTIFACT_SUFFIX, PRECOMPILED, artifact, precompile};
+use assay::sandbox::precompiled::{ARTIFACT_SUFFIX, PRECOMPILED, artifact, precompile, without_artifact};
 use assay::sandbox::{CacheStatus, CompileCache, ComponentOptions, ComponentSource, Limits, Runtime};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -79,7 +79,7 @@ fn a_fuel_budget_or_other_bytes_compile_as_before() {
     assert_eq!(fueled.cache_status(), CacheStatus::Compiled);
     assert!(passes(&fueled));
     // One byte more than the built-in: no artifact is its.
-    let other = load_stock(&runtime, &unembedded(BUILTIN_MATCHERS[0].bytes), Limits::default());
+    let other = load_stock(&runtime, &without_artifact(BUILTIN_MATCHERS[0].bytes), Limits::default());
     assert_eq!(other.cache_status(), CacheStatus::Compiled);
     assert!(passes(&other));
 }
