@@ -1,8 +1,8 @@
 //! Cases run together, each still reported as a case of its own: a
 //! [`CaseGroup`] holds every member's job and each member's job names its
-//! place in it ([`InGroup`]). Whichever member runs a sample first runs
-//! every member's conversation for it, once; the others wait for that
-//! outcome and report their own share (the runner drives it:
+//! place in it ([`InGroup`]). Whichever member asks for a sample first
+//! starts every member's conversation for it, once; each member waits for
+//! its own share of that outcome and reports it (the runner drives it:
 //! `run/group.rs`). A member left out of the run (a filter, a shard) is
 //! still asked, so that the group always sees all of its answers. Two
 //! kinds, as promptfoo has them:
@@ -24,9 +24,10 @@ use crate::job::{Job, Recording, SampleResult};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::watch;
+use tokio::task::AbortHandle;
 
 /// Cases run together (see the module doc).
 pub struct CaseGroup {
@@ -46,20 +47,30 @@ pub struct CaseGroup {
     outcomes: Mutex<HashMap<u32, Arc<SampleOutcome>>>,
 }
 
-/// One sample of every member of a group: run by one member at a time
-/// (another takes over if that one's task is dropped), each member's
-/// result published as soon as it is decided and taken by that member.
+/// One sample of every member of a group: started by the first member to
+/// ask, run as a task of its own (so that the member that started it is
+/// reported when its own result is decided, not when the last member's
+/// is), each member's result published as soon as it is decided and taken
+/// by that member. The run is stopped when every member waiting on it was
+/// stopped; a member that asks later starts it again.
 #[derive(Default)]
 struct SampleOutcome {
-    /// Whether a member is running the group's sample.
+    /// Whether a run of the group's sample is under way or has ended.
     running: AtomicBool,
-    /// Whether a run of the group's sample has ended.
+    /// Whether a run of the group's sample has ended (or panicked: its
+    /// members then have no result, which is reported as a bug).
     finished: AtomicBool,
     /// Each member's result: not yet decided, decided (`None` for a member
     /// whose job could not be made), or taken by its member.
     slots: Mutex<HashMap<usize, Slot>>,
     /// Ticks whenever a result is decided or a run ends.
     ticks: watch::Sender<u64>,
+    /// How many members wait on the run now.
+    waiting: AtomicUsize,
+    /// The run's task, stopped when its last waiting member is.
+    run: Mutex<Option<AbortHandle>>,
+    /// Whether the run was stopped that way (not panicked).
+    stopped: AtomicBool,
 }
 
 /// A member's result in a [`SampleOutcome`].
@@ -80,14 +91,51 @@ impl Publisher {
     }
 }
 
-/// Ends a member's run of a group's sample: when dropped before the run
-/// finished (its task was stopped), another member may take over.
-struct Running<'a>(&'a SampleOutcome);
+/// Held by the task that runs a group's sample: when that task ends
+/// without finishing, because it was stopped (no member waits any more),
+/// a member that asks later starts the run again; because it panicked,
+/// the run is over and its undecided members have no result.
+struct Running(Arc<SampleOutcome>);
 
-impl Drop for Running<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
-        self.0.running.store(false, Ordering::Release);
-        self.0.ticks.send_modify(|tick| *tick += 1);
+        let outcome = &self.0;
+        if outcome.stopped.swap(false, Ordering::AcqRel) {
+            outcome.running.store(false, Ordering::Release);
+        } else {
+            outcome.finished.store(true, Ordering::Release);
+        }
+        outcome.ticks.send_modify(|tick| *tick += 1);
+    }
+}
+
+/// A member waiting on a group's sample: the last one to stop waiting
+/// before the run ends, because its task was stopped, stops the run.
+struct Waiting<'a> {
+    outcome: &'a SampleOutcome,
+    /// Whether the member took its result (then it leaves the run to the
+    /// members still to ask).
+    served: bool,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(outcome: &'a SampleOutcome) -> Waiting<'a> {
+        outcome.waiting.fetch_add(1, Ordering::AcqRel);
+        Waiting { outcome, served: false }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let outcome = self.outcome;
+        let last = outcome.waiting.fetch_sub(1, Ordering::AcqRel) == 1;
+        if self.served || !last || outcome.finished.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(run) = outcome.run.lock().expect("never poisoned").take() {
+            outcome.stopped.store(true, Ordering::Release);
+            run.abort();
+        }
     }
 }
 
@@ -205,10 +253,10 @@ impl CaseGroup {
 
     /// Member `member`'s result of sample `sample`: `run` runs the
     /// group's sample and decides every member's result through the
-    /// [`Publisher`] it is given. The first member to ask runs it; the
-    /// others wait for their own result, which may come before the run
-    /// ends, or take the run over if the running member's task is dropped.
-    /// `None` when a run ended without deciding `member` (a bug).
+    /// [`Publisher`] it is given. The first member to ask starts it as a
+    /// task of its own; every member, that one included, waits only for its
+    /// own result, which may come long before the run ends. `None` when a
+    /// run ended without deciding `member` (a bug, or a panic in the run).
     pub(crate) async fn sample_of<F>(
         &self,
         member: usize,
@@ -216,24 +264,34 @@ impl CaseGroup {
         run: impl Fn(Publisher) -> F,
     ) -> Option<SampleResult>
     where
-        F: Future<Output = ()>,
+        F: Future<Output = ()> + Send + 'static,
     {
         let outcome = self.outcomes.lock().expect("never poisoned").entry(sample).or_default().clone();
         let mut ticks = outcome.ticks.subscribe();
+        let mut waiting = Waiting::new(&outcome);
         loop {
             if let Some(slot) = outcome.slots.lock().expect("never poisoned").get_mut(&member)
                 && let Slot::Decided(result) = std::mem::replace(slot, Slot::Taken)
             {
+                waiting.served = true;
                 return result;
             }
             if outcome.finished.load(Ordering::Acquire) {
+                waiting.served = true;
                 return None;
             }
             if !outcome.running.swap(true, Ordering::AcqRel) {
-                let running = Running(&outcome);
-                run(Publisher(outcome.clone())).await;
-                outcome.finished.store(true, Ordering::Release);
-                drop(running);
+                let running = Running(outcome.clone());
+                let publisher = Publisher(outcome.clone());
+                let task = run(publisher);
+                let mut slot = outcome.run.lock().expect("never poisoned");
+                *slot = Some(
+                    tokio::spawn(async move {
+                        task.await;
+                        drop(running);
+                    })
+                    .abort_handle(),
+                );
                 continue;
             }
             // The sender lives as long as the outcome: this never fails.
@@ -251,4 +309,104 @@ pub(crate) fn output_of(sample: Option<&SampleResult>) -> &str {
         .and_then(|interaction| interaction.response.as_ref())
         .and_then(|response| response.text.as_deref())
         .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+    use tokio::sync::Notify;
+
+    fn group() -> CaseGroup {
+        let members = vec![Err("not needed".to_owned()), Err("not needed".to_owned())];
+        CaseGroup::new("group".to_owned(), members, Order::AtOnce, Vec::new())
+    }
+
+    fn result(index: u32) -> Option<SampleResult> {
+        Some(SampleResult { index, passed: true, runs: Vec::new(), duration_ms: 0.0, answers_left_out: false })
+    }
+
+    /// Sets its flag when dropped: whether a run's future was dropped.
+    struct Dropped(Arc<AtomicBool>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_member_that_starts_a_run_has_its_result_before_the_run_ends() {
+        let group = Arc::new(group());
+        let second = Arc::new(Notify::new());
+        let run = {
+            let second = second.clone();
+            move |publisher: Publisher| {
+                let second = second.clone();
+                async move {
+                    publisher.decide(0, result(7));
+                    second.notified().await;
+                    publisher.decide(1, result(8));
+                }
+            }
+        };
+        let first = tokio::time::timeout(Duration::from_secs(5), group.sample_of(0, 7, run.clone())).await;
+        assert_eq!(first.expect("member 0 waited for the whole run").map(|s| s.index), Some(7));
+        let waiting = tokio::spawn({
+            let group = group.clone();
+            async move { group.sample_of(1, 7, run).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "member 1 had a result before it was decided");
+        second.notify_one();
+        assert_eq!(waiting.await.unwrap().map(|s| s.index), Some(8));
+    }
+
+    #[tokio::test]
+    async fn a_run_whose_every_waiting_member_is_stopped_stops_and_starts_again_when_asked() {
+        let group = Arc::new(group());
+        let starts = Arc::new(AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicBool::new(false));
+        let run = {
+            let (starts, dropped) = (starts.clone(), dropped.clone());
+            move |publisher: Publisher| {
+                let started = starts.fetch_add(1, Ordering::AcqRel);
+                let dropped = Dropped(dropped.clone());
+                async move {
+                    let _dropped = dropped;
+                    if started == 0 {
+                        std::future::pending::<()>().await;
+                    }
+                    publisher.decide(0, result(3));
+                    publisher.decide(1, result(3));
+                }
+            }
+        };
+        let stopped = tokio::spawn({
+            let (group, run) = (group.clone(), run.clone());
+            async move { group.sample_of(0, 3, run).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(starts.load(Ordering::Acquire), 1);
+        stopped.abort();
+        let _ = stopped.await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(dropped.load(Ordering::Acquire), "the run went on with no member waiting for it");
+        let asked_again = tokio::time::timeout(Duration::from_secs(5), group.sample_of(1, 3, run)).await;
+        assert_eq!(asked_again.expect("the run was not started again").map(|s| s.index), Some(3));
+        assert_eq!(starts.load(Ordering::Acquire), 2);
+    }
+
+    #[tokio::test]
+    async fn a_run_that_panics_leaves_its_undecided_members_without_a_result() {
+        let group = group();
+        let run = |publisher: Publisher| async move {
+            publisher.decide(1, result(0));
+            panic!("a bug in a comparison");
+        };
+        let asked = tokio::time::timeout(Duration::from_secs(5), group.sample_of(0, 0, run)).await;
+        assert!(asked.expect("a panicked run left its member waiting").is_none());
+        assert_eq!(group.sample_of(1, 0, run).await.map(|s| s.index), Some(0));
+    }
 }

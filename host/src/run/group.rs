@@ -1,5 +1,5 @@
 //! A sample of a case in a group ([`crate::job::CaseGroup`]): the first
-//! member to run a sample runs every member's conversations for it, each
+//! member to ask for a sample starts every member's conversations for it, each
 //! under its own bound, at once or in turn, then applies the group's
 //! rules; every member takes its own share. Nothing here waits for another case to be
 //! scheduled, so no slot, filter or shard can leave a member waiting: a
