@@ -83,7 +83,7 @@ fn load_agent(runtime: &Runtime, name: &'static str, bytes: &[u8]) -> AgentCompo
 fn one_check(plugin: &MatcherPlugin) -> bool {
     let output = plugin.evaluate(
         &[ActualValue::Text(TEXT)],
-        &[CheckInput { key: "keywords", actual: 0, expected: "\"fox\"" }],
+        &[CheckInput { key: "keywords", actual: 0, expected: &serde_json::json!("fox"), expected_json: "\"fox\"" }],
         &PluginScope::default(),
         None,
         None,
@@ -214,7 +214,7 @@ fn fresh_instances(cached: &Runtime) {
     let fault = || {
         let output = plugin.evaluate(
             &[ActualValue::Text(&too_big)],
-            &[CheckInput { key: "keywords", actual: 0, expected: "\"x\"" }],
+            &[CheckInput { key: "keywords", actual: 0, expected: &serde_json::json!("x"), expected_json: "\"x\"" }],
             &PluginScope::default(),
             None,
             None,

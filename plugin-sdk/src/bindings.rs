@@ -5,10 +5,10 @@
 /// The re-exported runtime the generated code refers to.
 pub use wit_bindgen::rt;
 
-/// Bindings for `assay:plugin/capable-matcher-plugin@0.2.0`.
+/// Bindings for `assay:plugin/capable-matcher-plugin@0.3.0`.
 pub mod matcher {
     wit_bindgen::generate!({
-        path: "wit/plugin-0.2",
+        path: "wit/plugin-0.3",
         world: "assay:plugin/capable-matcher-plugin",
         runtime_path: "::assay_plugin_sdk::bindings::rt",
         pub_export_macro: true,

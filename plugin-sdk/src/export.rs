@@ -58,9 +58,9 @@ macro_rules! export_agent {
 mod wasm {
     use crate::agent::{Agent, ChatFilter, ChatRequest};
     use crate::bindings::agent::exports::assay::agent::chat as agent_wit;
-    use crate::bindings::matcher::assay::plugin::types::MatcherInfo;
+    use crate::bindings::matcher::assay::plugin::types::{MatcherInfo, Node};
     use crate::bindings::matcher::exports::assay::plugin::matcher as wit;
-    use crate::{Actual, Check, Matcher};
+    use crate::{Actual, Json, Matcher};
 
     /// `describe`, converted to the generated type.
     pub fn describe<M: Matcher>() -> wit::PluginInfo {
@@ -93,7 +93,9 @@ mod wasm {
         });
     }
 
-    /// `evaluate`, converted from and to the generated types.
+    /// `evaluate`, converted from and to the generated types: each
+    /// expected value is built from its nodes, each verdict's extras laid
+    /// out as nodes (no JSON text either way).
     pub fn evaluate<M: Matcher>(
         actuals: Vec<wit::Actual>,
         checks: Vec<wit::Check>,
@@ -106,19 +108,113 @@ mod wasm {
                 wit::Actual::Json(json) => Actual::json(json),
             })
             .collect();
-        let checks: Vec<Check> =
-            checks.into_iter().map(|c| Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
-        crate::evaluate_batch::<M>(&actuals, &checks)
+        checks
             .into_iter()
-            .map(|result| {
-                result.map(|v| wit::Verdict {
-                    pass: v.pass,
-                    score: v.score,
-                    message: v.message,
-                    extras: v.extras.map(|e| e.to_string()),
+            .map(|check| {
+                let expected = value_of(check.expected);
+                let verdict = crate::evaluate_one::<M>(&actuals, &check.key, check.actual, expected)?;
+                Ok(wit::Verdict {
+                    pass: verdict.pass,
+                    score: verdict.score,
+                    message: verdict.message,
+                    extras: verdict.extras.map(nodes_of),
                 })
             })
             .collect()
+    }
+
+    /// A list or an object being built, with what it still needs.
+    enum Open {
+        List(Vec<Json>, u32),
+        Object(std::vec::IntoIter<String>, serde_json::Map<String, Json>),
+    }
+
+    /// The value `nodes` lay out (`assay:plugin@0.3.0`'s `value`: pre-order,
+    /// each list or object followed by its items), or what is wrong with
+    /// them. Built with a stack of its own, so no depth overflows the
+    /// guest's stack.
+    fn value_of(nodes: Vec<Node>) -> Result<Json, String> {
+        let malformed = |what: &str| format!("the expected value is malformed: {what}");
+        let count = nodes.len();
+        let mut open: Vec<Open> = Vec::new();
+        for (index, node) in nodes.into_iter().enumerate() {
+            let mut done = match node {
+                Node::Null => Json::Null,
+                Node::Boolean(b) => Json::Bool(b),
+                Node::Integer(i) => Json::from(i),
+                Node::Unsigned(u) => Json::from(u),
+                Node::Float(f) => serde_json::Number::from_f64(f).map(Json::Number).ok_or_else(|| malformed("NaN"))?,
+                Node::Text(s) => Json::String(s),
+                Node::List(0) => Json::Array(Vec::new()),
+                Node::Object(keys) if keys.is_empty() => Json::Object(serde_json::Map::new()),
+                Node::List(n) => {
+                    open.push(Open::List(Vec::with_capacity((n as usize).min(count - index)), n));
+                    continue;
+                }
+                Node::Object(keys) => {
+                    open.push(Open::Object(keys.into_iter(), serde_json::Map::new()));
+                    continue;
+                }
+            };
+            loop {
+                match open.last_mut() {
+                    None if index + 1 == count => return Ok(done),
+                    None => return Err(malformed("nodes are left over")),
+                    Some(Open::List(items, left)) => {
+                        items.push(done);
+                        *left -= 1;
+                        if *left > 0 {
+                            break;
+                        }
+                    }
+                    Some(Open::Object(keys, map)) => {
+                        map.insert(keys.next().expect("an open object has a key left"), done);
+                        if keys.len() > 0 {
+                            break;
+                        }
+                    }
+                }
+                done = match open.pop().expect("matched above") {
+                    Open::List(items, _) => Json::Array(items),
+                    Open::Object(_, map) => Json::Object(map),
+                };
+            }
+        }
+        Err(malformed("nodes are missing"))
+    }
+
+    /// `value` laid out as nodes, its strings moved, not copied.
+    fn nodes_of(value: Json) -> Vec<Node> {
+        let mut nodes = Vec::new();
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            nodes.push(match value {
+                Json::Null => Node::Null,
+                Json::Bool(b) => Node::Boolean(b),
+                Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+                    (Some(i), _) => Node::Integer(i),
+                    (None, Some(u)) => Node::Unsigned(u),
+                    _ => Node::Float(n.as_f64().unwrap_or_default()),
+                },
+                Json::String(s) => Node::Text(s),
+                Json::Array(items) => {
+                    let count = items.len() as u32;
+                    stack.extend(items.into_iter().rev());
+                    Node::List(count)
+                }
+                Json::Object(map) => {
+                    let mut keys = Vec::with_capacity(map.len());
+                    let start = stack.len();
+                    for (key, value) in map {
+                        keys.push(key);
+                        stack.push(value);
+                    }
+                    stack[start..].reverse();
+                    Node::Object(keys)
+                }
+            });
+        }
+        nodes
     }
 
     /// The agent's `describe`, converted to the generated type.

@@ -48,8 +48,10 @@
 //! failed), so that a plugin decides by the kind of failure and never by
 //! the host's wording.
 //!
-//! Plugins built with this SDK implement `assay:plugin@0.2.0`
-//! (`wit/plugin-0.2/plugin.wit`, shipped in this crate).
+//! Plugins built with this SDK implement `assay:plugin@0.3.0`
+//! (`wit/plugin-0.3/plugin.wit`, shipped in this crate): a check's expected
+//! value and a verdict's extras cross as typed values, so neither side
+//! prints or parses JSON text for them.
 //!
 //! [assay]: https://github.com/assay-dev/assay
 
@@ -67,7 +69,7 @@ mod matcher;
 pub mod params;
 
 pub use capability::{Capability, CapabilityError};
-pub use matcher::{Actual, Check, Json, Matcher, PluginInfo, Verdict, evaluate_batch};
+pub use matcher::{Actual, Check, Json, Matcher, PluginInfo, Verdict, evaluate_batch, evaluate_one};
 
 /// The tutorial of this crate's `README.md`: its Rust blocks compile as
 /// doctests, so the tutorial cannot drift from the SDK.
@@ -77,6 +79,15 @@ pub mod tutorial {}
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod bindings;
+
+/// The component's allocator (the `talc` feature, on by default): talc
+/// instead of Rust's default for wasm, dlmalloc, which is slower at the
+/// many small allocations a check makes (tokens, messages, the expected
+/// value). Growing memory still goes through `memory.grow`, which the
+/// host's memory limit bounds.
+#[cfg(all(target_arch = "wasm32", feature = "talc", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 #[doc(hidden)]
 pub mod export;

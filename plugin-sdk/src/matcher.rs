@@ -169,21 +169,34 @@ pub struct Check {
     pub expected: String,
 }
 
-/// Evaluates a batch the way the component export does: each actual is
-/// parsed at most once, each check's expected value is parsed and handed to
-/// `M::evaluate`. Unparseable input becomes an `Err` for that check only.
+/// Evaluates a batch whose checks' expected values are JSON text: each
+/// actual is parsed at most once, each check's expected value is parsed and
+/// handed to `M::evaluate`. Unparseable input becomes an `Err` for that
+/// check only. (The component export gets the expected values already
+/// typed, and runs [`evaluate_one`] on each.)
 pub fn evaluate_batch<M: Matcher>(actuals: &[Actual], checks: &[Check]) -> Vec<Result<Verdict, String>> {
     checks
         .iter()
         .map(|check| {
-            let actual = actuals
-                .get(check.actual as usize)
-                .ok_or_else(|| format!("check refers to actual #{} of {}", check.actual, actuals.len()))?;
-            let expected: Json = serde_json::from_str(&check.expected)
-                .map_err(|e| format!("the expected value is not valid JSON: {e}"))?;
-            M::evaluate(&check.key, actual, &expected)
+            let expected =
+                serde_json::from_str(&check.expected).map_err(|e| format!("the expected value is not valid JSON: {e}"));
+            evaluate_one::<M>(actuals, &check.key, check.actual, expected)
         })
         .collect()
+}
+
+/// Evaluates one check of a batch: `expected` is its expected value, or why
+/// there is none; `actual` an index into `actuals`.
+#[doc(hidden)]
+pub fn evaluate_one<M: Matcher>(
+    actuals: &[Actual],
+    key: &str,
+    actual: u32,
+    expected: Result<Json, String>,
+) -> Result<Verdict, String> {
+    let found =
+        actuals.get(actual as usize).ok_or_else(|| format!("check refers to actual #{actual} of {}", actuals.len()))?;
+    M::evaluate(key, found, &expected?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 /// The WIT package folders, each self-contained (no `deps/`).
-const PACKAGES: &[&str] = &["wit/plugin-0.2", "wit/plugin", "wit/agent"];
+const PACKAGES: &[&str] = &["wit/plugin-0.3", "wit/plugin-0.2", "wit/plugin", "wit/agent"];
 
 /// Encodes every package of [`PACKAGES`] into `out`, and returns the files
 /// written.
@@ -45,7 +45,10 @@ mod tests {
         let written = write_all(&root, &out).unwrap();
         let names: Vec<String> =
             written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        assert_eq!(names, ["assay-plugin-0.2.0.wasm", "assay-plugin-0.1.0.wasm", "assay-agent-0.1.0.wasm"]);
+        assert_eq!(
+            names,
+            ["assay-plugin-0.3.0.wasm", "assay-plugin-0.2.0.wasm", "assay-plugin-0.1.0.wasm", "assay-agent-0.1.0.wasm"]
+        );
         for path in &written {
             let bytes = std::fs::read(path).unwrap();
             let decoded = wit_component::decode(&bytes).unwrap();

@@ -186,7 +186,7 @@ mod tests {
         assert!(read(&made.files[0]).contains("\nassay-plugin-sdk = { path = \"vendor/assay-plugin-sdk\" }\n"));
         let sdk = temp.path().join("vendored/vendor/assay-plugin-sdk");
         assert!(read(&sdk.join("Cargo.toml")).contains("name = \"assay-plugin-sdk\""));
-        assert!(sdk.join("src/lib.rs").is_file() && sdk.join("wit/plugin-0.2/plugin.wit").is_file());
+        assert!(sdk.join("src/lib.rs").is_file() && sdk.join("wit/plugin-0.3/plugin.wit").is_file());
         // A path beside the crate is written relative to it.
         let sdk = SdkDependency::Path(temp.path().join("checkout/plugin-sdk"));
         let made = scaffold(ScaffoldOptions { sdk, ..options("local", &temp.path().join("plugins/local")) }).unwrap();

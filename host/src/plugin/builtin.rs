@@ -292,7 +292,7 @@ mod tests {
         let mut imports: Vec<String> =
             component.component_type().imports(&engine).map(|(name, _)| name.to_owned()).collect();
         imports.sort();
-        assert_eq!(imports, ["assay:plugin/log@0.2.0", "assay:plugin/types@0.2.0"]);
+        assert_eq!(imports, ["assay:plugin/log@0.3.0", "assay:plugin/types@0.3.0"]);
     }
 
     #[test]

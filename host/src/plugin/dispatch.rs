@@ -122,7 +122,12 @@ pub fn evaluate(
                     });
                     (call_actuals.len() - 1) as u32
                 });
-                inputs.push(CheckInput { key: &check.key, actual: local_index, expected: &check.expected_json });
+                inputs.push(CheckInput {
+                    key: &check.key,
+                    actual: local_index,
+                    expected: &check.expected,
+                    expected_json: &check.expected_json,
+                });
             }
             plugin.evaluate(&call_actuals, &inputs, registry.scope_of(plugin_index), grader, response.until)
         };
@@ -336,7 +341,7 @@ pub fn evaluate_one(registry: &Registry, key: &str, actual: &Value, expected: &V
         _ => ActualValue::Json(&actual_json),
     };
     let expected_json = expected.to_string();
-    let check = CheckInput { key: base, actual: 0, expected: &expected_json };
+    let check = CheckInput { key: base, actual: 0, expected, expected_json: &expected_json };
     let mut output = plugin.evaluate(&[actual_value], &[check], registry.scope_of(index), None, None);
     Ok(verdict_of(output.results.remove(0), negated))
 }

@@ -2,15 +2,19 @@
 //! (compiled, checked against its grants, pooled), described, and evaluated
 //! in batches, its verdicts held to the output caps. An instance that
 //! faults is discarded, never re-entered; a plugin that faults too often in
-//! a row is disabled for the scope whose [`FaultStreak`] counted them. A plugin built against `assay:plugin@0.1.0` or
-//! `@0.2.0` is called the same way: the sandbox's `Matcher` calls the
-//! version it exports.
+//! a row is disabled for the scope whose [`FaultStreak`] counted them. A
+//! plugin built against `assay:plugin@0.1.0`, `@0.2.0` or `@0.3.0` is
+//! called the same way: the sandbox's `Matcher` calls the version it
+//! exports, and its extras (JSON text, or a typed value) are read here.
 
 use crate::errors::{ComponentLoadError, ComponentLoadErrorKind, ComponentRole, Fault};
 use crate::plugin::scope::{FaultStreak, PluginScope};
 use crate::sandbox::bindings::matcher_types as wit;
 use crate::sandbox::host::log::{LogLine, truncate_at_char};
-use crate::sandbox::{CacheStatus, ComponentHost, ComponentOptions, ComponentSource, Grader, Logged, Matcher, Runtime};
+use crate::sandbox::{
+    self, Answer, CacheStatus, CheckArg, ComponentHost, ComponentOptions, ComponentSource, Extras, Grader, Logged,
+    Matcher, Runtime,
+};
 use std::fmt;
 
 /// One key a plugin implements.
@@ -32,14 +36,17 @@ pub enum ActualValue<'a> {
 }
 
 /// One check handed to a plugin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CheckInput<'a> {
     /// The key, lowercase, without `not_`.
     pub key: &'a str,
     /// Index into the batch's actual values.
     pub actual: u32,
-    /// The expected value as JSON text.
-    pub expected: &'a str,
+    /// The expected value.
+    pub expected: &'a serde_json::Value,
+    /// The same as JSON text (what plugins of `assay:plugin@0.2.0` and
+    /// `@0.1.0` are given).
+    pub expected_json: &'a str,
 }
 
 /// A plugin's answer for one check, after the host's output caps.
@@ -210,7 +217,7 @@ impl MatcherPlugin {
         let input_bytes = actuals.iter().map(|a| match a {
             ActualValue::Text(text) | ActualValue::Json(text) => text.len(),
         });
-        let input_bytes = input_bytes.sum::<usize>() + checks.iter().map(|c| c.expected.len()).sum::<usize>();
+        let input_bytes = input_bytes.sum::<usize>() + checks.iter().map(|c| c.expected_json.len()).sum::<usize>();
         let wit_actuals: Vec<wit::Actual<'_>> = actuals
             .iter()
             .map(|a| match *a {
@@ -218,8 +225,10 @@ impl MatcherPlugin {
                 ActualValue::Json(json) => wit::Actual::Json(json),
             })
             .collect();
-        let wit_checks: Vec<wit::Check<'_>> =
-            checks.iter().map(|c| wit::Check { key: c.key, actual: c.actual, expected: c.expected }).collect();
+        let check_args: Vec<CheckArg<'_>> = checks
+            .iter()
+            .map(|c| CheckArg { key: c.key, actual: c.actual, expected: c.expected, expected_json: c.expected_json })
+            .collect();
         let calls = limits.capability_calls_per_check.saturating_mul(u32::try_from(checks.len()).unwrap_or(u32::MAX));
         let capabilities = grader.map(|grader| &grader.capabilities);
         let Logged { answer, log, log_dropped } = self.host.call_logged(
@@ -229,7 +238,7 @@ impl MatcherPlugin {
             &scope.spend,
             capabilities,
             async |bindings, store| {
-                let verdicts = bindings.evaluate(store, &wit_actuals, &wit_checks).await?;
+                let verdicts = bindings.evaluate(store, &wit_actuals, &check_args).await?;
                 if verdicts.len() != checks.len() {
                     let count = format!("it returned {} results for {} checks", verdicts.len(), checks.len());
                     return Err(wasmtime::Error::new(Fault::BadAnswer(count)));
@@ -257,7 +266,7 @@ impl MatcherPlugin {
 
     /// Applies the output caps to a verdict; a score that is not a number
     /// in [0, 1] makes it a malformed answer.
-    fn cap(&self, verdict: wit::Verdict) -> Result<Evaluation, EvaluationError> {
+    fn cap(&self, verdict: Answer) -> Result<Evaluation, EvaluationError> {
         if let Some(score) = verdict.score
             && !(0.0..=1.0).contains(&score)
         {
@@ -270,20 +279,31 @@ impl MatcherPlugin {
         if truncated {
             message.push_str(" … [message truncated by assay]");
         }
+        let size = match &verdict.extras {
+            Some(Extras::Json(json)) => json.len(),
+            Some(Extras::Nodes(nodes)) => sandbox::value_size(nodes),
+            None => 0,
+        };
         let extras = match verdict.extras {
-            Some(extras) if extras.len() > limits.max_extras_bytes => {
+            Some(_) if size > limits.max_extras_bytes => {
                 truncated = true;
                 message.push_str(&format!(
-                    " [extras of {} bytes dropped: the limit is {} bytes]",
-                    extras.len(),
+                    " [extras of {size} bytes dropped: the limit is {} bytes]",
                     limits.max_extras_bytes
                 ));
                 None
             }
-            Some(extras) => match serde_json::from_str(&extras) {
+            Some(Extras::Json(json)) => match serde_json::from_str(&json) {
                 Ok(value) => Some(value),
                 Err(e) => {
                     message.push_str(&format!(" [extras dropped: not valid JSON: {e}]"));
+                    None
+                }
+            },
+            Some(Extras::Nodes(nodes)) => match sandbox::value_of(nodes) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    message.push_str(&format!(" [extras dropped: not a well-formed value: {e}]"));
                     None
                 }
             },

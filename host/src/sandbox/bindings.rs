@@ -1,7 +1,22 @@
 //! The generated host bindings, in one place: the matcher world of each
-//! version of `assay:plugin` the host links (0.2.0 and 0.1.0) and the agent
-//! world. Host implementations of the imported interfaces live in
+//! version of `assay:plugin` the host links (0.3.0, 0.2.0 and 0.1.0) and
+//! the agent world. Host implementations of the imported interfaces live in
 //! `sandbox/host/`; the worlds are hosted by `worlds.rs`.
+
+/// Bindings for `assay:plugin/capable-matcher-plugin@0.3.0`: a check's
+/// expected value and a verdict's extras cross as typed values.
+#[allow(missing_docs, reason = "generated code")]
+pub mod matcher_0_3 {
+    wasmtime::component::bindgen!({
+        path: "../wit/plugin-0.3",
+        world: "assay:plugin/capable-matcher-plugin",
+        ownership: Borrowing { duplicate_if_necessary: true },
+        // Guest calls are async so that a guest waiting in WASI (a sleep, a
+        // poll) can be cancelled at its deadline; host imports stay sync.
+        exports: { default: async },
+        anyhow: true,
+    });
+}
 
 /// Bindings for `assay:plugin/capable-matcher-plugin@0.2.0`: `judge` and
 /// `embeddings` fail with a typed `capability-error`.
@@ -38,8 +53,8 @@ pub mod matcher_0_1 {
     });
 }
 
-/// The types a matcher plugin is called with and answers in, of either
-/// version of `assay:plugin`.
+/// The types a matcher plugin of 0.2.0 or 0.1.0 is called with and answers
+/// in.
 pub use matcher_0_2::assay::plugin::types as matcher_types;
 
 /// Bindings for `assay:agent/agent`.

@@ -47,6 +47,7 @@ mod limits;
 mod policy;
 pub mod precompiled;
 mod state;
+mod value;
 mod worlds;
 
 pub use cache::{CacheStatus, CompileCache};
@@ -59,4 +60,5 @@ pub use host::log::LogLine;
 pub use host::{Answered, Capabilities, Grader};
 pub use limits::Limits;
 pub use policy::Grants;
-pub(crate) use worlds::Matcher;
+pub(crate) use value::{size_of as value_size, value_of};
+pub(crate) use worlds::{Answer, CheckArg, Extras, Matcher};

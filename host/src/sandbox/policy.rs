@@ -133,21 +133,21 @@ mod tests {
         let stock = Component::new(&engine, include_bytes!("../../../plugins/stock/stock.wasm")).unwrap();
         assert_eq!(check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::default()), Ok(()));
         let plugin = check_imports(&engine, &stock, ComponentRole::Plugin, &Grants::NONE).unwrap_err();
-        assert_eq!((plugin.import.as_str(), plugin.grant), ("assay:plugin/log@0.2.0", Some("log")));
+        assert_eq!((plugin.import.as_str(), plugin.grant), ("assay:plugin/log@0.3.0", Some("log")));
         let agent = check_imports(&engine, &stock, ComponentRole::Agent, &Grants::NONE).unwrap_err();
         assert_eq!(agent.grant, None);
-        assert_eq!(agent.to_string(), "it imports `assay:plugin/log@0.2.0`, which assay does not provide to agents");
+        assert_eq!(agent.to_string(), "it imports `assay:plugin/log@0.3.0`, which assay does not provide to agents");
     }
 
     #[test]
     fn one_grant_covers_a_capability_in_every_version_of_the_contract() {
         let engine = Engine::default();
-        // gist imports `judge@0.2.0`; the judge importer, `judge@0.1.0`.
+        // gist imports `judge@0.3.0`; the judge importer, `judge@0.1.0`.
         let gist = Component::new(&engine, include_bytes!("../../../plugins/gist/gist.wasm")).unwrap();
         let old = include_bytes!("../../../fixtures/plugins/judge-importer/judge-importer.wasm");
         let old = Component::new(&engine, old).unwrap();
         let judge = Grants { judge: true, ..Grants::default() };
-        for (component, import) in [(&gist, "assay:plugin/judge@0.2.0"), (&old, "assay:plugin/judge@0.1.0")] {
+        for (component, import) in [(&gist, "assay:plugin/judge@0.3.0"), (&old, "assay:plugin/judge@0.1.0")] {
             assert_eq!(check_imports(&engine, component, ComponentRole::Plugin, &judge), Ok(()));
             let denied = check_imports(&engine, component, ComponentRole::Plugin, &Grants::default()).unwrap_err();
             assert_eq!((denied.import.as_str(), denied.grant), (import, Some("judge")));

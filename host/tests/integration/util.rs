@@ -79,6 +79,14 @@ pub fn quick_limits() -> Limits {
     Limits { deadline: std::time::Duration::from_millis(200), ..Limits::default() }
 }
 
+/// A check of `key` on actual `actual` expecting the JSON text `expected`,
+/// whose value lives as long as the test (leaked: tests are short).
+pub fn check_input(key: &'static str, actual: u32, expected: &'static str) -> CheckInput<'static> {
+    let value: &'static serde_json::Value =
+        Box::leak(Box::new(serde_json::from_str(expected).expect("the test's expected value is JSON")));
+    CheckInput { key, actual, expected: value, expected_json: expected }
+}
+
 /// Evaluates one check with a text actual, in a scope of its own (no
 /// earlier fault counts against the plugin).
 pub fn eval_one(plugin: &MatcherPlugin, key: &str, actual: &str, expected: &str) -> BatchOutput {
@@ -87,7 +95,9 @@ pub fn eval_one(plugin: &MatcherPlugin, key: &str, actual: &str, expected: &str)
 
 /// Evaluates one check with a text actual, its faults counted in `streak`.
 pub fn eval_in(plugin: &MatcherPlugin, streak: &PluginScope, key: &str, actual: &str, expected: &str) -> BatchOutput {
-    plugin.evaluate(&[ActualValue::Text(actual)], &[CheckInput { key, actual: 0, expected }], streak, None, None)
+    let value: serde_json::Value = serde_json::from_str(expected).expect("the test's expected value is JSON");
+    let check = CheckInput { key, actual: 0, expected: &value, expected_json: expected };
+    plugin.evaluate(&[ActualValue::Text(actual)], &[check], streak, None, None)
 }
 
 /// The home of the `assay` processes the tests start: their configuration

@@ -1,7 +1,8 @@
 //! [`CapabilityError`]: why a judge or embeddings call has no answer, and
-//! how each version of `assay:plugin` hears it: 0.2.0 as the typed
-//! `capability-error`, 0.1.0 as a sentence.
+//! how each version of `assay:plugin` hears it: 0.3.0 and 0.2.0 as the
+//! typed `capability-error`, 0.1.0 as a sentence.
 
+use crate::sandbox::bindings::matcher_0_3::assay::plugin::types as v0_3;
 use crate::sandbox::bindings::matcher_types as wit;
 
 /// Why a judge or embeddings call has no answer.
@@ -26,6 +27,16 @@ impl From<CapabilityError> for wit::CapabilityError {
             CapabilityError::NotGranted => wit::CapabilityError::NotGranted,
             CapabilityError::NotConfigured => wit::CapabilityError::NotConfigured,
             CapabilityError::Failed(reason) => wit::CapabilityError::Failed(reason),
+        }
+    }
+}
+
+impl From<CapabilityError> for v0_3::CapabilityError {
+    fn from(error: CapabilityError) -> Self {
+        match error {
+            CapabilityError::NotGranted => v0_3::CapabilityError::NotGranted,
+            CapabilityError::NotConfigured => v0_3::CapabilityError::NotConfigured,
+            CapabilityError::Failed(reason) => v0_3::CapabilityError::Failed(reason),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! how to configure one). Each request takes one call from the guest call's
 //! capability budget.
 
-use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_0_3, matcher_types};
 use crate::sandbox::host::answered::Answered;
 use crate::sandbox::host::budget::{CapabilitySpend, CapabilityView};
 use crate::sandbox::host::capability_error::CapabilityError;
@@ -34,6 +34,19 @@ impl matcher_0_2::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Emb
     }
 
     fn embed_tokens(&mut self, texts: Vec<String>) -> Result<Vec<Vec<Vec<f32>>>, matcher_types::CapabilityError> {
+        self.ask("embeddings", |backend, spend| backend.embed_tokens(&texts, spend)).map_err(Into::into)
+    }
+}
+
+impl matcher_0_3::assay::plugin::embeddings::Host for CapabilityView<'_, dyn Embeddings> {
+    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, matcher_0_3::assay::plugin::types::CapabilityError> {
+        self.ask("embeddings", |backend, spend| backend.embed(&texts, spend)).map_err(Into::into)
+    }
+
+    fn embed_tokens(
+        &mut self,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<Vec<f32>>>, matcher_0_3::assay::plugin::types::CapabilityError> {
         self.ask("embeddings", |backend, spend| backend.embed_tokens(&texts, spend)).map_err(Into::into)
     }
 }

@@ -4,7 +4,7 @@
 //! configure one). Each prompt takes one call from the guest call's
 //! capability budget.
 
-use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_types};
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_0_3, matcher_types};
 use crate::sandbox::host::answered::Answered;
 use crate::sandbox::host::budget::{CapabilitySpend, CapabilityView};
 
@@ -33,6 +33,15 @@ pub const NO_JUDGE: &str = "no judge is configured: set [judge] in assay.toml or
 
 impl matcher_0_2::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
     fn complete(&mut self, prompt: String) -> Result<String, matcher_types::CapabilityError> {
+        self.ask("judge", |judge, spend| judge.complete(&prompt, spend)).map_err(Into::into)
+    }
+}
+
+impl matcher_0_3::assay::plugin::judge::Host for CapabilityView<'_, dyn Judge> {
+    fn complete(
+        &mut self,
+        prompt: String,
+    ) -> Result<String, matcher_0_3::assay::plugin::types::CapabilityError> {
         self.ask("judge", |judge, spend| judge.complete(&prompt, spend)).map_err(Into::into)
     }
 }

@@ -5,7 +5,7 @@
 //! author.
 
 use crate::sandbox::bindings::matcher_0_2::assay::plugin::log::{Host, Level};
-use crate::sandbox::bindings::{matcher_0_1, matcher_0_2};
+use crate::sandbox::bindings::{matcher_0_1, matcher_0_2, matcher_0_3};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The longest single log line kept, in bytes.
@@ -171,6 +171,21 @@ impl Host for LogState {
             Level::Error => "error",
         };
         self.lock().push(level, message);
+    }
+}
+
+/// `log` is the same in 0.3.0 as in 0.2.0: the same five levels.
+impl matcher_0_3::assay::plugin::log::Host for LogState {
+    fn emit(&mut self, level: matcher_0_3::assay::plugin::log::Level, message: String) {
+        use matcher_0_3::assay::plugin::log::Level as V0_3;
+        let level = match level {
+            V0_3::Trace => Level::Trace,
+            V0_3::Debug => Level::Debug,
+            V0_3::Info => Level::Info,
+            V0_3::Warn => Level::Warn,
+            V0_3::Error => Level::Error,
+        };
+        matcher_0_2::assay::plugin::log::Host::emit(self, level, message);
     }
 }
 

@@ -14,6 +14,8 @@ impl HasData for TypesHost {
 
 impl Host for TypesHost {}
 
+impl crate::sandbox::bindings::matcher_0_3::assay::plugin::types::Host for TypesHost {}
+
 /// Links `assay:plugin/types@0.1.0`. Its bindings reuse 0.2.0's Rust types
 /// (see `sandbox/bindings.rs`), so none are generated to link it with: it
 /// is an instance with nothing in it, as the generated linking makes.

@@ -68,11 +68,11 @@ fn a_scaffolded_plugin_tests_builds_and_loads_following_the_printed_steps() {
     std::fs::write(dir.path().join("assay.toml"), &snippet).unwrap();
     let listed = assay_in(dir.path(), &["plugins"]);
     assert!(stdout(&listed).contains("mentions_all"), "{snippet}\n{}{}", stdout(&listed), stderr(&listed));
-    // A new plugin is built against the current contract, assay:plugin@0.2.0.
+    // A new plugin is built against the current contract, assay:plugin@0.3.0.
     let engine = wasmtime::Engine::default();
     let built = wasmtime::component::Component::from_file(&engine, &component).unwrap();
     let exports: Vec<String> = built.component_type().exports(&engine).map(|(name, _)| name.to_owned()).collect();
-    assert_eq!(exports, ["assay:plugin/matcher@0.2.0"]);
+    assert_eq!(exports, ["assay:plugin/matcher@0.3.0"]);
 
     let check = |key: &str, expected: &str| {
         assay(&[
@@ -141,6 +141,6 @@ fn the_scaffold_vendors_the_sdk_or_depends_on_the_release_or_a_path() {
         let ours = std::fs::read_to_string(root().join("plugin-sdk").join(file)).unwrap();
         assert_eq!(std::fs::read_to_string(vendored.join(file)).unwrap(), ours, "{file}");
     }
-    let wit = std::fs::read_to_string(root().join("wit/plugin-0.2/plugin.wit")).unwrap();
-    assert_eq!(std::fs::read_to_string(vendored.join("wit/plugin-0.2/plugin.wit")).unwrap(), wit);
+    let wit = std::fs::read_to_string(root().join("wit/plugin-0.3/plugin.wit")).unwrap();
+    assert_eq!(std::fs::read_to_string(vendored.join("wit/plugin-0.3/plugin.wit")).unwrap(), wit);
 }

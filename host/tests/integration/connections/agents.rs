@@ -232,7 +232,7 @@ fn an_agent_that_cannot_load_is_reported_as_an_agent_not_a_plugin() {
     assert!(matches!(&error.kind, ComponentLoadErrorKind::Denied(denied) if denied.grant.is_none()), "{error:?}");
     assert_eq!(
         error.to_string(),
-        "failed to load agent built-in `stock`: it imports `assay:plugin/log@0.2.0`, which assay does not provide to agents"
+        "failed to load agent built-in `stock`: it imports `assay:plugin/log@0.3.0`, which assay does not provide to agents"
     );
 
     // A component exporting nothing, named on the command line and in a

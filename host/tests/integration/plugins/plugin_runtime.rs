@@ -3,10 +3,10 @@
 //! misbehaves one way per key, and each fault is contained, named, bounded
 //! in time, and leaves the host serving the next check.
 
-use crate::util::{eval_in, eval_one, fixture, load, quick_limits, runtime};
+use crate::util::{check_input, eval_in, eval_one, fixture, load, quick_limits, runtime};
 use assay::check::{Outcome, Verdict};
 use assay::errors::Fault;
-use assay::plugin::{ActualValue, CheckInput, EvaluationError, PluginScope, Registry, SMALL_INPUT_BYTES};
+use assay::plugin::{ActualValue, EvaluationError, PluginScope, Registry, SMALL_INPUT_BYTES};
 use assay::sandbox::host::CapabilitySpend;
 use assay::sandbox::host::judge::Judge;
 use assay::sandbox::{Answered, ComponentOptions, ComponentSource, Grants, Limits};
@@ -37,11 +37,11 @@ fn builtin_stock_plugin_evaluates_a_batch_sharing_actuals() {
     assert_eq!(stock.name(), "stock");
     let actuals = [ActualValue::Text("The Beatles were from Liverpool"), ActualValue::Json("19481.0")];
     let checks = [
-        CheckInput { key: "keywords", actual: 0, expected: "\"Beatles\"" },
-        CheckInput { key: "keywords", actual: 0, expected: "\"Stones\"" },
-        CheckInput { key: "value", actual: 1, expected: "19481" },
-        CheckInput { key: "greater", actual: 1, expected: "20000" },
-        CheckInput { key: "less", actual: 0, expected: "5" },
+        check_input("keywords", 0, "\"Beatles\""),
+        check_input("keywords", 0, "\"Stones\""),
+        check_input("value", 1, "19481"),
+        check_input("greater", 1, "20000"),
+        check_input("less", 0, "5"),
     ];
     let output = stock.evaluate(&actuals, &checks, &PluginScope::default(), None, None);
     let verdicts: Vec<Verdict> = output.results.into_iter().map(|r| assay::plugin::verdict_of(r, false)).collect();
@@ -150,7 +150,51 @@ fn an_extras_flood_is_dropped_and_flagged() {
     let evaluation = output.results[0].as_ref().unwrap();
     assert!(evaluation.truncated);
     assert_eq!(evaluation.extras, None);
-    assert_eq!(evaluation.message, "extras [extras of 1048578 bytes dropped: the limit is 65536 bytes]");
+    // One node of 8 bytes and its 1 MiB string (`assay:plugin@0.3.0`).
+    assert_eq!(evaluation.message, "extras [extras of 1048584 bytes dropped: the limit is 65536 bytes]");
+}
+
+#[test]
+fn typed_extras_a_plugin_lays_out_wrong_are_dropped_saying_what_is_wrong() {
+    let plugin = hostile(quick_limits());
+    let dropped = [
+        ("nodes_unfinished", "the value ends inside 1 unfinished lists or objects (1 nodes)"),
+        ("nodes_leftover", "the value ends at node 0, but 1 nodes follow"),
+        ("nodes_twice", "an object has the key `k` twice"),
+        ("nodes_nan", "node 0 is the number NaN, which JSON cannot hold"),
+        ("nodes_deep", "node 128 nests deeper than 128 lists and objects"),
+    ];
+    for (key, why) in dropped {
+        let output = eval_one(&plugin, key, "x", "1");
+        let evaluation = output.results[0].as_ref().unwrap();
+        assert_eq!(evaluation.extras, None, "{key}");
+        assert_eq!(evaluation.message, format!("{key} [extras dropped: not a well-formed value: {why}]"));
+    }
+    // 100,000 nodes are counted against the cap before any is read.
+    let output = eval_one(&plugin, "nodes_wide", "x", "1");
+    let evaluation = output.results[0].as_ref().unwrap();
+    assert!(evaluation.truncated && evaluation.extras.is_none());
+    assert_eq!(evaluation.message, "nodes_wide [extras of 800008 bytes dropped: the limit is 65536 bytes]");
+    let output = eval_one(&plugin, "nodes_fine", "x", "1");
+    let extras = output.results[0].as_ref().unwrap().extras.clone();
+    assert_eq!(extras, Some(serde_json::json!({"a": [1, -2, u64::MAX, 0.5, "é", null, true]})));
+}
+
+#[test]
+fn expected_values_reach_a_0_3_plugin_typed_as_they_were_written() {
+    // stock's `value` compares the actual with the expected value it was
+    // given: every kind of node, nested, compares equal to itself.
+    let registry = Registry::with_builtins(runtime()).unwrap();
+    let stock = registry.plugin_for("value").unwrap().get().unwrap();
+    let written =
+        r#"{"n": [1, -2, 18446744073709551615, 0.5, 1e300, "é\u0000", null, true, [], {}], "z": {"a": {"b": [[]]}}}"#;
+    let different =
+        r#"{"n": [1, -2, 18446744073709551615, 0.5, 1e300, "é\u0000", null, true, [], {}], "z": {"a": {"b": [[0]]}}}"#;
+    let expected = check_input("value", 0, written);
+    let other = check_input("value", 0, different);
+    let output = stock.evaluate(&[ActualValue::Json(written)], &[expected, other], &PluginScope::default(), None, None);
+    let passes: Vec<bool> = output.results.iter().map(|r| r.as_ref().unwrap().pass).collect();
+    assert_eq!(passes, [true, false], "{:?}", output.results);
 }
 
 #[test]
@@ -195,8 +239,7 @@ fn faults_on_inputs_larger_than_any_the_plugin_answered_never_disable_it() {
 #[test]
 fn one_batch_fault_gives_every_check_of_the_batch_an_error() {
     let plugin = hostile(quick_limits());
-    let checks =
-        [CheckInput { key: "count", actual: 0, expected: "1" }, CheckInput { key: "panic", actual: 0, expected: "1" }];
+    let checks = [check_input("count", 0, "1"), check_input("panic", 0, "1")];
     let output = plugin.evaluate(&[ActualValue::Text("x")], &checks, &PluginScope::default(), None, None);
     assert_eq!(output.results.len(), 2);
     assert!(output.results.iter().all(|r| matches!(r, Err(EvaluationError::Fault { .. }))));
@@ -383,10 +426,7 @@ fn judge_calls_are_capped_per_check_in_an_evaluate_call() {
     let judge = Arc::new(RemoteAgain::default());
     options.capabilities.judge = Some(judge.clone());
     let plugin = load("plugins/judge-importer/judge-importer.wasm", options).unwrap();
-    let checks = [
-        CheckInput { key: "ask_judge", actual: 0, expected: "\"a\"" },
-        CheckInput { key: "ask_judge", actual: 0, expected: "\"b\"" },
-    ];
+    let checks = [check_input("ask_judge", 0, "\"a\""), check_input("ask_judge", 0, "\"b\"")];
     let output = plugin.evaluate(&[ActualValue::Text("text")], &checks, &PluginScope::default(), None, None);
     // Four calls per check of the batch, eight in all; then refusals.
     assert_eq!(judge.calls.load(std::sync::atomic::Ordering::Relaxed), 8);
