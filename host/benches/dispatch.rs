@@ -8,8 +8,9 @@
 //! - `KEY/MODE/SIZE/native`: the stock plugin's Rust code called in-process,
 //!   doing the same work as the component's export: one `Actual` built from
 //!   a copy of the string (the guest also gets a copy), each check's expected
-//!   value parsed from JSON, `Matcher::evaluate` per check
-//!   (`assay_plugin_sdk::evaluate_batch::<Stock>`).
+//!   value built as a `Json` (a clone: the component builds it from the
+//!   typed nodes of `assay:plugin@0.3.0`), `Matcher::evaluate` per check
+//!   (`assay_plugin_sdk::evaluate_one::<Stock>`).
 //! - `KEY/MODE/SIZE/wasm`: `MatcherPlugin::evaluate` on the built-in stock
 //!   component, with a warm instance pool: copying into the sandbox, the
 //!   call, the host's output caps. The plugin gets a 60 s deadline instead
@@ -42,7 +43,7 @@ use assay::sandbox::{ComponentOptions, ComponentSource, Limits, Runtime};
 use assay_plugin_bleu::BleuMatcher;
 use assay_plugin_meteor::MeteorMatcher;
 use assay_plugin_rouge::Rouge;
-use assay_plugin_sdk::{Actual, Check, Matcher, evaluate_batch};
+use assay_plugin_sdk::{Actual, Matcher, evaluate_one};
 use assay_plugin_stock::Stock;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -96,30 +97,39 @@ struct Case {
     is_text: bool,
     key: &'static str,
     expected: Vec<String>,
+    /// The same, parsed.
+    expected_values: Vec<serde_json::Value>,
 }
 
 impl Case {
     fn new(key: &'static str, size: usize, checks: usize) -> Case {
         let is_text = key == "keywords";
         let actual = if is_text { text_of(size) } else { json_of(size) };
-        Case { actual, is_text, key, expected: (0..checks).map(|i| expected(key, i)).collect() }
+        let expected: Vec<String> = (0..checks).map(|i| expected(key, i)).collect();
+        let expected_values = expected.iter().map(|e| serde_json::from_str(e).expect("JSON")).collect();
+        Case { actual, is_text, key, expected, expected_values }
     }
 
-    fn native_checks(&self) -> Vec<Check> {
-        self.expected.iter().map(|e| Check { key: self.key.to_owned(), actual: 0, expected: e.clone() }).collect()
-    }
-
-    /// The native path: what the component's export does, in-process.
-    fn run_native(&self, checks: &[Check]) -> Vec<bool> {
+    /// The native path: what the component's export does, in-process (its
+    /// expected values come typed, built as a `Json`: natively, a clone).
+    fn run_native(&self) -> Vec<bool> {
         let actual = if self.is_text { Actual::text(self.actual.clone()) } else { Actual::json(self.actual.clone()) };
-        evaluate_batch::<Stock>(&[actual], checks).into_iter().map(|v| v.expect("a verdict").pass).collect()
+        let actuals = [actual];
+        self.expected_values
+            .iter()
+            .map(|expected| evaluate_one::<Stock>(&actuals, self.key, 0, Ok(expected.clone())).expect("a verdict").pass)
+            .collect()
     }
 
     /// The component path.
     fn run_wasm(&self, plugin: &MatcherPlugin) -> Vec<bool> {
         let actual = if self.is_text { ActualValue::Text(&self.actual) } else { ActualValue::Json(&self.actual) };
-        let inputs: Vec<CheckInput<'_>> =
-            self.expected.iter().map(|e| CheckInput { key: self.key, actual: 0, expected: e }).collect();
+        let inputs: Vec<CheckInput<'_>> = self
+            .expected
+            .iter()
+            .zip(&self.expected_values)
+            .map(|(json, value)| CheckInput { key: self.key, actual: 0, expected: value, expected_json: json })
+            .collect();
         let output = plugin.evaluate(&[actual], &inputs, &PluginScope::default(), None, None);
         output.results.into_iter().map(|r| r.expect("a verdict").pass).collect()
     }
@@ -139,9 +149,8 @@ fn dispatch(c: &mut Criterion) {
         for (mode, checks) in [("single", 1), ("batch100", BATCH)] {
             for &(label, size) in SIZES {
                 let case = Case::new(key, size, checks);
-                let native_checks = case.native_checks();
                 // Both paths must agree before their times mean anything.
-                let native = case.run_native(&native_checks);
+                let native = case.run_native();
                 assert_eq!(native, case.run_wasm(&plugin), "{key} {mode} {label}: native and wasm disagree");
                 let expected_passes = if key == "keywords" { checks.div_ceil(2) } else { 0 };
                 assert_eq!(native.iter().filter(|&&p| p).count(), expected_passes, "{key} {mode} {label}");
@@ -152,9 +161,8 @@ fn dispatch(c: &mut Criterion) {
                     // Milliseconds per iteration: few samples, each one run.
                     group.sample_size(10).sampling_mode(SamplingMode::Flat);
                 }
-                group.bench_function(BenchmarkId::from_parameter("native"), |b| {
-                    b.iter(|| black_box(case.run_native(black_box(&native_checks))))
-                });
+                group
+                    .bench_function(BenchmarkId::from_parameter("native"), |b| b.iter(|| black_box(case.run_native())));
                 group.bench_function(BenchmarkId::from_parameter("wasm"), |b| {
                     b.iter(|| black_box(case.run_wasm(black_box(&plugin))))
                 });
@@ -201,14 +209,16 @@ fn metric<M: Matcher>(c: &mut Criterion, key: &'static str, file: &str) {
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("failed to read {}: {e}", path.display()));
     let plugin = MatcherPlugin::load(&runtime, ComponentSource::File(path), &bytes, ComponentOptions::default())
         .unwrap_or_else(|e| panic!("the {key} component loads: {e:#}"));
-    for (label, size) in [("1KB", 1_000), ("10KB", 10_000)] {
+    for (label, size) in [("100B", 100), ("1KB", 1_000), ("10KB", 10_000)] {
         let (text, reference) = rouge_texts(size);
-        let expected = serde_json::json!({ "reference": reference, "threshold": 0.5 }).to_string();
-        let native_checks = [Check { key: key.into(), actual: 0, expected: expected.clone() }];
+        let expected_value = serde_json::json!({ "reference": reference, "threshold": 0.5 });
+        let expected = expected_value.to_string();
+        // The component's export gets the expected value as typed nodes and
+        // builds it as a `Json` (`assay:plugin@0.3.0`): natively, a clone.
         let native =
-            || evaluate_batch::<M>(&[Actual::text(text.clone())], &native_checks).remove(0).expect("a verdict");
+            || evaluate_one::<M>(&[Actual::text(text.clone())], key, 0, Ok(expected_value.clone())).expect("a verdict");
         let wasm = || {
-            let inputs = [CheckInput { key, actual: 0, expected: &expected }];
+            let inputs = [CheckInput { key, actual: 0, expected: &expected_value, expected_json: &expected }];
             plugin
                 .evaluate(&[ActualValue::Text(&text)], &inputs, &PluginScope::default(), None, None)
                 .results
