@@ -80,14 +80,5 @@ pub mod tutorial {}
 #[doc(hidden)]
 pub mod bindings;
 
-/// The component's allocator (the `talc` feature, on by default): talc
-/// instead of Rust's default for wasm, dlmalloc, which is slower at the
-/// many small allocations a check makes (tokens, messages, the expected
-/// value). Growing memory still goes through `memory.grow`, which the
-/// host's memory limit bounds.
-#[cfg(all(target_arch = "wasm32", feature = "talc", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 #[doc(hidden)]
 pub mod export;

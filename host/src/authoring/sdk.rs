@@ -56,16 +56,11 @@ license = "Apache-2.0"
 rust-version = "1.95"
 publish = false
 
-[features]
-default = ["talc"]
-talc = ["dep:talc"]
-
 [dependencies]
 serde_json = {{ version = "1", features = ["preserve_order", "float_roundtrip"] }}
 
 [target.'cfg(target_arch = "wasm32")'.dependencies]
 wit-bindgen = {{ version = "0.46", default-features = false, features = ["macros", "realloc", "std"] }}
-talc = {{ version = "5.1.1", default-features = false, optional = true }}
 "#,
         version = env!("CARGO_PKG_VERSION"),
         minor = release_minor(),
@@ -129,11 +124,6 @@ mod tests {
         let sdk = std::fs::read_to_string(root.join("plugin-sdk/Cargo.toml")).unwrap();
         let description = sdk.lines().find(|line| line.starts_with("description = ")).unwrap();
         assert!(manifest.contains(description));
-        // The SDK's own dependencies and features, as its manifest has them.
-        for start in ["talc = ", "default = "] {
-            let line = sdk.lines().find(|line| line.starts_with(start)).unwrap();
-            assert!(manifest.contains(line), "the SDK has `{line}`\n{manifest}");
-        }
         for key in ["edition", "license", "rust-version"] {
             let line = workspace.lines().find(|line| line.starts_with(&format!("{key} = "))).unwrap();
             assert!(manifest.contains(line), "{key}: the workspace has `{line}`");
