@@ -143,7 +143,9 @@ mod wasm {
                 Node::Boolean(b) => Json::Bool(b),
                 Node::Integer(i) => Json::from(i),
                 Node::Unsigned(u) => Json::from(u),
-                Node::Float(f) => serde_json::Number::from_f64(f).map(Json::Number).ok_or_else(|| malformed("NaN"))?,
+                Node::Float(f) => serde_json::Number::from_f64(f)
+                    .map(Json::Number)
+                    .ok_or_else(|| malformed("a number JSON cannot hold"))?,
                 Node::Text(s) => Json::String(s),
                 Node::List(0) => Json::Array(Vec::new()),
                 Node::Object(keys) if keys.is_empty() => Json::Object(serde_json::Map::new()),

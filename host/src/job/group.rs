@@ -52,7 +52,9 @@ pub struct CaseGroup {
 /// reported when its own result is decided, not when the last member's
 /// is), each member's result published as soon as it is decided and taken
 /// by that member. The run is stopped when every member waiting on it was
-/// stopped; a member that asks later starts it again.
+/// stopped before any member took its result (a member that asks later
+/// starts it again); once one has, the run goes on to its end, so that no
+/// member is reported from one run and another from a second.
 #[derive(Default)]
 struct SampleOutcome {
     /// Whether a run of the group's sample is under way or has ended.
@@ -71,6 +73,10 @@ struct SampleOutcome {
     run: Mutex<Option<AbortHandle>>,
     /// Whether the run was stopped that way (not panicked).
     stopped: AtomicBool,
+    /// Whether a member took its result from the run.
+    served: AtomicBool,
+    /// The message of the panic the run ended in, if it did.
+    panic: Mutex<Option<String>>,
 }
 
 /// A member's result in a [`SampleOutcome`].
@@ -88,6 +94,12 @@ impl Publisher {
     pub(crate) fn decide(&self, member: usize, result: Option<SampleResult>) {
         self.0.slots.lock().expect("never poisoned").entry(member).or_insert(Slot::Decided(result));
         self.0.ticks.send_modify(|tick| *tick += 1);
+    }
+
+    /// Says that the run panicked, with the panic's message: the members it
+    /// did not decide are reported with it.
+    pub(crate) fn panicked(&self, message: String) {
+        *self.0.panic.lock().expect("never poisoned") = Some(message);
     }
 }
 
@@ -129,7 +141,8 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let outcome = self.outcome;
         let last = outcome.waiting.fetch_sub(1, Ordering::AcqRel) == 1;
-        if self.served || !last || outcome.finished.load(Ordering::Acquire) {
+        let served = self.served || outcome.served.load(Ordering::Acquire);
+        if served || !last || outcome.finished.load(Ordering::Acquire) {
             return;
         }
         if let Some(run) = outcome.run.lock().expect("never poisoned").take() {
@@ -255,14 +268,15 @@ impl CaseGroup {
     /// group's sample and decides every member's result through the
     /// [`Publisher`] it is given. The first member to ask starts it as a
     /// task of its own; every member, that one included, waits only for its
-    /// own result, which may come long before the run ends. `None` when a
-    /// run ended without deciding `member` (a bug, or a panic in the run).
+    /// own result, which may come long before the run ends. An error, why,
+    /// when a run ended without deciding `member` (a bug: the run panicked,
+    /// or its job could not be made).
     pub(crate) async fn sample_of<F>(
         &self,
         member: usize,
         sample: u32,
         run: impl Fn(Publisher) -> F,
-    ) -> Option<SampleResult>
+    ) -> Result<SampleResult, String>
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -274,11 +288,13 @@ impl CaseGroup {
                 && let Slot::Decided(result) = std::mem::replace(slot, Slot::Taken)
             {
                 waiting.served = true;
-                return result;
+                outcome.served.store(true, Ordering::Release);
+                return result.ok_or_else(|| "its job could not be made".to_owned());
             }
             if outcome.finished.load(Ordering::Acquire) {
                 waiting.served = true;
-                return None;
+                let panic = outcome.panic.lock().expect("never poisoned").clone();
+                return Err(panic.map_or_else(|| "the run ended without deciding it".to_owned(), |m| format!("it panicked: {m}")));
             }
             if !outcome.running.swap(true, Ordering::AcqRel) {
                 let running = Running(outcome.clone());
@@ -352,7 +368,7 @@ mod tests {
             }
         };
         let first = tokio::time::timeout(Duration::from_secs(5), group.sample_of(0, 7, run.clone())).await;
-        assert_eq!(first.expect("member 0 waited for the whole run").map(|s| s.index), Some(7));
+        assert_eq!(first.expect("member 0 waited for the whole run").unwrap().index, 7);
         let waiting = tokio::spawn({
             let group = group.clone();
             async move { group.sample_of(1, 7, run).await }
@@ -360,7 +376,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiting.is_finished(), "member 1 had a result before it was decided");
         second.notify_one();
-        assert_eq!(waiting.await.unwrap().map(|s| s.index), Some(8));
+        assert_eq!(waiting.await.unwrap().unwrap().index, 8);
     }
 
     #[tokio::test]
@@ -394,19 +410,60 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(dropped.load(Ordering::Acquire), "the run went on with no member waiting for it");
         let asked_again = tokio::time::timeout(Duration::from_secs(5), group.sample_of(1, 3, run)).await;
-        assert_eq!(asked_again.expect("the run was not started again").map(|s| s.index), Some(3));
+        assert_eq!(asked_again.expect("the run was not started again").unwrap().index, 3);
         assert_eq!(starts.load(Ordering::Acquire), 2);
+    }
+
+    #[tokio::test]
+    async fn once_a_member_took_its_result_a_stopped_member_does_not_stop_the_run() {
+        let group = Arc::new(group());
+        let starts = Arc::new(AtomicUsize::new(0));
+        let second = Arc::new(Notify::new());
+        let run = {
+            let (starts, second) = (starts.clone(), second.clone());
+            move |publisher: Publisher| {
+                let started = starts.fetch_add(1, Ordering::AcqRel);
+                let second = second.clone();
+                async move {
+                    publisher.decide(0, result(started as u32));
+                    second.notified().await;
+                    publisher.decide(1, result(started as u32));
+                }
+            }
+        };
+        assert_eq!(group.sample_of(0, 0, run.clone()).await.unwrap().index, 0);
+        let stopped = tokio::spawn({
+            let (group, run) = (group.clone(), run.clone());
+            async move { group.sample_of(1, 0, run).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stopped.abort();
+        let _ = stopped.await;
+        second.notify_one();
+        // Member 1 asks again: the first run decided it; none was started
+        // again (member 0 was reported from run 0, so is member 1).
+        let again = tokio::time::timeout(Duration::from_secs(5), group.sample_of(1, 0, run)).await;
+        assert_eq!(again.expect("member 1 was never decided").unwrap().index, 0);
+        assert_eq!(starts.load(Ordering::Acquire), 1);
     }
 
     #[tokio::test]
     async fn a_run_that_panics_leaves_its_undecided_members_without_a_result() {
         let group = group();
+        // What `run/group.rs` does: the run's panic is caught and told.
         let run = |publisher: Publisher| async move {
-            publisher.decide(1, result(0));
-            panic!("a bug in a comparison");
+            let ran = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(async {
+                publisher.decide(1, result(0));
+                panic!("a bug in a comparison");
+            }))
+            .await;
+            if ran.is_err() {
+                publisher.panicked("a bug in a comparison".to_owned());
+            }
         };
         let asked = tokio::time::timeout(Duration::from_secs(5), group.sample_of(0, 0, run)).await;
-        assert!(asked.expect("a panicked run left its member waiting").is_none());
-        assert_eq!(group.sample_of(1, 0, run).await.map(|s| s.index), Some(0));
+        let why = asked.expect("a panicked run left its member waiting").unwrap_err();
+        assert_eq!(why, "it panicked: a bug in a comparison");
+        assert_eq!(group.sample_of(1, 0, run).await.unwrap().index, 0);
     }
 }

@@ -294,6 +294,11 @@ impl MatcherPlugin {
                 None
             }
             Some(Extras::Json(json)) => match serde_json::from_str(&json) {
+                Ok(value) if sandbox::depth_of(&value) > sandbox::MAX_EXTRAS_DEPTH => {
+                    let depth = sandbox::MAX_EXTRAS_DEPTH;
+                    message.push_str(&format!(" [extras dropped: nested deeper than {depth} lists and objects]"));
+                    None
+                }
                 Ok(value) => Some(value),
                 Err(e) => {
                     message.push_str(&format!(" [extras dropped: not valid JSON: {e}]"));

@@ -14,7 +14,10 @@ use crate::job::{
 use crate::plugin::{self, ResponseView};
 use crate::run::RunTimeout;
 use crate::run::conversation::{Context, Work, converse, millis};
+use crate::run::runner::panic_payload_message;
 use crate::run::timeout::Deadline;
+use futures_util::FutureExt;
+use std::panic::AssertUnwindSafe;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,12 +37,24 @@ pub(super) struct Bounds {
 /// Sample `index` of the member `place`, run with the others.
 pub(super) async fn sample(context: &Context, place: &InGroup, index: u32, bounds: Bounds) -> SampleResult {
     let group = &place.group;
-    let run = |publisher| run_members(context.clone(), group.clone(), index, bounds, publisher);
+    let run = |publisher: Publisher| {
+        let (context, group) = (context.clone(), group.clone());
+        async move {
+            // A panic in the run (a bug) is caught so that every member it
+            // did not decide is reported with its message.
+            let members = AssertUnwindSafe(run_members(context, group, index, bounds, &publisher));
+            if let Err(panic) = members.catch_unwind().await {
+                publisher.panicked(panic_payload_message(panic));
+            }
+        }
+    };
     match group.sample_of(place.member, index, run).await {
-        Some(sample) => sample,
-        None => {
-            let why =
-                format!("{} ended without this case's result; this is a bug in assay, please report it", group.name);
+        Ok(sample) => sample,
+        Err(why) => {
+            let why = format!(
+                "{} ended without this case's result ({why}); this is a bug in assay, please report it",
+                group.name
+            );
             let job = group.members[place.member].as_ref().expect("a member that runs has a job");
             unmade(job, index, RunError { kind: ErrorKind::Internal, message: why })
         }
@@ -49,10 +64,10 @@ pub(super) async fn sample(context: &Context, place: &InGroup, index: u32, bound
 /// Every member's sample `index`, run in the group's order, then compared
 /// by its rules, each decided through `publisher`: in turn, as each
 /// member's ends; at once, when all are compared.
-async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds: Bounds, publisher: Publisher) {
+async fn run_members(context: Context, group: Arc<CaseGroup>, index: u32, bounds: Bounds, publisher: &Publisher) {
     let ran = match &group.order {
         Order::AtOnce => at_once(&context, &group, index, bounds).await,
-        Order::InTurn(turns) => return in_turn(&context, &group, turns.as_ref(), index, bounds, &publisher).await,
+        Order::InTurn(turns) => return in_turn(&context, &group, turns.as_ref(), index, bounds, publisher).await,
     };
     // A member whose job could not be made is reported on its own; the
     // others cannot be compared without it.

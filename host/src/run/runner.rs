@@ -357,7 +357,7 @@ fn panic_message(error: tokio::task::JoinError) -> String {
 }
 
 /// The message of a panic, from what it was raised with.
-fn panic_payload_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_payload_message(payload: Box<dyn std::any::Any + Send>) -> String {
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -60,5 +60,5 @@ pub use host::log::LogLine;
 pub use host::{Answered, Capabilities, Grader};
 pub use limits::Limits;
 pub use policy::Grants;
-pub(crate) use value::{size_of as value_size, value_of};
+pub(crate) use value::{MAX_DEPTH as MAX_EXTRAS_DEPTH, depth_of, size_of as value_size, value_of};
 pub(crate) use worlds::{Answer, CheckArg, Extras, Matcher};

@@ -2,22 +2,36 @@
 //! nodes in pre-order) from and to `serde_json::Value`: a check's expected
 //! value going in, a verdict's extras coming back. Extras come from the
 //! guest, so reading them is an input path: the nodes are counted against
-//! the extras cap before anything is built, nesting is bounded, and a value
-//! with nodes missing or left over, a key twice, or a number JSON has not
-//! is refused with what is wrong. Both directions walk the value with a
-//! stack of their own, so no value's depth can exhaust the host's stack.
+//! the extras cap (as the longest JSON text they could print as) before a
+//! value is built from them, nesting is bounded, and a value with nodes
+//! missing or left over, a key twice, or a number JSON has not is refused
+//! with what is wrong. Both directions walk the value with a stack of their
+//! own, so no value's depth can exhaust the host's stack.
 
 use crate::sandbox::bindings::matcher_0_3::assay::plugin::types::{NodeParam, NodeResult};
 use serde_json::{Map, Number, Value};
 
-/// The deepest nesting of lists and objects in extras the host reads
-/// (serde_json's own limit when it parses JSON text).
-pub(crate) const MAX_DEPTH: usize = 128;
+/// The deepest nesting of lists and objects in a plugin's extras, in
+/// either version's form: well inside the 127 levels serde_json reads back,
+/// so that a results line holding them (a few levels more) always reads
+/// back in `assay report`, `merge` and `--replay`.
+pub(crate) const MAX_DEPTH: usize = 64;
 
-/// What one node counts for against the extras cap, besides its strings:
-/// the JSON text it stands for is about as long (`null`, a number, the
-/// brackets and commas of a list).
-const NODE_BYTES: usize = 8;
+/// How many levels of lists and objects `value` nests (a scalar: 0).
+pub(crate) fn depth_of(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        let items: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth);
+        stack.extend(items.map(|item| (item, depth + 1)));
+    }
+    deepest
+}
 
 /// The object keys of `value`'s objects, in pre-order: what
 /// [`nodes_of`] borrows its object nodes' key lists from.
@@ -73,20 +87,33 @@ fn number_node<'a>(n: &Number) -> NodeParam<'a> {
     }
 }
 
-/// How many bytes `nodes` count for against the extras cap: each node
-/// [`NODE_BYTES`] plus the bytes of its strings.
+/// How many bytes `nodes` count for against the extras cap: the longest
+/// JSON text they could print as (every number at its longest, every
+/// string with its escapes), so that extras under the cap never print
+/// longer than it.
 pub(crate) fn size_of(nodes: &[NodeResult]) -> usize {
+    /// A string's JSON text: its quotes, and each character escaped as
+    /// serde_json escapes it.
+    fn quoted(s: &str) -> usize {
+        2 + s.bytes().map(|b| if b < 0x20 { 6 } else if b == b'"' || b == b'\\' { 2 } else { 1 }).sum::<usize>()
+    }
+    // Every node but the first follows a comma (or a key's colon, counted
+    // with the key): one byte each, counted for the nodes there are, not
+    // for the items a list says it has.
+    let separators = nodes.len().saturating_sub(1);
     nodes
         .iter()
-        .map(|node| {
-            NODE_BYTES
-                + match node {
-                    NodeResult::Text(s) => s.len(),
-                    NodeResult::Object(keys) => keys.iter().map(String::len).sum(),
-                    _ => 0,
-                }
+        .map(|node| match node {
+            NodeResult::Null => 4,
+            NodeResult::Boolean(_) => 5,
+            NodeResult::Integer(_) | NodeResult::Unsigned(_) => 20,
+            NodeResult::Float(_) => 24,
+            NodeResult::Text(s) => quoted(s),
+            NodeResult::List(_) => 2,
+            // Its braces, and each key quoted with its colon.
+            NodeResult::Object(keys) => 2 + keys.iter().map(|key| quoted(key) + 1).sum::<usize>(),
         })
-        .sum()
+        .fold(separators, usize::saturating_add)
 }
 
 /// A list or an object being read, with how many items it still needs.
@@ -110,16 +137,17 @@ pub(crate) fn value_of(nodes: Vec<NodeResult>) -> Result<Value, String> {
                 None => return Err(format!("node {index} is the number {f}, which JSON cannot hold")),
             },
             NodeResult::Text(s) => Value::String(s),
+            NodeResult::List(_) | NodeResult::Object(_) if open.len() == MAX_DEPTH => {
+                return Err(format!("node {index} nests deeper than {MAX_DEPTH} lists and objects"));
+            }
             NodeResult::List(0) => Value::Array(Vec::new()),
             NodeResult::Object(keys) if keys.is_empty() => Value::Object(Map::new()),
             opened => {
-                if open.len() == MAX_DEPTH {
-                    return Err(format!("node {index} nests deeper than {MAX_DEPTH} lists and objects"));
-                }
                 open.push(match opened {
                     NodeResult::List(left) => {
-                        // Never more room than the nodes left could fill.
-                        let room = (left as usize).min(count - index);
+                        // Never more room than the nodes left could fill,
+                        // nor a guest's count's worth up front.
+                        let room = (left as usize).min(count - index).min(64);
                         Open::List { items: Vec::with_capacity(room), left }
                     }
                     NodeResult::Object(keys) => Open::Object { keys: keys.into_iter(), map: Map::new() },
@@ -144,7 +172,10 @@ pub(crate) fn value_of(nodes: Vec<NodeResult>) -> Result<Value, String> {
                 Some(Open::Object { keys, map }) => {
                     let key = keys.next().expect("an open object has a key left");
                     if map.contains_key(&key) {
-                        return Err(format!("an object has the key `{key}` twice"));
+                        // Quoted short and escaped: the message is the
+                        // guest's text past its cap otherwise.
+                        let shown: String = key.chars().take(64).collect();
+                        return Err(format!("an object has the key {shown:?} twice"));
                     }
                     map.insert(key, done);
                     if keys.len() > 0 {
@@ -215,19 +246,43 @@ mod tests {
         assert_eq!(refused(vec![Null, Null]), "the value ends at node 0, but 1 nodes follow");
         assert_eq!(refused(vec![List(3), Null]), "the value ends inside 1 unfinished lists or objects (2 nodes)");
         assert_eq!(refused(vec![List(u32::MAX)]), "the value ends inside 1 unfinished lists or objects (1 nodes)");
-        assert_eq!(refused(vec![Object(vec!["a".into(), "a".into()]), Null, Null]), "an object has the key `a` twice");
+        assert_eq!(refused(vec![Object(vec!["a".into(), "a".into()]), Null, Null]), "an object has the key \"a\" twice");
+        let long = "\u{1b}[2J".repeat(1000);
+        let twice = refused(vec![Object(vec![long.clone(), long]), Null, Null]);
+        assert_eq!(twice, format!("an object has the key {:?} twice", "\u{1b}[2J".repeat(16)));
         assert_eq!(refused(vec![Float(f64::NAN)]), "node 0 is the number NaN, which JSON cannot hold");
         assert_eq!(refused(vec![Float(f64::INFINITY)]), "node 0 is the number inf, which JSON cannot hold");
         let deep: Vec<NodeResult> = (0..=MAX_DEPTH).map(|_| List(1)).chain([Null]).collect();
-        assert_eq!(refused(deep), "node 128 nests deeper than 128 lists and objects");
-        let deepest: Vec<NodeResult> = (0..MAX_DEPTH).map(|_| List(1)).chain([Null]).collect();
-        assert!(value_of(deepest).is_ok());
+        assert_eq!(refused(deep), "node 64 nests deeper than 64 lists and objects");
+        // An empty list counts as a level too.
+        let deep: Vec<NodeResult> = (0..MAX_DEPTH).map(|_| List(1)).chain([List(0)]).collect();
+        assert_eq!(refused(deep), "node 64 nests deeper than 64 lists and objects");
+        let deepest: Vec<NodeResult> = (0..MAX_DEPTH - 1).map(|_| List(1)).chain([List(0)]).collect();
+        let deepest = value_of(deepest).unwrap();
+        assert_eq!(depth_of(&deepest), MAX_DEPTH);
+        // And what is read prints as JSON that reads back.
+        assert_eq!(serde_json::from_str::<Value>(&deepest.to_string()).unwrap(), deepest);
     }
 
     #[test]
-    fn a_value_counts_its_nodes_and_strings_against_the_cap() {
-        let nodes = returned(&json!({"ab": ["cde", 1]}));
-        assert_eq!(size_of(&nodes), 4 * NODE_BYTES + 2 + 3);
+    fn a_value_counts_as_the_longest_json_text_it_could_print_as() {
+        let nodes = returned(&json!({"ab": ["c\"\u{1}", 1, -2.5e-300, null, true]}));
+        // {"ab":…} 2 + 5, […] 2, "c\"\u0001" 2 + 1 + 2 + 6, 20, 24, 4, 5, and 6 commas
+        assert_eq!(size_of(&nodes), 7 + 2 + 11 + 20 + 24 + 4 + 5 + 6);
+        // A list's count of items it does not have counts for nothing.
+        assert_eq!(size_of(&[NodeResult::List(u32::MAX)]), 2);
+        let cases = [json!({"ab": ["c\"\u{1}", 1, -2.5e-300, null, true]}), json!("\u{1}".repeat(100)),
+                     json!([-2.2250738585072014e-308, i64::MIN, u64::MAX]), json!({"\\": {"": []}})];
+        for value in cases {
+            assert!(size_of(&returned(&value)) >= value.to_string().len(), "{value}");
+        }
+    }
+
+    #[test]
+    fn depth_counts_levels_of_lists_and_objects() {
+        assert_eq!(depth_of(&json!(1)), 0);
+        assert_eq!(depth_of(&json!([])), 1);
+        assert_eq!(depth_of(&json!({"a": [1, {"b": []}], "c": 2})), 4);
     }
 
     #[test]

@@ -220,6 +220,20 @@ fn a_dict_gives_its_score_and_every_other_key_as_extras() {
 }
 
 #[test]
+fn extras_nested_deeper_than_64_levels_are_dropped_so_that_the_results_line_reads_back() {
+    // An `assay:plugin@0.2.0` plugin's extras, JSON text: `echo` returns
+    // the expected value among them, here 70 lists deep.
+    let deep = (0..70).fold(json!(1), |value, _| json!([value]));
+    let dropped = shape(&json!({"return": "echo", "k": deep}));
+    assert_eq!(dropped["extras"], Value::Null, "{dropped}");
+    let message = dropped["message"].as_str().unwrap();
+    assert!(message.ends_with(" [extras dropped: nested deeper than 64 lists and objects]"), "{dropped}");
+    let shallow = (0..60).fold(json!(1), |value, _| json!([value]));
+    let (_, _, _, extras) = verdict(json!({"return": "echo", "k": shallow}));
+    assert_eq!(extras.unwrap()["expected"]["k"], shallow);
+}
+
+#[test]
 fn a_string_is_read_as_the_seeds_runner_reads_a_metrics_output() {
     let string = |value: &str| verdict(json!({"return": "string", "value": value}));
     assert!(string("true\n").0);

@@ -150,8 +150,8 @@ fn an_extras_flood_is_dropped_and_flagged() {
     let evaluation = output.results[0].as_ref().unwrap();
     assert!(evaluation.truncated);
     assert_eq!(evaluation.extras, None);
-    // One node of 8 bytes and its 1 MiB string (`assay:plugin@0.3.0`).
-    assert_eq!(evaluation.message, "extras [extras of 1048584 bytes dropped: the limit is 65536 bytes]");
+    // A 1 MiB string, quoted.
+    assert_eq!(evaluation.message, "extras [extras of 1048578 bytes dropped: the limit is 65536 bytes]");
 }
 
 #[test]
@@ -160,9 +160,9 @@ fn typed_extras_a_plugin_lays_out_wrong_are_dropped_saying_what_is_wrong() {
     let dropped = [
         ("nodes_unfinished", "the value ends inside 1 unfinished lists or objects (1 nodes)"),
         ("nodes_leftover", "the value ends at node 0, but 1 nodes follow"),
-        ("nodes_twice", "an object has the key `k` twice"),
+        ("nodes_twice", "an object has the key \"k\" twice"),
         ("nodes_nan", "node 0 is the number NaN, which JSON cannot hold"),
-        ("nodes_deep", "node 128 nests deeper than 128 lists and objects"),
+        ("nodes_deep", "node 64 nests deeper than 64 lists and objects"),
     ];
     for (key, why) in dropped {
         let output = eval_one(&plugin, key, "x", "1");
@@ -174,7 +174,8 @@ fn typed_extras_a_plugin_lays_out_wrong_are_dropped_saying_what_is_wrong() {
     let output = eval_one(&plugin, "nodes_wide", "x", "1");
     let evaluation = output.results[0].as_ref().unwrap();
     assert!(evaluation.truncated && evaluation.extras.is_none());
-    assert_eq!(evaluation.message, "nodes_wide [extras of 800008 bytes dropped: the limit is 65536 bytes]");
+    // `[` `]` and 99,999 commas, and 100,000 `null`s.
+    assert_eq!(evaluation.message, "nodes_wide [extras of 500002 bytes dropped: the limit is 65536 bytes]");
     let output = eval_one(&plugin, "nodes_fine", "x", "1");
     let extras = output.results[0].as_ref().unwrap().extras.clone();
     assert_eq!(extras, Some(serde_json::json!({"a": [1, -2, u64::MAX, 0.5, "é", null, true]})));
