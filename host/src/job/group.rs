@@ -294,7 +294,7 @@ impl CaseGroup {
             if outcome.finished.load(Ordering::Acquire) {
                 waiting.served = true;
                 let panic = outcome.panic.lock().expect("never poisoned").clone();
-                return Err(panic.map_or_else(|| "the run ended without deciding it".to_owned(), |m| format!("it panicked: {m}")));
+                return Err(panic.unwrap_or_else(|| "the run ended without deciding it".to_owned()));
             }
             if !outcome.running.swap(true, Ordering::AcqRel) {
                 let running = Running(outcome.clone());
@@ -458,7 +458,7 @@ mod tests {
             }))
             .await;
             if ran.is_err() {
-                publisher.panicked("a bug in a comparison".to_owned());
+                publisher.panicked("it panicked: a bug in a comparison".to_owned());
             }
         };
         let asked = tokio::time::timeout(Duration::from_secs(5), group.sample_of(0, 0, run)).await;

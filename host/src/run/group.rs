@@ -14,7 +14,7 @@ use crate::job::{
 use crate::plugin::{self, ResponseView};
 use crate::run::RunTimeout;
 use crate::run::conversation::{Context, Work, converse, millis};
-use crate::run::runner::panic_payload_message;
+use crate::run::panic_message::panic_payload_message;
 use crate::run::timeout::Deadline;
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;

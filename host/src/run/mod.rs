@@ -49,6 +49,7 @@ mod conversation;
 mod cpu_threads;
 mod event;
 mod group;
+mod panic_message;
 mod runner;
 mod shard;
 mod slow;

@@ -9,6 +9,7 @@ use crate::job::{
     CaseResult, CaseSource, CaseStatus, Job, LoadedCase, MAX_KEPT_ANSWER_BYTES, Replay, RunError, SampleResult,
 };
 use crate::plugin::Registry;
+use crate::run::panic_message::panic_payload_message;
 use super::batched_permits::BatchedPermits;
 use super::conversation::{Context, Work, converse, millis};
 use super::cpu_threads::CpuThreads;
@@ -354,16 +355,6 @@ fn panic_message(error: tokio::task::JoinError) -> String {
         return "its task was cancelled".to_owned();
     }
     panic_payload_message(error.into_panic())
-}
-
-/// The message of a panic, from what it was raised with.
-pub(super) fn panic_payload_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned());
-    format!("it panicked: {text}")
 }
 
 /// Cases in flight (read and started, not yet reported) per sample slot:
