@@ -23,12 +23,15 @@
 //! `guest.rs` (how one call runs to its deadline), `hand_off.rs` (what a
 //! guest's thread tells its owner while the guest waits in WASI, so that a
 //! sleeping guest holds no CPU), `component_host.rs` and
-//! `worlds.rs` (the host, and the worlds it hosts: matchers of either
-//! contract version, and agents).
+//! `worlds.rs` (the host, and the worlds it hosts: matchers of every
+//! contract version, and agents), `value.rs` (0.3.0's typed values to and
+//! from JSON values, a guest's extras read as untrusted input).
 //!
-//! The WIT contracts live in `wit/plugin-0.2/plugin.wit` (package
-//! `assay:plugin@0.2.0`, whose `judge` and `embeddings` fail with a typed
-//! `capability-error`), `wit/plugin/plugin.wit` (`assay:plugin@0.1.0`,
+//! The WIT contracts live in `wit/plugin-0.3/plugin.wit` (package
+//! `assay:plugin@0.3.0`: the expected value and the extras cross as typed
+//! values), `wit/plugin-0.2/plugin.wit` (`assay:plugin@0.2.0`, frozen, still
+//! linked: they cross as JSON text; its `judge` and `embeddings` fail with
+//! a typed `capability-error`), `wit/plugin/plugin.wit` (`assay:plugin@0.1.0`,
 //! frozen, still linked: its `judge` and `embeddings` fail with a sentence)
 //! and `wit/agent/agent.wit` (`assay:agent@0.1.0`).
 
