@@ -122,18 +122,16 @@ impl Drop for Running {
 }
 
 /// A member waiting on a group's sample: the last one to stop waiting
-/// before the run ends, because its task was stopped, stops the run.
+/// before the run ends and before any member took its result, because its
+/// task was stopped, stops the run.
 struct Waiting<'a> {
     outcome: &'a SampleOutcome,
-    /// Whether the member took its result (then it leaves the run to the
-    /// members still to ask).
-    served: bool,
 }
 
 impl<'a> Waiting<'a> {
     fn new(outcome: &'a SampleOutcome) -> Waiting<'a> {
         outcome.waiting.fetch_add(1, Ordering::AcqRel);
-        Waiting { outcome, served: false }
+        Waiting { outcome }
     }
 }
 
@@ -141,8 +139,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let outcome = self.outcome;
         let last = outcome.waiting.fetch_sub(1, Ordering::AcqRel) == 1;
-        let served = self.served || outcome.served.load(Ordering::Acquire);
-        if served || !last || outcome.finished.load(Ordering::Acquire) {
+        if !last || outcome.served.load(Ordering::Acquire) || outcome.finished.load(Ordering::Acquire) {
             return;
         }
         if let Some(run) = outcome.run.lock().expect("never poisoned").take() {
@@ -282,17 +279,15 @@ impl CaseGroup {
     {
         let outcome = self.outcomes.lock().expect("never poisoned").entry(sample).or_default().clone();
         let mut ticks = outcome.ticks.subscribe();
-        let mut waiting = Waiting::new(&outcome);
+        let _waiting = Waiting::new(&outcome);
         loop {
             if let Some(slot) = outcome.slots.lock().expect("never poisoned").get_mut(&member)
                 && let Slot::Decided(result) = std::mem::replace(slot, Slot::Taken)
             {
-                waiting.served = true;
                 outcome.served.store(true, Ordering::Release);
                 return result.ok_or_else(|| "its job could not be made".to_owned());
             }
             if outcome.finished.load(Ordering::Acquire) {
-                waiting.served = true;
                 let panic = outcome.panic.lock().expect("never poisoned").clone();
                 return Err(panic.unwrap_or_else(|| "the run ended without deciding it".to_owned()));
             }

@@ -22,13 +22,12 @@ pub(crate) fn depth_of(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 1)];
     while let Some((value, depth)) = stack.pop() {
-        let items: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|item| (item, depth + 1))),
             _ => continue,
-        };
+        }
         deepest = deepest.max(depth);
-        stack.extend(items.map(|item| (item, depth + 1)));
     }
     deepest
 }
